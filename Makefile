@@ -1,0 +1,92 @@
+# bakery — see README.md. `make demo` and `make check` install what they need.
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SHAREDIR ?= $(PREFIX)/share/bakery
+MANDIR ?= $(PREFIX)/share/man
+
+override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"'
+ifeq ($(CI),true)
+override CFLAGS += -Werror
+endif
+ifeq ($(SANITIZE),1)
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=address,undefined
+endif
+LDLIBS = -lsqlite3 -ljq -lcrypto
+
+PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq \
+	bakery-redrive bakery-queue bakery-fault bakery-show
+LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
+LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
+UNIT_SRC = $(wildcard tests/unit/*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%.t)
+BINS = $(PROGS:%=bin/%)
+
+all: $(BINS)
+
+# Objects rebuild when the flags change (SANITIZE=1 and back).
+build/flags: FORCE
+	@mkdir -p build
+	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+
+build/%.o: %.c build/flags $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+build/libbakery.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(LIB_OBJ)
+
+bin/%: build/cmd/%.o build/libbakery.a
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
+
+build/tests/%.t: build/tests/unit/%.o build/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
+
+DEPS = gcc make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
+	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
+	bats-support valgrind mandoc faketime
+deps:
+	@missing=$$(for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "make deps: installing" $$missing >&2; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
+			--no-install-recommends $$missing; \
+	fi
+
+demo: deps
+	$(MAKE) all
+	tests/demo.sh
+
+check: deps
+	$(MAKE) all $(UNIT_BIN)
+	prove -f $(UNIT_BIN) tests/cli/*.bats
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
+		$(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1
+
+uninstall:
+	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(SHAREDIR)/menu.tsv
+	rm -f $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
+
+clean:
+	rm -rf build bin
+
+.PHONY: all deps demo check install uninstall clean FORCE
+.SECONDARY:

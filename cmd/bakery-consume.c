@@ -1,0 +1,177 @@
+/*
+ * bakery-consume — deliver queued events to their subscribers.
+ */
+#include "../lib/cli.h"
+#include "../lib/consume.h"
+#include "../lib/envelope.h"
+#include "../lib/routing.h"
+#include "../lib/util.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define USAGE \
+	"usage: bakery-consume [--drain | --once | --follow] [--batch N]\n" \
+	"                      [--max-retries N] [--visibility S] [--retry-delay S]\n" \
+	"       bakery-consume --stdin < envelopes.jsonl\n" \
+	"       bakery-consume --routes\n"
+
+enum { OPT_DRAIN = CLI_OPT_FIRST_FREE, OPT_ONCE, OPT_FOLLOW, OPT_BATCH,
+	OPT_MAX_RETRIES, OPT_VISIBILITY, OPT_RETRY_DELAY, OPT_STDIN,
+	OPT_ROUTES };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "drain", no_argument, NULL, OPT_DRAIN },
+	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "follow", no_argument, NULL, OPT_FOLLOW },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "max-retries", required_argument, NULL, OPT_MAX_RETRIES },
+	{ "visibility", required_argument, NULL, OPT_VISIBILITY },
+	{ "retry-delay", required_argument, NULL, OPT_RETRY_DELAY },
+	{ "stdin", no_argument, NULL, OPT_STDIN },
+	{ "routes", no_argument, NULL, OPT_ROUTES },
+	{ NULL, 0, NULL, 0 },
+};
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int
+number(const cli *c, const char *name, const char *arg, int min, int max)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (!*arg || *end || v < min || v > max)
+		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
+		    max);
+	return (int)v;
+}
+
+struct stdin_state {
+	bakery_ctx *ctx;
+	int rc;
+};
+
+static int
+deliver_line(void *arg, const char *line, size_t len, long lineno)
+{
+	struct stdin_state *s = arg;
+	jv result;
+	if (consume_line(s->ctx, line, len, &result)) {
+		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		    bakery_error());
+		s->rc = EX_DATAERR;
+		return 0; /* the good lines still go */
+	}
+	cli_print(result);
+	fflush(stdout);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	enum { DRAIN, ONCE, FOLLOW } mode = DRAIN;
+	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
+	consume_options copt = { 3, 0 };
+	int opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		switch (opt) {
+		case OPT_DRAIN: mode = DRAIN; break;
+		case OPT_ONCE: mode = ONCE; break;
+		case OPT_FOLLOW: mode = FOLLOW; break;
+		case OPT_BATCH: batch = number(&c, "batch", optarg, 1, 100); break;
+		case OPT_MAX_RETRIES:
+			copt.max_retries = number(&c, "max-retries", optarg, 0, 100);
+			break;
+		case OPT_VISIBILITY:
+			visibility = number(&c, "visibility", optarg, 1, 43200);
+			break;
+		case OPT_RETRY_DELAY:
+			copt.retry_delay_s = number(&c, "retry-delay", optarg, 0,
+			    43200);
+			break;
+		case OPT_STDIN: from_stdin = 1; break;
+		case OPT_ROUTES: routes = 1; break;
+		default: cli_common(&c, opt, optarg);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	if (routes) {
+		jv table = routing_describe();
+		jv_array_foreach(table, i, row)
+			cli_print(row);
+		jv_free(table);
+		cli_exit(NULL, 0);
+	}
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	if (from_stdin) {
+		struct stdin_state s = { &ctx, 0 };
+		envelope_each_line(stdin, deliver_line, &s);
+		cli_exit(&ctx, s.rc);
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	bakery_queue *q;
+	int rc = queue_get(&ctx, &q);
+	if (rc)
+		bakery_die_last(rc);
+	/* -s names one sandbox; without it every sandbox's events are ours. */
+	const char *only = c.sandbox ? ctx.sandbox : NULL;
+	queue_message *msgs = bakery_xmalloc((size_t)batch * sizeof *msgs);
+	long idle_ms = 0;
+	while (!stopping) {
+		size_t got;
+		if ((rc = queue_receive(q, QUEUE_EVENTS, only, (size_t)batch,
+			 visibility, msgs, &got))) {
+			if (rc != EX_TEMPFAIL || mode != FOLLOW)
+				break;
+			bakery_log(LOG_WARN, "queue_busy", "error", bakery_error(),
+			    (char *)NULL);
+			got = 0;
+			rc = 0;
+		}
+		for (size_t i = 0; i < got; i++) {
+			jv result;
+			int mrc = consume_message(&ctx, q, &msgs[i], &copt, &result);
+			cli_print(result);
+			queue_message_free(&msgs[i]);
+			if (mrc && !rc)
+				rc = mrc;
+		}
+		fflush(stdout);
+		if (rc && mode != FOLLOW)
+			break;
+		rc = 0;
+		if (mode == ONCE || (mode == DRAIN && got == 0))
+			break;
+		if (got > 0) {
+			idle_ms = 0;
+			continue;
+		}
+		/* Following an idle queue: wait a little longer each time,
+		 * up to half a second; SIGTERM cuts the sleep short. */
+		idle_ms = idle_ms ? (idle_ms * 2 > 500 ? 500 : idle_ms * 2) : 5;
+		struct timespec ts = { 0, idle_ms * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	free(msgs);
+	if (rc)
+		bakery_die_last(rc);
+	cli_exit(&ctx, 0);
+}

@@ -1,0 +1,156 @@
+/*
+ * bakery-dlq — move dead-lettered messages into their sandbox's dead
+ * letters, and list or show them.
+ */
+#include "../lib/cli.h"
+#include "../lib/deadletter.h"
+#include "../lib/envelope.h"
+#include "../lib/queue.h"
+#include "../lib/util.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define USAGE \
+	"usage: bakery-dlq drain [--follow]\n" \
+	"       bakery-dlq list\n" \
+	"       bakery-dlq show ID\n"
+
+enum { OPT_FOLLOW = CLI_OPT_FIRST_FREE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "follow", no_argument, NULL, OPT_FOLLOW },
+	{ NULL, 0, NULL, 0 },
+};
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* Invariant 5: the dead letter is stored before the DLQ message is acked;
+ * a crash between the two stores it again, which updates the same row. */
+static int
+store_one(bakery_ctx *ctx, bakery_queue *q, queue_message *m)
+{
+	jv env = jv_parse(m->body);
+	const char *type = envelope_str(env, "type");
+	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
+	    m->body, m->last_error ? m->last_error : "", m->attempts);
+	if (!rc) {
+		bakery_crash_point("dlq.after_store");
+		rc = queue_ack(q, QUEUE_DLQ, m);
+		if (rc == EX_TEMPFAIL)
+			rc = 0; /* another drainer stored it too: same row */
+	}
+	if (!rc) {
+		jv line = jv_object();
+		line = jv_object_set(line, jv_string("id"), jv_string(m->id));
+		line = jv_object_set(line, jv_string("type"),
+		    type ? jv_string(type) : jv_null());
+		line = jv_object_set(line, jv_string("sandbox"),
+		    jv_string(m->sandbox));
+		line = jv_object_set(line, jv_string("error"),
+		    jv_string(m->last_error ? m->last_error : ""));
+		line = jv_object_set(line, jv_string("attempts"),
+		    jv_number(m->attempts));
+		cli_print(line);
+	}
+	jv_free(env);
+	return rc;
+}
+
+static int
+drain(bakery_ctx *ctx, const char *only, int follow)
+{
+	bakery_queue *q;
+	int rc = queue_get(ctx, &q);
+	if (rc)
+		return rc;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	queue_message msgs[10];
+	long idle_ms = 0;
+	while (!stopping) {
+		size_t got;
+		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
+			return rc;
+		for (size_t i = 0; i < got; i++) {
+			int one = store_one(ctx, q, &msgs[i]);
+			if (one && !rc)
+				rc = one;
+			queue_message_free(&msgs[i]);
+		}
+		fflush(stdout);
+		if (rc)
+			return rc;
+		if (got)
+			idle_ms = 0;
+		else if (!follow)
+			break;
+		else {
+			idle_ms = idle_ms ? (idle_ms * 2 > 500 ? 500 : idle_ms * 2) : 5;
+			struct timespec ts = { 0, idle_ms * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int follow = 0, opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		if (opt == OPT_FOLLOW)
+			follow = 1;
+		else
+			cli_common(&c, opt, optarg);
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		cli_usage_error(&c, "missing command");
+	const char *cmd = argv[0];
+	if (follow && strcmp(cmd, "drain") != 0)
+		cli_usage_error(&c, "--follow goes with drain");
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	int rc = 0;
+	if (strcmp(cmd, "drain") == 0) {
+		if (argc != 1)
+			cli_usage_error(&c, "drain takes no operands");
+		rc = drain(&ctx, c.sandbox ? ctx.sandbox : NULL, follow);
+	} else if (strcmp(cmd, "list") == 0) {
+		if (argc != 1)
+			cli_usage_error(&c, "list takes no operands");
+		jv all;
+		if (!(rc = deadletter_list(&ctx, NULL, &all))) {
+			jv_array_foreach(all, i, d)
+				cli_print(d);
+		}
+		jv_free(all);
+	} else if (strcmp(cmd, "show") == 0) {
+		if (argc != 2)
+			cli_usage_error(&c, "show needs one ID");
+		jv d;
+		if (!(rc = deadletter_get(&ctx, NULL, argv[1], &d)))
+			cli_print(d);
+	} else {
+		cli_usage_error(&c, "unknown command: '%s'", cmd);
+	}
+	if (rc)
+		bakery_die_last(rc);
+	cli_exit(&ctx, 0);
+}

@@ -1,0 +1,61 @@
+/*
+ * bakery-fault — set, clear and list a sandbox's faults.
+ */
+#include "../lib/cli.h"
+#include "../lib/faults.h"
+#include "../lib/util.h"
+
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-fault set NAME\n" \
+	"       bakery-fault clear NAME\n" \
+	"       bakery-fault list\n" \
+	"faults: kitchen-refuses, queue-refuses\n"
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1)
+		cli_common(&c, opt, optarg);
+	argc -= optind;
+	argv += optind;
+	if (argc < 1)
+		cli_usage_error(&c, "missing command");
+	int set = strcmp(argv[0], "set") == 0;
+	int clear = strcmp(argv[0], "clear") == 0;
+	int list = strcmp(argv[0], "list") == 0;
+	if (!set && !clear && !list)
+		cli_usage_error(&c, "unknown command: '%s'", argv[0]);
+	if (list ? argc != 1 : argc != 2)
+		cli_usage_error(&c, list ? "list takes no operands"
+					 : "%s needs one NAME", argv[0]);
+	if (!list && !fault_name_known(argv[1]))
+		cli_usage_error(&c, "unknown fault: '%s'", argv[1]);
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	int rc;
+	if (list) {
+		jv faults;
+		if ((rc = fault_list(&ctx, NULL, &faults)))
+			bakery_die_last(rc);
+		jv_array_foreach(faults, i, f)
+			cli_print(f);
+		jv_free(faults);
+	} else {
+		rc = set ? fault_set(&ctx, NULL, argv[1])
+			 : fault_clear(&ctx, NULL, argv[1]);
+		if (rc)
+			bakery_die_last(rc);
+	}
+	cli_exit(&ctx, 0);
+}

@@ -1,0 +1,146 @@
+/*
+ * bakery-queue — plumbing: send envelopes, peek, stats.
+ */
+#include "../lib/cli.h"
+#include "../lib/envelope.h"
+#include "../lib/outbox.h"
+#include "../lib/queue.h"
+#include "../lib/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-queue send < envelopes.jsonl\n" \
+	"       bakery-queue peek [--dlq] [--limit N]\n" \
+	"       bakery-queue stats\n"
+
+enum { OPT_DLQ = CLI_OPT_FIRST_FREE, OPT_LIMIT };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "dlq", no_argument, NULL, OPT_DLQ },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Envelopes are checked line by line and sent in batches; a bad line is
+ * reported with its number and the good ones still go. */
+struct sender {
+	bakery_queue *q;
+	char *ids[OUTBOX_BATCH], *sandboxes[OUTBOX_BATCH], *bodies[OUTBOX_BATCH];
+	queue_item items[OUTBOX_BATCH];
+	size_t n;
+	long sent;
+	int rc;
+};
+
+static void
+flush_batch(struct sender *s)
+{
+	if (s->n == 0)
+		return;
+	int rc = queue_send(s->q, QUEUE_EVENTS, s->items, s->n);
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->items[i].accepted) {
+			jv line = jv_object_set(jv_object(), jv_string("id"),
+			    jv_string(s->ids[i]));
+			line = jv_object_set(line, jv_string("status"),
+			    jv_string("sent"));
+			cli_print(line);
+			s->sent++;
+		}
+		free(s->ids[i]);
+		free(s->sandboxes[i]);
+		free(s->bodies[i]);
+	}
+	if (rc) {
+		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		if (!s->rc || s->rc == EX_DATAERR)
+			s->rc = rc;
+	}
+	s->n = 0;
+}
+
+static int
+send_line(void *arg, const char *line, size_t len, long lineno)
+{
+	struct sender *s = arg;
+	jv env;
+	if (envelope_parse(line, len, &env)) {
+		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		    bakery_error());
+		if (!s->rc)
+			s->rc = EX_DATAERR;
+		return 0;
+	}
+	s->ids[s->n] = bakery_xstrdup(envelope_str(env, "id"));
+	s->sandboxes[s->n] = bakery_xstrdup(envelope_str(env, "sandbox"));
+	s->bodies[s->n] = envelope_dump(env);
+	s->items[s->n] = (queue_item){ s->ids[s->n], s->sandboxes[s->n],
+		s->bodies[s->n], 0 };
+	jv_free(env);
+	if (++s->n == OUTBOX_BATCH)
+		flush_batch(s);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int dlq = 0, opt;
+	long limit = 100;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		switch (opt) {
+		case OPT_DLQ: dlq = 1; break;
+		case OPT_LIMIT: {
+			char *end;
+			limit = strtol(optarg, &end, 10);
+			if (!*optarg || *end || limit < 1 || limit > 1000000)
+				cli_usage_error(&c, "bad limit: '%s'", optarg);
+			break;
+		}
+		default: cli_common(&c, opt, optarg);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		cli_usage_error(&c, argc ? "too many operands" : "missing command");
+	const char *cmd = argv[0];
+	if (strcmp(cmd, "send") && strcmp(cmd, "peek") && strcmp(cmd, "stats"))
+		cli_usage_error(&c, "unknown command: '%s'", cmd);
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	bakery_queue *q;
+	int rc = queue_get(&ctx, &q);
+	if (rc)
+		bakery_die_last(rc);
+	jv out;
+	if (strcmp(cmd, "send") == 0) {
+		struct sender *s = calloc(1, sizeof *s);
+		if (!s)
+			bakery_die(EX_OSERR, "out of memory");
+		s->q = q;
+		envelope_each_line(stdin, send_line, s);
+		flush_batch(s);
+		rc = s->rc;
+		free(s);
+	} else if (strcmp(cmd, "peek") == 0) {
+		if (!(rc = queue_peek(q, dlq ? QUEUE_DLQ : QUEUE_EVENTS,
+			  (size_t)limit, &out))) {
+			jv_array_foreach(out, i, m)
+				cli_print(m);
+			jv_free(out);
+		}
+	} else {
+		if (!(rc = queue_stats(q, &out)))
+			cli_print(out);
+	}
+	if (rc && strcmp(cmd, "send") != 0)
+		bakery_die_last(rc);
+	cli_exit(&ctx, rc);
+}

@@ -1,0 +1,117 @@
+/*
+ * bakery-redrive — send dead letters back to the queue, same envelope,
+ * same id; each row is deleted only after the queue accepted it.
+ */
+#include "../lib/cli.h"
+#include "../lib/deadletter.h"
+#include "../lib/envelope.h"
+#include "../lib/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-redrive ID...\n" \
+	"       bakery-redrive --all\n" \
+	"       ... | bakery-redrive        (ids or JSON lines with an id)\n"
+
+enum { OPT_ALL = CLI_OPT_FIRST_FREE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct redrive {
+	bakery_ctx *ctx;
+	int rc;
+};
+
+static void
+redrive_one(struct redrive *r, const char *sandbox, const char *id)
+{
+	jv d;
+	int rc = deadletter_redrive(r->ctx, sandbox, id, &d);
+	if (rc) {
+		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		if (!r->rc)
+			r->rc = rc;
+		return;
+	}
+	jv line = jv_object();
+	line = jv_object_set(line, jv_string("id"), jv_string(id));
+	line = jv_object_set(line, jv_string("type"),
+	    jv_object_get(jv_copy(d), jv_string("type")));
+	line = jv_object_set(line, jv_string("sandbox"), jv_string(sandbox));
+	line = jv_object_set(line, jv_string("status"), jv_string("redriven"));
+	cli_print(line);
+	fflush(stdout);
+	jv_free(d);
+}
+
+/* A line is an id, or a JSON object with "id" (and maybe "sandbox"), as
+ * `bakery-dlq list` prints. */
+static int
+redrive_line(void *arg, const char *line, size_t len, long lineno)
+{
+	struct redrive *r = arg;
+	if (line[0] != '{') {
+		redrive_one(r, r->ctx->sandbox, line);
+		return 0;
+	}
+	jv o = jv_parse_sized(line, (int)len);
+	const char *id = envelope_str(o, "id");
+	const char *sandbox = envelope_str(o, "sandbox");
+	if (!id || (sandbox && !bakery_name_valid(sandbox))) {
+		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		    jv_is_valid(o) ? "want a JSON object with an \"id\""
+				   : "malformed JSON");
+		if (!r->rc)
+			r->rc = EX_DATAERR;
+	} else {
+		redrive_one(r, sandbox ? sandbox : r->ctx->sandbox, id);
+	}
+	jv_free(o);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int all = 0, opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		if (opt == OPT_ALL)
+			all = 1;
+		else
+			cli_common(&c, opt, optarg);
+	}
+	argc -= optind;
+	argv += optind;
+	if (all && argc)
+		cli_usage_error(&c, "--all takes no ids");
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	struct redrive r = { &ctx, 0 };
+	if (all) {
+		jv list;
+		if ((r.rc = deadletter_list(&ctx, NULL, &list)))
+			bakery_die_last(r.rc);
+		jv_array_foreach(list, i, d) {
+			redrive_one(&r, ctx.sandbox, envelope_str(d, "id"));
+			jv_free(d);
+		}
+		jv_free(list);
+	} else if (argc) {
+		for (int i = 0; i < argc; i++)
+			redrive_one(&r, ctx.sandbox, argv[i]);
+	} else if (cli_read_stdin(argc)) {
+		envelope_each_line(stdin, redrive_line, &r);
+	} else {
+		cli_usage_error(&c, "no id: give ID..., --all, or ids on stdin");
+	}
+	cli_exit(&ctx, r.rc);
+}

@@ -1,0 +1,68 @@
+/*
+ * bakery-show — one object as JSON, or the sandbox's objects.
+ */
+#include "../lib/cli.h"
+#include "../lib/object.h"
+#include "../lib/util.h"
+
+#define USAGE \
+	"usage: bakery-show ADDRESS...\n" \
+	"       bakery-show --list\n"
+
+enum { OPT_LIST = CLI_OPT_FIRST_FREE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int list = 0, opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		if (opt == OPT_LIST)
+			list = 1;
+		else
+			cli_common(&c, opt, optarg);
+	}
+	argc -= optind;
+	argv += optind;
+	if (list == (argc > 0))
+		cli_usage_error(&c, list ? "--list takes no addresses"
+					 : "missing ADDRESS");
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	int rc = 0;
+	if (list) {
+		jv all;
+		if ((rc = object_list(&ctx, NULL, &all)))
+			bakery_die_last(rc);
+		jv_array_foreach(all, i, a)
+			cli_print(a);
+		jv_free(all);
+		cli_exit(&ctx, 0);
+	}
+	for (int i = 0; i < argc; i++) {
+		bakery_object *o;
+		jv out;
+		int one = object_open(&ctx, NULL, argv[i], 0, &o);
+		if (!one) {
+			one = object_show(o, &out);
+			object_close(o);
+		}
+		if (one) {
+			fprintf(stderr, "%s: error: %s\n", bakery_prog,
+			    bakery_error());
+			if (!rc || one == EX_USAGE)
+				rc = one;
+			continue;
+		}
+		cli_print(out);
+	}
+	cli_exit(&ctx, rc);
+}

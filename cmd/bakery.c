@@ -1,0 +1,66 @@
+/*
+ * bakery — runs bakery-CMD the way git runs its commands: from the folder
+ * that holds this program first, then from PATH.
+ */
+#define _GNU_SOURCE
+#include "../lib/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define USAGE \
+	"usage: bakery COMMAND [ARGS...]\n" \
+	"commands: order relay consume dlq redrive queue fault show\n" \
+	"each has its own --help; see bakery(7)\n"
+
+static int
+command_valid(const char *cmd)
+{
+	return bakery_name_valid(cmd) && !strchr(cmd, '.');
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	if (argc < 2) {
+		fprintf(stderr, "%s: error: missing command\n%s", bakery_prog, USAGE);
+		return EX_USAGE;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		fputs(USAGE, stdout);
+		return bakery_close_stdout() ? EX_IOERR : 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("bakery %s\n", BAKERY_VERSION);
+		return bakery_close_stdout() ? EX_IOERR : 0;
+	}
+	if (!command_valid(argv[1])) {
+		fprintf(stderr, "%s: error: unknown command: '%s'\n%s",
+		    bakery_prog, argv[1], USAGE);
+		return EX_USAGE;
+	}
+	char *name = bakery_xasprintf("bakery-%s", argv[1]);
+	argv[1] = name;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			char *path = bakery_xasprintf("%s/%s", self, name);
+			execv(path, argv + 1);
+			free(path);
+		}
+	}
+	execvp(name, argv + 1);
+	int err = errno;
+	fprintf(stderr, "%s: error: unknown command: '%s': %s\n", bakery_prog,
+	    name + 7, strerror(err));
+	return err == ENOENT ? EX_USAGE : EX_OSERR;
+}

@@ -1,0 +1,215 @@
+/*
+ * billing.c — verify Stripe's webhook and record PaymentSucceeded.
+ */
+#define _GNU_SOURCE
+#include "billing.h"
+#include "envelope.h"
+#include "stripe.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int
+answer(billing_answer *a, int http, int code, const char *msg)
+{
+	a->http = http;
+	a->exit_code = code;
+	snprintf(a->message, sizeof a->message, "%s", msg);
+	return code;
+}
+
+int
+billing_webhook_secret(bakery_ctx *ctx, char **secret)
+{
+	const char *env = getenv("BAKERY_STRIPE_WEBHOOK_SECRET");
+	if (env && *env) {
+		*secret = bakery_xstrdup(env);
+		return 0;
+	}
+	char *path = bakery_xasprintf("%s/webhook-secret", ctx->home);
+	int rc = store_mkdirs(ctx->home);
+	char buf[128] = "";
+	int fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (!rc && fd < 0 && errno == ENOENT) {
+		/* First use: a fresh secret, created exclusively so two
+		 * processes racing here agree on one. */
+		char fresh[64];
+		bakery_random_id("whsec_", fresh, sizeof fresh);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			ssize_t w = write(fd, fresh, strlen(fresh));
+			if (w != (ssize_t)strlen(fresh) || fsync(fd) != 0)
+				rc = bakery_fail(EX_IOERR, "cannot write '%s': %s",
+				    path, strerror(errno));
+			close(fd);
+		}
+		fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (!rc && fd < 0)
+		rc = bakery_fail(EX_CONFIG, "cannot read '%s': %s", path,
+		    strerror(errno));
+	if (!rc) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\r\n")] = '\0';
+		if (!buf[0])
+			rc = bakery_fail(EX_CONFIG, "empty webhook secret '%s'",
+			    path);
+	}
+	free(path);
+	if (!rc)
+		*secret = bakery_xstrdup(buf);
+	return rc;
+}
+
+/* A field of the payment intent: data.object.FIELD. */
+static jv
+intent_field(jv event, const char *field)
+{
+	jv obj = jv_object_get(jv_object_get(jv_copy(event), jv_string("data")),
+	    jv_string("object"));
+	if (jv_get_kind(obj) != JV_KIND_OBJECT) {
+		jv_free(obj);
+		return jv_invalid();
+	}
+	return jv_object_get(obj, jv_string(field));
+}
+
+static int
+record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
+    bakery_object **out)
+{
+	const char *event_id = envelope_str(event, "id");
+	jv intent = intent_field(event, "id");
+	jv amount = intent_field(event, "amount");
+	jv currency = intent_field(event, "currency");
+	jv meta = intent_field(event, "metadata");
+	const char *order = envelope_str(meta, "order_id");
+	const char *sandbox = envelope_str(meta, "sandbox");
+	int rc = 0;
+	if (!sandbox)
+		sandbox = "default";
+	if (jv_get_kind(intent) != JV_KIND_STRING ||
+	    jv_get_kind(amount) != JV_KIND_NUMBER ||
+	    jv_get_kind(currency) != JV_KIND_STRING)
+		rc = answer(a, 400, EX_DATAERR,
+		    "payment intent without id, amount or currency");
+	else if (!order || !bakery_name_valid(order) ||
+	    !bakery_name_valid(sandbox))
+		rc = answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid metadata.order_id");
+	char address[80];
+	bakery_object *o = NULL;
+	if (!rc) {
+		snprintf(address, sizeof address, "billing/%s", order);
+		if (object_open(ctx, sandbox, address, 1, &o) ||
+		    object_begin(o))
+			rc = answer(a, 503, EX_TEMPFAIL, bakery_error());
+	}
+	char *by_event = NULL, *by_intent = NULL;
+	if (!rc) {
+		by_event = bakery_xasprintf("stripe-event:%s", event_id);
+		by_intent = bakery_xasprintf("payment-intent:%s",
+		    jv_string_value(intent));
+		jv ignored;
+		int seen = object_command_result(o, by_event, &ignored) ||
+		    (jv_free(ignored), object_command_result(o, by_intent,
+			&ignored));
+		jv_free(ignored);
+		if (seen) {
+			object_rollback(o);
+			answer(a, 200, 0, "already recorded");
+		} else {
+			jv data = jv_object();
+			data = jv_object_set(data, jv_string("order"),
+			    jv_string(order));
+			data = jv_object_set(data, jv_string("payment_intent"),
+			    jv_copy(intent));
+			data = jv_object_set(data, jv_string("amount_cents"),
+			    jv_copy(amount));
+			data = jv_object_set(data, jv_string("currency"),
+			    jv_copy(currency));
+			data = jv_object_set(data, jv_string("stripe_event"),
+			    jv_string(event_id));
+			jv state = jv_copy(o->state);
+			if (jv_get_kind(state) != JV_KIND_OBJECT) {
+				jv_free(state);
+				state = jv_object();
+			}
+			jv payments = jv_object_get(jv_copy(state),
+			    jv_string("payments"));
+			if (jv_get_kind(payments) != JV_KIND_ARRAY) {
+				jv_free(payments);
+				payments = jv_array();
+			}
+			payments = jv_array_append(payments, jv_copy(data));
+			state = jv_object_set(state, jv_string("order"),
+			    jv_string(order));
+			state = jv_object_set(state, jv_string("payments"),
+			    payments);
+			object_set_state(o, state);
+			int w = object_record(o, "PaymentSucceeded", data, NULL);
+			if (!w)
+				w = object_remember_command(o, by_event, jv_true());
+			if (!w)
+				w = object_remember_command(o, by_intent, jv_true());
+			if (!w)
+				w = object_commit(o);
+			if (w)
+				rc = answer(a, 503, w, bakery_error());
+			else {
+				answer(a, 200, 0, "recorded");
+				a->recorded = 1;
+			}
+		}
+	}
+	free(by_event);
+	free(by_intent);
+	jv_free(intent);
+	jv_free(amount);
+	jv_free(currency);
+	jv_free(meta);
+	if (rc) {
+		object_close(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+int
+billing_receive(bakery_ctx *ctx, const char *body, size_t len,
+    const char *signature, const billing_options *opt, billing_answer *a,
+    bakery_object **o)
+{
+	*o = NULL;
+	memset(a, 0, sizeof *a);
+	if (len > opt->max_body)
+		return answer(a, 413, EX_DATAERR, "body too large");
+	int64_t now_s = bakery_now_ms() / 1000;
+	if (stripe_signature_verify(signature, body, len, opt->secret, now_s,
+		opt->tolerance_s))
+		return answer(a, 401, EX_NOPERM, bakery_error());
+	jv event = jv_parse_sized(body, (int)len);
+	if (!jv_is_valid(event) || jv_get_kind(event) != JV_KIND_OBJECT) {
+		jv_free(event);
+		return answer(a, 400, EX_DATAERR, "malformed JSON body");
+	}
+	const char *type = envelope_str(event, "type");
+	const char *id = envelope_str(event, "id");
+	int rc;
+	if (!type || !id || !*id)
+		rc = answer(a, 400, EX_DATAERR, "event without id or type");
+	else if (strcmp(type, "payment_intent.succeeded") != 0)
+		rc = answer(a, 200, 0, "ignored");
+	else
+		rc = record_payment(ctx, event, a, o);
+	jv_free(event);
+	return rc;
+}

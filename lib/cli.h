@@ -1,0 +1,67 @@
+/*
+ * cli.h — what every program's command line shares.
+ *
+ * Common options: -h/--help (usage to stdout, exit 0), -V/--version,
+ * -H/--home DIR, -s/--sandbox NAME, --queue URL, -q/--quiet, -v/--verbose.
+ * Misuse prints the error and the usage on stderr and exits 64.
+ *
+ * A program lists CLI_COMMON_OPTIONS in its getopt_long table, appends
+ * CLI_COMMON_SHORT to its short options, and hands every option it does
+ * not know itself to cli_common().
+ */
+#ifndef BAKERY_CLI_H
+#define BAKERY_CLI_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include <jv.h>
+
+#include "store.h"
+
+enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
+
+#define CLI_COMMON_SHORT "hVH:s:qv"
+#define CLI_COMMON_OPTIONS                                              \
+	{ "help", no_argument, NULL, 'h' },                             \
+	{ "version", no_argument, NULL, 'V' },                          \
+	{ "home", required_argument, NULL, 'H' },                       \
+	{ "sandbox", required_argument, NULL, 's' },                    \
+	{ "queue", required_argument, NULL, CLI_OPT_QUEUE },            \
+	{ "quiet", no_argument, NULL, 'q' },                            \
+	{ "verbose", no_argument, NULL, 'v' }
+
+#define CLI_COMMON_USAGE                                                \
+	"common options:\n"                                             \
+	"  -H, --home DIR      state folder (BAKERY_HOME)\n"            \
+	"  -s, --sandbox NAME  sandbox (BAKERY_SANDBOX, default 'default')\n" \
+	"      --queue URL     queue, sqlite:PATH (BAKERY_QUEUE)\n"     \
+	"  -q, --quiet         log errors only\n"                       \
+	"  -v, --verbose       log more (twice for debug)\n"            \
+	"  -h, --help          show this help\n"                        \
+	"  -V, --version       show the version\n"
+
+typedef struct cli {
+	const char *usage; /* the program's usage text, ending in '\n' */
+	const char *home;
+	const char *sandbox;
+	const char *queue;
+} cli;
+
+/* Handles a common option or '?'; exits for -h, -V and misuse. */
+void cli_common(cli *c, int opt, const char *arg);
+/* Prints "PROG: error: MSG" and the usage on stderr; exits 64. */
+_Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Fills ctx from the common options, or dies. */
+void cli_context(const cli *c, bakery_ctx *ctx);
+/* Prints one JSON value as a line on stdout. Consumes v. */
+void cli_print(jv v);
+/* Closes stdout, frees ctx, exits with code (74 if stdout failed). */
+_Noreturn void cli_exit(bakery_ctx *ctx, int code);
+
+/* Whether the program should read its operands from stdin: no operands
+ * were given and stdin is not a terminal. */
+int cli_read_stdin(int operands);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * deadletter.c — store, list and redrive dead letters.
+ */
+#include "deadletter.h"
+#include "envelope.h"
+#include "queue.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
+    const char *type, const char *envelope, const char *error, int attempts)
+{
+	sqlite3 *db;
+	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = NULL;
+	if (!(rc = store_begin(db))) {
+		int src = sqlite3_prepare_v2(db,
+		    "INSERT INTO dead_letters(event_id, type, envelope, error,"
+		    " attempts, stored_at, updated_at)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+		    " ON CONFLICT (event_id) DO UPDATE SET"
+		    " envelope = excluded.envelope, error = excluded.error,"
+		    " attempts = excluded.attempts, times = times + 1,"
+		    " updated_at = excluded.updated_at", -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 3, envelope, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 4, error, -1, SQLITE_STATIC);
+			sqlite3_bind_int(st, 5, attempts);
+			sqlite3_bind_int64(st, 6, bakery_now_ms());
+			src = sqlite3_step(st);
+		}
+		sqlite3_finalize(st);
+		rc = src == SQLITE_DONE ? store_commit(db)
+		    : store_fail(db, src, "cannot store dead letter");
+		store_rollback(db);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
+static jv
+row_to_jv(sqlite3_stmt *st, const char *sandbox)
+{
+	char stored[32], updated[32];
+	bakery_format_time(sqlite3_column_int64(st, 6), stored, sizeof stored);
+	bakery_format_time(sqlite3_column_int64(st, 7), updated, sizeof updated);
+	jv d = jv_object();
+	d = jv_object_set(d, jv_string("id"),
+	    jv_string((const char *)sqlite3_column_text(st, 0)));
+	d = jv_object_set(d, jv_string("type"),
+	    jv_string((const char *)sqlite3_column_text(st, 1)));
+	d = jv_object_set(d, jv_string("sandbox"), jv_string(sandbox));
+	d = jv_object_set(d, jv_string("error"),
+	    jv_string((const char *)sqlite3_column_text(st, 3)));
+	d = jv_object_set(d, jv_string("attempts"),
+	    jv_number(sqlite3_column_int(st, 4)));
+	d = jv_object_set(d, jv_string("times"),
+	    jv_number(sqlite3_column_int(st, 5)));
+	d = jv_object_set(d, jv_string("stored_at"), jv_string(stored));
+	d = jv_object_set(d, jv_string("updated_at"), jv_string(updated));
+	jv env = jv_parse((const char *)sqlite3_column_text(st, 2));
+	d = jv_object_set(d, jv_string("envelope"), env);
+	return d;
+}
+
+static int
+query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+{
+	sqlite3 *db;
+	*out = jv_array();
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	if (rc == EX_NOINPUT)
+		return 0;
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT event_id, type, envelope, error, attempts, times,"
+	    " stored_at, updated_at FROM dead_letters"
+	    " WHERE ?1 IS NULL OR event_id = ?1 ORDER BY stored_at, event_id",
+	    -1, &st, NULL);
+	if (src != SQLITE_OK) {
+		rc = store_fail(db, src, "cannot read dead letters");
+		sqlite3_close(db);
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(st)) == SQLITE_ROW)
+		*out = jv_array_append(*out, row_to_jv(st, sandbox));
+	if (src != SQLITE_DONE)
+		rc = store_fail(db, src, "cannot read dead letters");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	return query(ctx, sandbox, NULL, out);
+}
+
+int
+deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+{
+	jv all;
+	int rc = query(ctx, sandbox, id, &all);
+	if (rc) {
+		jv_free(all);
+		return rc;
+	}
+	if (jv_array_length(jv_copy(all)) == 0) {
+		jv_free(all);
+		return bakery_fail(EX_NOINPUT, "no such dead letter: '%s'", id);
+	}
+	*out = jv_array_get(all, 0);
+	return 0;
+}
+
+int
+deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
+{
+	sqlite3 *db;
+	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	if (!(rc = store_begin(db))) {
+		int src = sqlite3_prepare_v2(db,
+		    "DELETE FROM dead_letters WHERE event_id = ?", -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+			src = sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+		rc = src == SQLITE_DONE ? store_commit(db)
+		    : store_fail(db, src, "cannot delete dead letter");
+		store_rollback(db);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *redriven)
+{
+	jv d;
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = deadletter_get(ctx, sandbox, id, &d);
+	if (rc)
+		return rc;
+	jv env = jv_object_get(jv_copy(d), jv_string("envelope"));
+	char *body = envelope_dump(env);
+	jv_free(env);
+	bakery_queue *q;
+	queue_item item = { id, sandbox, body, 0 };
+	if (!(rc = queue_get(ctx, &q)))
+		rc = queue_send(q, QUEUE_EVENTS, &item, 1);
+	free(body);
+	if (!rc && !item.accepted)
+		rc = bakery_fail(EX_UNAVAILABLE, "queue did not accept '%s'", id);
+	if (!rc) {
+		/* A crash here sends it twice at worst, never zero times. */
+		bakery_crash_point("redrive.after_send");
+		rc = deadletter_delete(ctx, sandbox, id);
+	}
+	if (rc) {
+		jv_free(d);
+		return rc;
+	}
+	*redriven = d;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * envelope.h — an event as it travels: one CloudEvents 1.0 JSON object in
+ * structured form, one per line in pipes (JSON Lines). See bakery-envelope(5).
+ *
+ *   {"specversion":"1.0","id":"evt_…","type":"OrderPlaced",
+ *    "source":"bakery:default/order/ord_…","subject":"order/ord_…",
+ *    "time":"2026-11-30T10:00:00.000Z","datacontenttype":"application/json",
+ *    "sandbox":"default","data":{…}}
+ *
+ * Owns: the shape of an envelope and the list of event types bakery knows.
+ * Promises: envelope_parse() accepts only a whole, valid envelope of a
+ * known type, and otherwise says exactly what is wrong (EX_DATAERR).
+ * Envelopes are jv values (libjq); every function here consumes nothing it
+ * is given unless it says so.
+ */
+#ifndef BAKERY_ENVELOPE_H
+#define BAKERY_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <jv.h>
+
+/* The event types bakery knows, NULL-terminated. */
+extern const char *const envelope_types[];
+int envelope_type_known(const char *type);
+
+/* A new envelope with a fresh id and the current time. Consumes data. */
+jv envelope_new(const char *sandbox, const char *address, const char *type,
+    jv data);
+
+/* Parses and checks one envelope. On success *out owns the envelope. */
+int envelope_parse(const char *text, size_t len, jv *out);
+
+/* One line, without the newline. Caller frees. */
+char *envelope_dump(jv env);
+
+/* A string field of env, or NULL; valid while env lives. */
+const char *envelope_str(jv env, const char *field);
+/* A string field of env's data, or NULL; valid while env lives. */
+const char *envelope_data_str(jv env, const char *field);
+
+/*
+ * Reads lines from in and calls fn for each non-blank one with its number.
+ * Stops early when fn returns non-zero and returns that; else returns 0.
+ */
+typedef int (*envelope_line_fn)(void *arg, const char *line, size_t len,
+    long lineno);
+int envelope_each_line(FILE *in, envelope_line_fn fn, void *arg);
+
+#endif

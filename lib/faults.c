@@ -1,0 +1,110 @@
+/*
+ * faults.c — fault switches in SANDBOX/sandbox.db.
+ */
+#include "faults.h"
+#include "util.h"
+
+#include <string.h>
+
+const char *const fault_names[] = { "kitchen-refuses", "queue-refuses", NULL };
+
+int
+fault_name_known(const char *name)
+{
+	for (int i = 0; fault_names[i]; i++)
+		if (strcmp(fault_names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+int
+fault_is_set(bakery_ctx *ctx, const char *sandbox, const char *name)
+{
+	sqlite3 *db;
+	if (store_open_sandbox(ctx, sandbox, 0, &db))
+		return 0;
+	sqlite3_stmt *st;
+	int set = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM faults WHERE name = ?", -1,
+		&st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		set = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return set;
+}
+
+static int
+fault_write(bakery_ctx *ctx, const char *sandbox, const char *name,
+    const char *sql)
+{
+	if (!fault_name_known(name))
+		return bakery_fail(EX_USAGE, "unknown fault: '%s': %s", name,
+		    "want kitchen-refuses or queue-refuses");
+	sqlite3 *db;
+	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = NULL;
+	if (!(rc = store_begin(db))) {
+		int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 2, bakery_now_ms());
+			src = sqlite3_step(st);
+		}
+		rc = src == SQLITE_DONE ? store_commit(db)
+					: store_fail(db, src, "cannot write fault");
+		sqlite3_finalize(st);
+		store_rollback(db);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+fault_set(bakery_ctx *ctx, const char *sandbox, const char *name)
+{
+	return fault_write(ctx, sandbox, name,
+	    "INSERT OR IGNORE INTO faults(name, set_at) VALUES (?1, ?2)");
+}
+
+int
+fault_clear(bakery_ctx *ctx, const char *sandbox, const char *name)
+{
+	return fault_write(ctx, sandbox, name,
+	    "DELETE FROM faults WHERE name = ?1 AND ?2 IS NOT NULL");
+}
+
+int
+fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	*out = jv_array();
+	sqlite3 *db;
+	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	if (rc == EX_NOINPUT)
+		return 0;
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	rc = sqlite3_prepare_v2(db,
+	    "SELECT name, set_at FROM faults ORDER BY name", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		rc = store_fail(db, rc, "cannot read faults");
+		sqlite3_close(db);
+		return rc;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char ts[32];
+		bakery_format_time(sqlite3_column_int64(st, 1), ts, sizeof ts);
+		jv f = jv_object();
+		f = jv_object_set(f, jv_string("name"),
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+		f = jv_object_set(f, jv_string("set_at"), jv_string(ts));
+		*out = jv_array_append(*out, f);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return 0;
+}

@@ -1,0 +1,482 @@
+/*
+ * object.c — one object's file: state, events, outbox, seen, alarm.
+ */
+#define _GNU_SOURCE
+#include "object.h"
+#include "alarm.h"
+#include "envelope.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int create, bakery_object **out)
+{
+	*out = NULL;
+	bakery_object *o = bakery_xmalloc(sizeof *o);
+	memset(o, 0, sizeof *o);
+	o->ctx = ctx;
+	o->state = jv_null();
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = store_parse_address(address, o->kind, o->key);
+	if (!rc && !bakery_name_valid(sandbox))
+		rc = bakery_fail(EX_USAGE, "bad sandbox name: '%s'", sandbox);
+	if (!rc) {
+		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
+		snprintf(o->address, sizeof o->address, "%s", address);
+		rc = store_open_object(ctx, sandbox, address, create, &o->db);
+	}
+	if (rc) {
+		object_close(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+void
+object_close(bakery_object *o)
+{
+	if (!o)
+		return;
+	if (o->db) {
+		store_rollback(o->db);
+		sqlite3_close(o->db);
+	}
+	jv_free(o->state);
+	free(o);
+}
+
+static int
+prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(o->db, sql, -1, st, NULL);
+	if (rc == SQLITE_OK)
+		return 0;
+	char *what = bakery_xasprintf("cannot use '%s'", o->address);
+	rc = store_fail(o->db, rc, what);
+	free(what);
+	return rc;
+}
+
+static int
+step_done(bakery_object *o, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	char *what = bakery_xasprintf("cannot write '%s'", o->address);
+	rc = store_fail(o->db, rc, what);
+	free(what);
+	return rc;
+}
+
+int
+object_load(bakery_object *o)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o, "SELECT json FROM state WHERE id = 1", &st);
+	if (rc)
+		return rc;
+	jv_free(o->state);
+	o->state = jv_null();
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		o->state = jv_parse((const char *)sqlite3_column_text(st, 0));
+		if (!jv_is_valid(o->state)) {
+			jv_free(o->state);
+			o->state = jv_null();
+			sqlite3_finalize(st);
+			return bakery_fail(EX_SOFTWARE,
+			    "corrupt state in '%s'", o->address);
+		}
+	}
+	sqlite3_finalize(st);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return store_fail(o->db, src, "cannot read state");
+	return 0;
+}
+
+int
+object_begin(bakery_object *o)
+{
+	int rc = store_begin(o->db);
+	if (rc)
+		return rc;
+	o->dirty = 0;
+	o->recorded = 0;
+	if ((rc = object_load(o)))
+		store_rollback(o->db);
+	return rc;
+}
+
+void
+object_rollback(bakery_object *o)
+{
+	store_rollback(o->db);
+	o->dirty = 0;
+	o->recorded = 0;
+}
+
+void
+object_set_state(bakery_object *o, jv state)
+{
+	jv_free(o->state);
+	o->state = state;
+	o->dirty = 1;
+}
+
+int
+object_exec(bakery_object *o, const char *sql, ...)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o, sql, &st);
+	if (rc)
+		return rc;
+	va_list ap;
+	va_start(ap, sql);
+	const char *v;
+	for (int i = 1; (v = va_arg(ap, const char *)); i++)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	va_end(ap);
+	return step_done(o, st);
+}
+
+int
+object_seen(bakery_object *o, const char *event_id)
+{
+	sqlite3_stmt *st;
+	if (prepare(o, "SELECT 1 FROM seen WHERE event_id = ?", &st))
+		return 0;
+	sqlite3_bind_text(st, 1, event_id, -1, SQLITE_STATIC);
+	int seen = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return seen;
+}
+
+int
+object_mark_seen(bakery_object *o, const char *event_id, const char *type)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o,
+	    "INSERT INTO seen(event_id, type, applied_at) VALUES (?, ?, ?)",
+	    &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, bakery_now_ms());
+	return step_done(o, st);
+}
+
+int
+object_command_result(bakery_object *o, const char *key, jv *result)
+{
+	sqlite3_stmt *st;
+	*result = jv_null();
+	if (prepare(o, "SELECT result FROM commands_seen WHERE key = ?", &st))
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	int found = sqlite3_step(st) == SQLITE_ROW;
+	if (found) {
+		jv_free(*result);
+		*result = jv_parse((const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return found;
+}
+
+int
+object_remember_command(bakery_object *o, const char *key, jv result)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o,
+	    "INSERT INTO commands_seen(key, result, at) VALUES (?, ?, ?)", &st);
+	if (rc) {
+		jv_free(result);
+		return rc;
+	}
+	jv s = jv_dump_string(result, 0);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, jv_string_value(s), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, bakery_now_ms());
+	jv_free(s);
+	return step_done(o, st);
+}
+
+int
+object_record(bakery_object *o, const char *type, jv data, jv *out)
+{
+	jv env = envelope_new(o->sandbox, o->address, type, data);
+	char *line = envelope_dump(env);
+	const char *id = envelope_str(env, "id");
+	int64_t now = bakery_now_ms();
+	sqlite3_stmt *st;
+	int rc = prepare(o,
+	    "INSERT INTO events(id, type, envelope, recorded_at)"
+	    " VALUES (?1, ?2, ?3, ?4)", &st);
+	if (!rc) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, line, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, now);
+		rc = step_done(o, st);
+	}
+	if (!rc && !(rc = prepare(o,
+			 "INSERT INTO outbox(event_id, envelope, created_at)"
+			 " VALUES (?1, ?2, ?3)", &st))) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, now);
+		rc = step_done(o, st);
+	}
+	free(line);
+	if (!rc)
+		o->recorded++;
+	if (out && !rc)
+		*out = env;
+	else
+		jv_free(env);
+	return rc;
+}
+
+/* Arms the alarm when the outbox holds rows; a command's arming is never
+ * counted against the guard (alarm.c counts the alarm's own re-arms). */
+static int
+arm_if_needed(bakery_object *o)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o,
+	    "SELECT (SELECT count(*) FROM outbox),"
+	    " (SELECT indexed FROM alarm WHERE id = 1)", &st);
+	if (rc)
+		return rc;
+	int rows = 0, indexed = 0;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		rows = sqlite3_column_int(st, 0);
+		indexed = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rows == 0)
+		return 0;
+	int64_t fire_at = bakery_now_ms() + (int64_t)o->ctx->alarm_delay_s * 1000;
+	/* An index entry, once written, stays until an alarm run has seen
+	 * this object: it will fire no later than this arming asks. */
+	if (!indexed && (rc = alarm_index_add(o->ctx, o->sandbox, o->address,
+			     fire_at)))
+		return rc;
+	if ((rc = prepare(o,
+		 "INSERT INTO alarm(id, fire_at, indexed) VALUES (1, ?1, 1)"
+		 " ON CONFLICT (id) DO UPDATE SET fire_at = ?1, indexed = 1",
+		 &st)))
+		return rc;
+	sqlite3_bind_int64(st, 1, fire_at);
+	return step_done(o, st);
+}
+
+int
+object_commit(bakery_object *o)
+{
+	int rc = 0;
+	if (o->dirty) {
+		sqlite3_stmt *st;
+		if (!(rc = prepare(o,
+			  "INSERT INTO state(id, address, json) VALUES (1, ?1, ?2)"
+			  " ON CONFLICT (id) DO UPDATE SET json = ?2", &st))) {
+			jv s = jv_dump_string(jv_copy(o->state), 0);
+			sqlite3_bind_text(st, 1, o->address, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, 2, jv_string_value(s), -1,
+			    SQLITE_TRANSIENT);
+			jv_free(s);
+			rc = step_done(o, st);
+		}
+	}
+	if (!rc && o->recorded)
+		rc = arm_if_needed(o);
+	if (!rc)
+		rc = store_commit(o->db);
+	if (rc)
+		object_rollback(o);
+	o->dirty = 0;
+	return rc;
+}
+
+int
+object_events(bakery_object *o, jv *out)
+{
+	*out = jv_array();
+	sqlite3_stmt *st;
+	int rc = prepare(o, "SELECT envelope FROM events ORDER BY seq", &st);
+	if (rc)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		*out = jv_array_append(*out,
+		    jv_parse((const char *)sqlite3_column_text(st, 0)));
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static jv
+time_or_null(sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return jv_null();
+	char ts[32];
+	bakery_format_time(sqlite3_column_int64(st, col), ts, sizeof ts);
+	return jv_string(ts);
+}
+
+int
+object_show(bakery_object *o, jv *out)
+{
+	int rc = object_load(o);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	jv state = jv_copy(o->state);
+	if (strcmp(o->kind, "kitchen") == 0) {
+		jv tickets = jv_array();
+		if ((rc = prepare(o,
+			 "SELECT order_id, event_id, items, created_at"
+			 " FROM tickets ORDER BY created_at, order_id", &st))) {
+			jv_free(state);
+			jv_free(tickets);
+			return rc;
+		}
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			jv t = jv_object();
+			t = jv_object_set(t, jv_string("order"), jv_string(
+			    (const char *)sqlite3_column_text(st, 0)));
+			t = jv_object_set(t, jv_string("event"), jv_string(
+			    (const char *)sqlite3_column_text(st, 1)));
+			t = jv_object_set(t, jv_string("items"), jv_parse(
+			    (const char *)sqlite3_column_text(st, 2)));
+			t = jv_object_set(t, jv_string("created_at"),
+			    time_or_null(st, 3));
+			tickets = jv_array_append(tickets, t);
+		}
+		sqlite3_finalize(st);
+		if (jv_get_kind(state) != JV_KIND_OBJECT) {
+			jv_free(state);
+			state = jv_object();
+		}
+		state = jv_object_set(state, jv_string("tickets"), tickets);
+	}
+	jv seen = jv_array();
+	if (!(rc = prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
+			      " rowid", &st))) {
+		while (sqlite3_step(st) == SQLITE_ROW)
+			seen = jv_array_append(seen, jv_string(
+			    (const char *)sqlite3_column_text(st, 0)));
+		sqlite3_finalize(st);
+	}
+	jv outbox = jv_array();
+	if (!rc && !(rc = prepare(o,
+			 "SELECT event_id, attempts, created_at, last_error,"
+			 " json_extract(envelope, '$.type') FROM outbox"
+			 " ORDER BY seq", &st))) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			jv r = jv_object();
+			r = jv_object_set(r, jv_string("id"), jv_string(
+			    (const char *)sqlite3_column_text(st, 0)));
+			r = jv_object_set(r, jv_string("type"), jv_string(
+			    (const char *)sqlite3_column_text(st, 4)));
+			r = jv_object_set(r, jv_string("attempts"),
+			    jv_number(sqlite3_column_int(st, 1)));
+			r = jv_object_set(r, jv_string("created_at"),
+			    time_or_null(st, 2));
+			const char *e = (const char *)sqlite3_column_text(st, 3);
+			r = jv_object_set(r, jv_string("last_error"),
+			    e ? jv_string(e) : jv_null());
+			outbox = jv_array_append(outbox, r);
+		}
+		sqlite3_finalize(st);
+	}
+	jv alarm = jv_null();
+	if (!rc && !(rc = prepare(o,
+			 "SELECT fire_at, rearms_today, rearm_day FROM alarm"
+			 " WHERE id = 1", &st))) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			jv_free(alarm);
+			alarm = jv_object();
+			alarm = jv_object_set(alarm, jv_string("fire_at"),
+			    time_or_null(st, 0));
+			/* The count belongs to one UTC day; another day's is 0. */
+			char today[11];
+			bakery_format_day(bakery_now_ms(), today, sizeof today);
+			const char *day = (const char *)sqlite3_column_text(st, 2);
+			int rearms = day && strcmp(day, today) == 0
+			    ? sqlite3_column_int(st, 1) : 0;
+			alarm = jv_object_set(alarm, jv_string("rearms_today"),
+			    jv_number(rearms));
+		}
+		sqlite3_finalize(st);
+	}
+	jv o_ = jv_object();
+	o_ = jv_object_set(o_, jv_string("address"), jv_string(o->address));
+	o_ = jv_object_set(o_, jv_string("sandbox"), jv_string(o->sandbox));
+	o_ = jv_object_set(o_, jv_string("state"), state);
+	o_ = jv_object_set(o_, jv_string("seen"), seen);
+	o_ = jv_object_set(o_, jv_string("outbox"), outbox);
+	o_ = jv_object_set(o_, jv_string("alarm"), alarm);
+	if (rc) {
+		jv_free(o_);
+		return rc;
+	}
+	*out = o_;
+	return 0;
+}
+
+static int
+compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	*out = jv_array();
+	char *dir = store_sandbox_dir(ctx, sandbox);
+	DIR *d = opendir(dir);
+	if (!d) {
+		free(dir);
+		return 0; /* a sandbox nobody used has no objects */
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *kind;
+	while ((kind = readdir(d))) {
+		if (!store_kind_valid(kind->d_name))
+			continue;
+		char *sub = bakery_xasprintf("%s/%s", dir, kind->d_name);
+		DIR *k = opendir(sub);
+		struct dirent *f;
+		while (k && (f = readdir(k))) {
+			size_t len = strlen(f->d_name);
+			if (len < 4 || strcmp(f->d_name + len - 3, ".db") != 0)
+				continue;
+			names = bakery_xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = bakery_xasprintf("%s/%.*s", kind->d_name,
+			    (int)(len - 3), f->d_name);
+		}
+		if (k)
+			closedir(k);
+		free(sub);
+	}
+	closedir(d);
+	free(dir);
+	qsort(names, n, sizeof *names, compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		*out = jv_array_append(*out, jv_string(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}

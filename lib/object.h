@@ -1,0 +1,87 @@
+/*
+ * object.h — one object's file and the one transaction that changes it.
+ *
+ * An object is a unit of state with storage of its own: one SQLite file
+ * (store.h). Its state is one JSON document; beside it live the events it
+ * recorded, its outbox, the ids of events it applied (seen), the keys of
+ * commands it ran (commands_seen) and its alarm.
+ *
+ * A change is always:
+ *
+ *   object_begin(o)                BEGIN IMMEDIATE, state loaded
+ *   ... object_set_state(), object_record(), object_mark_seen(),
+ *       object_remember_command() ...
+ *   object_commit(o)               state, events, outbox rows, seen ids,
+ *                                  command keys and the alarm: all or nothing
+ *
+ * This is invariant 1 (atomic record) and the receiving half of invariant 3
+ * (idempotent receivers). No transaction ever spans two objects.
+ *
+ * The alarm. A commit that leaves outbox rows arms the object's alarm
+ * ctx->alarm_delay_s out. Before the first arming, an entry is written in
+ * the alarm index (HOME/alarms.db) so that `bakery-relay --due` finds the
+ * object without opening every file; the entry is written before the
+ * object commits, so a crash leaves at worst a stale entry, never an armed
+ * alarm nobody can find.
+ */
+#ifndef BAKERY_OBJECT_H
+#define BAKERY_OBJECT_H
+
+#include <jv.h>
+#include <sqlite3.h>
+
+#include "store.h"
+
+typedef struct bakery_object {
+	bakery_ctx *ctx;
+	char sandbox[65];
+	char address[130];
+	char kind[65];
+	char key[65];
+	sqlite3 *db;
+	jv state;     /* jv_null() when the object has no state yet */
+	int dirty;    /* state changed in this transaction */
+	int recorded; /* events recorded in this transaction */
+} bakery_object;
+
+/* create=0: EX_NOINPUT when the object's file does not exist. */
+int object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int create, bakery_object **o);
+void object_close(bakery_object *o);
+
+int object_begin(bakery_object *o);
+int object_commit(bakery_object *o);
+void object_rollback(bakery_object *o);
+
+/* Reads the state outside a write transaction. */
+int object_load(bakery_object *o);
+/* Consumes state. */
+void object_set_state(bakery_object *o, jv state);
+
+/* 1 when the event id was applied here before. */
+int object_seen(bakery_object *o, const char *event_id);
+int object_mark_seen(bakery_object *o, const char *event_id, const char *type);
+
+/* 1 and *result when key was run before; 0 when not. */
+int object_command_result(bakery_object *o, const char *key, jv *result);
+/* Consumes result. */
+int object_remember_command(bakery_object *o, const char *key, jv result);
+
+/* Records an event: its row and its outbox row. Consumes data; *env (if
+ * not NULL) receives a copy of the envelope. */
+int object_record(bakery_object *o, const char *type, jv data, jv *env);
+
+/* The envelopes the object recorded, oldest first (jv array). */
+int object_events(bakery_object *o, jv *out);
+/* {"address","state","seen","outbox","alarm"} */
+int object_show(bakery_object *o, jv *out);
+
+/* Runs a statement with text parameters (NULL-terminated); for the kinds
+ * that keep rows of their own (the kitchen's tickets). */
+int object_exec(bakery_object *o, const char *sql, ...)
+	__attribute__((sentinel));
+
+/* Lists the sandbox's objects as "KIND/KEY" strings (jv array). */
+int object_list(bakery_ctx *ctx, const char *sandbox, jv *out);
+
+#endif

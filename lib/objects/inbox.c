@@ -1,0 +1,24 @@
+/*
+ * inbox.c — the inbox that writes each customer's receipts.
+ * State: {"customer","receipts":[{"order","items","total_cents",
+ * "currency","payment_intent","paid_at"}]}.
+ */
+#include "../subscriber.h"
+#include "../envelope.h"
+
+static int
+inbox_apply(bakery_object *o, jv env, const char *type, char *error,
+    size_t size)
+{
+	(void)type;
+	(void)error;
+	(void)size;
+	static const char *const fields[] = { "order", "day", "items",
+		"total_cents", "currency", "payment_intent", "paid_at", NULL };
+	if (!envelope_data_str(env, "order"))
+		return 422;
+	return subscriber_append_once(o, "customer", "receipts",
+	    subscriber_pick(env, fields));
+}
+
+const subscriber inbox_subscriber = { "inbox", inbox_apply, 1 };

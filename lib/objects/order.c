@@ -1,0 +1,306 @@
+/*
+ * order.c — the order: placing it, and its subscriber, which turns a
+ * PaymentSucceeded into the order's OrderPaid.
+ * State: {"id","status","customer","day","delivery","items":[{"item",
+ * "qty","price_cents"}],"total_cents","currency","placed_at","paid_at",
+ * "payment_intent"}.
+ */
+#include "../order.h"
+#include "../envelope.h"
+#include "../menu.h"
+#include "../stripe.h"
+#include "../subscriber.h"
+#include "../util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+key_valid(const char *key)
+{
+	size_t n = strlen(key);
+	if (n == 0 || n > 128)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (key[i] <= ' ' || key[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int
+check_request(const order_request *req)
+{
+	if (!req->customer || !bakery_name_valid(req->customer))
+		return bakery_fail(EX_USAGE, "bad customer: '%s': %s",
+		    req->customer ? req->customer : "",
+		    "want [a-z0-9][a-z0-9_.-]{0,63}");
+	if (!req->day || !bakery_day_valid(req->day))
+		return bakery_fail(EX_USAGE, "bad day: '%s': want YYYY-MM-DD",
+		    req->day ? req->day : "");
+	if (req->delivery) {
+		size_t n = strlen(req->delivery);
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)req->delivery[i] < ' ')
+				n = 0;
+		if (n == 0 || n > 200)
+			return bakery_fail(EX_USAGE, "bad delivery address: %s",
+			    "want 1 to 200 printable bytes");
+	}
+	if (req->key && !key_valid(req->key))
+		return bakery_fail(EX_USAGE, "bad key: want 1 to 128 bytes %s",
+		    "without spaces or control characters");
+	if (req->n_items < 1)
+		return bakery_fail(EX_USAGE, "no items: want ITEM=QTY...");
+	return 0;
+}
+
+static int
+build_order(const order_request *req, const char *id, jv *out)
+{
+	menu m;
+	int rc = menu_load(&m);
+	if (rc)
+		return rc;
+	jv items = jv_array();
+	long total = 0;
+	for (int i = 0; i < req->n_items; i++) {
+		const menu_item *it;
+		int qty;
+		if ((rc = menu_parse_line_item(&m, req->items[i], &it, &qty))) {
+			jv_free(items);
+			menu_free(&m);
+			return rc;
+		}
+		jv line = jv_object();
+		line = jv_object_set(line, jv_string("item"), jv_string(it->name));
+		line = jv_object_set(line, jv_string("qty"), jv_number(qty));
+		line = jv_object_set(line, jv_string("price_cents"),
+		    jv_number((double)it->price_cents));
+		items = jv_array_append(items, line);
+		total += it->price_cents * qty;
+	}
+	menu_free(&m);
+	char ts[32];
+	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
+	jv o = jv_object();
+	o = jv_object_set(o, jv_string("id"), jv_string(id));
+	o = jv_object_set(o, jv_string("status"), jv_string("placed"));
+	o = jv_object_set(o, jv_string("customer"), jv_string(req->customer));
+	o = jv_object_set(o, jv_string("day"), jv_string(req->day));
+	o = jv_object_set(o, jv_string("delivery"),
+	    req->delivery ? jv_string(req->delivery) : jv_null());
+	o = jv_object_set(o, jv_string("items"), items);
+	o = jv_object_set(o, jv_string("total_cents"), jv_number((double)total));
+	o = jv_object_set(o, jv_string("currency"), jv_string(MENU_CURRENCY));
+	o = jv_object_set(o, jv_string("placed_at"), jv_string(ts));
+	*out = o;
+	return 0;
+}
+
+/* The event's data: the order without its bookkeeping. */
+static jv
+order_data(jv state)
+{
+	jv d = jv_copy(state);
+	d = jv_object_delete(d, jv_string("id"));
+	d = jv_object_delete(d, jv_string("status"));
+	d = jv_object_set(d, jv_string("order"),
+	    jv_object_get(jv_copy(state), jv_string("id")));
+	return d;
+}
+
+/* Whether a stored order answers the same request (same key reused). */
+static int
+same_request(jv stored, jv fresh)
+{
+	static const char *const fields[] = { "customer", "day", "delivery",
+		"items", NULL };
+	int same = 1;
+	for (int i = 0; fields[i] && same; i++)
+		same = jv_equal(jv_object_get(jv_copy(stored),
+		    jv_string(fields[i])), jv_object_get(jv_copy(fresh),
+		    jv_string(fields[i])));
+	return same;
+}
+
+int
+order_place(bakery_ctx *ctx, const order_request *req, jv *order,
+    bakery_object **out)
+{
+	*out = NULL;
+	int rc = check_request(req);
+	if (rc)
+		return rc;
+	char id[64];
+	if (req->key) {
+		char *seed = bakery_xasprintf("%s\n%s", ctx->sandbox, req->key);
+		char hex[25];
+		stripe_hash_hex(seed, strlen(seed), hex, 24);
+		free(seed);
+		snprintf(id, sizeof id, "ord_%s", hex);
+	} else {
+		bakery_random_id("ord_", id, sizeof id);
+	}
+	jv fresh;
+	if ((rc = build_order(req, id, &fresh)))
+		return rc;
+	char address[80];
+	snprintf(address, sizeof address, "order/%s", id);
+	bakery_object *o;
+	if ((rc = object_open(ctx, NULL, address, 1, &o))) {
+		jv_free(fresh);
+		return rc;
+	}
+	if ((rc = object_begin(o))) {
+		jv_free(fresh);
+		object_close(o);
+		return rc;
+	}
+	char *cmd = bakery_xasprintf("place:%s", req->key ? req->key : id);
+	jv before;
+	if (object_command_result(o, cmd, &before)) {
+		object_rollback(o);
+		jv_free(before);
+		if (!same_request(o->state, fresh))
+			rc = bakery_fail(EX_DATAERR, "key '%s' was used for %s",
+			    req->key, "another order: same key, other details");
+		jv_free(fresh);
+		free(cmd);
+		if (rc) {
+			object_close(o);
+			return rc;
+		}
+		*order = jv_copy(o->state);
+		*out = o;
+		return 0;
+	}
+	jv_free(before);
+	object_set_state(o, jv_copy(fresh));
+	rc = object_record(o, "OrderPlaced", order_data(fresh), NULL);
+	if (!rc)
+		rc = object_remember_command(o, cmd, jv_string(id));
+	if (!rc)
+		rc = object_commit(o);
+	free(cmd);
+	if (rc) {
+		jv_free(fresh);
+		object_close(o);
+		return rc;
+	}
+	*order = fresh;
+	*out = o;
+	return 0;
+}
+
+int
+order_get(bakery_ctx *ctx, const char *id, jv *order)
+{
+	if (!bakery_name_valid(id))
+		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
+	char address[80];
+	snprintf(address, sizeof address, "order/%s", id);
+	bakery_object *o;
+	int rc = object_open(ctx, NULL, address, 0, &o);
+	if (rc == EX_NOINPUT)
+		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
+	if (!rc)
+		rc = object_load(o);
+	if (!rc && jv_get_kind(o->state) == JV_KIND_NULL)
+		rc = bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
+	if (!rc)
+		*order = jv_copy(o->state);
+	object_close(o);
+	return rc;
+}
+
+int
+order_list(bakery_ctx *ctx, jv *orders)
+{
+	jv all;
+	*orders = jv_array();
+	int rc = object_list(ctx, NULL, &all);
+	if (rc)
+		return rc;
+	jv_array_foreach(all, i, address) {
+		const char *a = jv_string_value(address);
+		if (strncmp(a, "order/", 6) == 0) {
+			jv one;
+			if (order_get(ctx, a + 6, &one) == 0)
+				*orders = jv_array_append(*orders, one);
+		}
+		jv_free(address);
+	}
+	jv_free(all);
+	/* Oldest first, by placed_at then id. */
+	jv keys = jv_array();
+	jv_array_foreach(*orders, i, one) {
+		jv k = jv_array();
+		k = jv_array_append(k, jv_object_get(jv_copy(one),
+		    jv_string("placed_at")));
+		k = jv_array_append(k, jv_object_get(one, jv_string("id")));
+		keys = jv_array_append(keys, k);
+	}
+	*orders = jv_sort(*orders, keys);
+	return 0;
+}
+
+int
+order_events(bakery_ctx *ctx, const char *id, jv *events)
+{
+	if (!bakery_name_valid(id))
+		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
+	char address[80];
+	snprintf(address, sizeof address, "order/%s", id);
+	bakery_object *o;
+	int rc = object_open(ctx, NULL, address, 0, &o);
+	if (rc == EX_NOINPUT)
+		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
+	if (!rc)
+		rc = object_events(o, events);
+	object_close(o);
+	return rc;
+}
+
+/* PaymentSucceeded: the order becomes paid and records OrderPaid, in the
+ * same transaction as the payment's event id. */
+static int
+order_apply(bakery_object *o, jv env, const char *type, char *error,
+    size_t size)
+{
+	if (strcmp(type, "PaymentSucceeded") != 0)
+		return 422;
+	if (jv_get_kind(o->state) != JV_KIND_OBJECT) {
+		snprintf(error, size, "no such order yet");
+		return 409;
+	}
+	const char *status = envelope_str(o->state, "status");
+	if (status && strcmp(status, "paid") == 0)
+		return 200; /* another payment event for a paid order */
+	jv amount = jv_object_get(jv_object_get(jv_copy(env), jv_string("data")),
+	    jv_string("amount_cents"));
+	jv total = jv_object_get(jv_copy(o->state), jv_string("total_cents"));
+	int equal = jv_equal(amount, total);
+	if (!equal) {
+		snprintf(error, size, "amount differs from the order's total");
+		return 422;
+	}
+	char ts[32];
+	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
+	const char *intent = envelope_data_str(env, "payment_intent");
+	jv state = jv_copy(o->state);
+	state = jv_object_set(state, jv_string("status"), jv_string("paid"));
+	state = jv_object_set(state, jv_string("paid_at"), jv_string(ts));
+	state = jv_object_set(state, jv_string("payment_intent"),
+	    intent ? jv_string(intent) : jv_null());
+	object_set_state(o, jv_copy(state));
+	if (object_record(o, "OrderPaid", order_data(state), NULL)) {
+		jv_free(state);
+		snprintf(error, size, "%s", bakery_error());
+		return 503;
+	}
+	jv_free(state);
+	return 200;
+}
+
+const subscriber order_subscriber = { "order", order_apply, 0 };

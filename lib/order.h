@@ -1,0 +1,38 @@
+/*
+ * order.h — the order object's commands: place, show, list, events.
+ *
+ * An order lives at order/ID. Placing one writes, in one transaction, its
+ * state, its OrderPlaced event and outbox row, its command key and its
+ * alarm (object.h). With --key, the order id is derived from the key, so
+ * placing again with the same key finds the same order and changes
+ * nothing; the same key with other details is an error.
+ *
+ * Paying is payments.h; the order becomes paid when its PaymentSucceeded
+ * arrives through the queue (the order's subscriber, order.c).
+ */
+#ifndef BAKERY_ORDER_H
+#define BAKERY_ORDER_H
+
+#include <jv.h>
+
+#include "object.h"
+
+typedef struct order_request {
+	const char *customer;
+	const char *day;      /* YYYY-MM-DD */
+	const char *delivery; /* NULL: collected at the shop */
+	const char *key;      /* NULL: a fresh order every time */
+	char *const *items;   /* "ITEM=QTY" */
+	int n_items;
+} order_request;
+
+/* On success *order is the order's state and *o the open object, whose
+ * outbox the caller sends once it has answered. */
+int order_place(bakery_ctx *ctx, const order_request *req, jv *order,
+    bakery_object **o);
+int order_get(bakery_ctx *ctx, const char *id, jv *order);
+/* The sandbox's orders, oldest first. */
+int order_list(bakery_ctx *ctx, jv *orders);
+int order_events(bakery_ctx *ctx, const char *id, jv *events);
+
+#endif

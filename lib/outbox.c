@@ -1,0 +1,156 @@
+/*
+ * outbox.c — send an object's outbox to the queue, delete what it accepted.
+ */
+#include "outbox.h"
+#include "queue.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+outbox_count(bakery_object *o)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (sqlite3_prepare_v2(o->db, "SELECT count(*) FROM outbox", -1, &st,
+		NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+typedef struct batch {
+	queue_item items[OUTBOX_BATCH];
+	int64_t seq[OUTBOX_BATCH];
+	char *ids[OUTBOX_BATCH];
+	char *bodies[OUTBOX_BATCH];
+	size_t n;
+} batch;
+
+static void
+batch_free(batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->ids[i]);
+		free(b->bodies[i]);
+	}
+	b->n = 0;
+}
+
+/* The oldest rows, up to OUTBOX_BATCH of them and OUTBOX_BATCH_BYTES. */
+static int
+batch_read(bakery_object *o, batch *b)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(o->db,
+	    "SELECT seq, event_id, envelope FROM outbox ORDER BY seq LIMIT ?",
+	    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(o->db, rc, "cannot read outbox");
+	sqlite3_bind_int(st, 1, OUTBOX_BATCH);
+	size_t bytes = 0;
+	b->n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(st, 2);
+		/* One oversized row still goes alone, or it would never go. */
+		if (b->n > 0 && bytes + len > OUTBOX_BATCH_BYTES)
+			break;
+		bytes += len;
+		b->seq[b->n] = sqlite3_column_int64(st, 0);
+		b->ids[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 1));
+		b->bodies[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 2));
+		b->items[b->n] = (queue_item){ b->ids[b->n], o->sandbox,
+			b->bodies[b->n], 0 };
+		b->n++;
+	}
+	int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
+	sqlite3_finalize(st);
+	if (bad) {
+		batch_free(b);
+		return store_fail(o->db, rc, "cannot read outbox");
+	}
+	return 0;
+}
+
+/* Deletes the accepted rows; counts an attempt on the others. When the
+ * outbox is left empty the alarm has nothing to do and is disarmed (its
+ * index entry, if any, goes at the next alarm run). */
+static int
+batch_settle(bakery_object *o, batch *b, const char *error)
+{
+	int rc = store_begin(o->db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *del = NULL, *bump = NULL;
+	int src = sqlite3_prepare_v2(o->db,
+	    "DELETE FROM outbox WHERE seq = ?", -1, &del, NULL);
+	if (src == SQLITE_OK)
+		src = sqlite3_prepare_v2(o->db,
+		    "UPDATE outbox SET attempts = attempts + 1, last_error = ?2"
+		    " WHERE seq = ?1", -1, &bump, NULL);
+	for (size_t i = 0; i < b->n && src == SQLITE_OK; i++) {
+		sqlite3_stmt *st = b->items[i].accepted ? del : bump;
+		sqlite3_bind_int64(st, 1, b->seq[i]);
+		if (st == bump)
+			sqlite3_bind_text(st, 2, error, -1, SQLITE_STATIC);
+		src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(del);
+	sqlite3_finalize(bump);
+	if (src == SQLITE_OK)
+		src = sqlite3_exec(o->db,
+		    "UPDATE alarm SET fire_at = NULL WHERE id = 1"
+		    " AND NOT EXISTS (SELECT 1 FROM outbox)", NULL, NULL, NULL);
+	if (src != SQLITE_OK) {
+		rc = store_fail(o->db, src, "cannot update outbox");
+		store_rollback(o->db);
+		return rc;
+	}
+	return store_commit(o->db);
+}
+
+int
+outbox_send(bakery_object *o, int *sent)
+{
+	bakery_queue *q;
+	batch *b = bakery_xmalloc(sizeof *b);
+	b->n = 0;
+	int total = 0, rc = 0;
+	if (sent)
+		*sent = 0;
+	for (;;) {
+		if ((rc = batch_read(o, b)) || b->n == 0)
+			break;
+		int qrc = queue_get(o->ctx, &q);
+		if (!qrc)
+			qrc = queue_send(q, QUEUE_EVENTS, b->items, b->n);
+		char *error = qrc ? bakery_xstrdup(bakery_error()) : NULL;
+		bakery_crash_point("relay.after_send");
+		size_t accepted = 0, n = b->n;
+		for (size_t i = 0; i < b->n; i++)
+			accepted += b->items[i].accepted != 0;
+		rc = batch_settle(o, b, error ? error : "");
+		total += (int)accepted;
+		if (!rc && qrc) {
+			char rows[24];
+			snprintf(rows, sizeof rows, "%zu", n - accepted);
+			bakery_log(LOG_WARN, "relay_error", "object", o->address,
+			    "sandbox", o->sandbox, "rows", rows, "error", error,
+			    (char *)NULL);
+			rc = bakery_fail(qrc, "%s", error);
+		}
+		free(error);
+		batch_free(b);
+		/* Stop at a refusal: the rest would meet the same queue. */
+		if (rc || accepted < n)
+			break;
+	}
+	batch_free(b);
+	free(b);
+	if (sent)
+		*sent = total;
+	return rc;
+}

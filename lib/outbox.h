@@ -1,0 +1,28 @@
+/*
+ * outbox.h — moving an object's recorded events to the queue.
+ *
+ * Invariant 2: a send carries up to OUTBOX_BATCH rows and at most
+ * OUTBOX_BATCH_BYTES of envelopes, oldest first. The rows the queue
+ * accepted are deleted; on failure every row stays, its attempts go up by
+ * one, and relay_error is logged. Only the wipe deletes an unsent row.
+ *
+ * Callers send after every commit that recorded events; by then the command
+ * has given its answer, so a refused send never fails the command.
+ */
+#ifndef BAKERY_OUTBOX_H
+#define BAKERY_OUTBOX_H
+
+#include "object.h"
+
+#define OUTBOX_BATCH 100
+#define OUTBOX_BATCH_BYTES (256 * 1024)
+
+/* Sends the whole outbox, batch after batch. *sent counts the rows the
+ * queue accepted (may be NULL). Returns 0 when the outbox is empty at the
+ * end, else the error of the send that failed (logged as relay_error). */
+int outbox_send(bakery_object *o, int *sent);
+
+/* Rows in the outbox now. */
+int outbox_count(bakery_object *o);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * queue.c — picks the driver from the URL and forwards to it.
+ */
+#include "queue.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+queue_get(bakery_ctx *ctx, bakery_queue **q)
+{
+	if (ctx->queue) {
+		*q = ctx->queue;
+		return 0;
+	}
+	const char *url = ctx->queue_url;
+	int rc;
+	if (!url) {
+		char *path = bakery_xasprintf("%s/queue.db", ctx->home);
+		rc = queue_sqlite_open(ctx, path, q);
+		free(path);
+	} else if (strncmp(url, "sqlite:", 7) == 0 && url[7]) {
+		rc = queue_sqlite_open(ctx, url + 7, q);
+	} else {
+		return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
+		    "want sqlite:PATH");
+	}
+	if (!rc)
+		ctx->queue = *q;
+	return rc;
+}
+
+void
+queue_close(bakery_queue *q)
+{
+	if (q)
+		q->ops->close(q);
+}
+
+void
+queue_message_free(queue_message *m)
+{
+	free(m->id);
+	free(m->sandbox);
+	free(m->body);
+	free(m->last_error);
+	memset(m, 0, sizeof *m);
+}
+
+int
+queue_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		items[i].accepted = 0;
+	return n ? q->ops->send(q, queue, items, n) : 0;
+}
+
+int
+queue_receive(bakery_queue *q, const char *queue, const char *sandbox,
+    size_t max, int visibility_s, queue_message *out, size_t *got)
+{
+	*got = 0;
+	return q->ops->receive(q, queue, sandbox, max, visibility_s, out, got);
+}
+
+int
+queue_ack(bakery_queue *q, const char *queue, queue_message *m)
+{
+	return q->ops->ack(q, queue, m);
+}
+
+int
+queue_retry(bakery_queue *q, const char *queue, queue_message *m,
+    int delay_s, const char *error)
+{
+	return q->ops->retry(q, queue, m, delay_s, error);
+}
+
+int
+queue_dead_letter(bakery_queue *q, queue_message *m, const char *error)
+{
+	return q->ops->dead_letter(q, m, error);
+}
+
+int
+queue_stats(bakery_queue *q, jv *out)
+{
+	return q->ops->stats(q, out);
+}
+
+int
+queue_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
+{
+	return q->ops->peek(q, queue, max, out);
+}
+
+int
+queue_purge_sandbox(bakery_queue *q, const char *sandbox)
+{
+	return q->ops->purge_sandbox(q, sandbox);
+}

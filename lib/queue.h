@@ -1,0 +1,97 @@
+/*
+ * queue.h — the at-least-once transport between objects.
+ *
+ * Two named queues: bakery-events and its dead-letter queue
+ * bakery-events-dlq. One interface, drivers chosen by URL (--queue,
+ * BAKERY_QUEUE):
+ *
+ *   sqlite:PATH   the embedded default (queue_sqlite.c), PATH defaulting to
+ *                 HOME/queue.db: one file, a row per message.
+ *
+ * What a driver promises:
+ *   send      accepts a batch and marks each item it accepted; a repeat of an
+ *             id still pending in that queue is accepted and changes nothing.
+ *   receive   leases up to N ready messages for `visibility` seconds; a
+ *             lease that expires makes the message deliverable again, so a
+ *             consumer that dies loses nothing. Each receive counts a delivery.
+ *   ack       deletes a leased message (EX_TEMPFAIL if the lease was lost).
+ *   retry     gives the message back after `delay` seconds with an error.
+ *   dead_letter  moves it with its last error to bakery-events-dlq in one
+ *             transaction.
+ */
+#ifndef BAKERY_QUEUE_H
+#define BAKERY_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jv.h>
+
+#include "store.h"
+
+#define QUEUE_EVENTS "bakery-events"
+#define QUEUE_DLQ "bakery-events-dlq"
+
+typedef struct queue_item {
+	const char *id;
+	const char *sandbox;
+	const char *body;
+	int accepted; /* set by send */
+} queue_item;
+
+typedef struct queue_message {
+	char *id;
+	char *sandbox;
+	char *body;
+	char *last_error; /* NULL when none */
+	int deliveries;   /* this one included */
+	int attempts;     /* in the DLQ: deliveries it had on bakery-events */
+	int64_t handle;   /* driver's reference */
+	char lease[32];
+} queue_message;
+
+typedef struct bakery_queue bakery_queue;
+
+struct queue_ops {
+	int (*send)(bakery_queue *, const char *queue, queue_item *, size_t);
+	int (*receive)(bakery_queue *, const char *queue, const char *sandbox,
+	    size_t max, int visibility_s, queue_message *out, size_t *got);
+	int (*ack)(bakery_queue *, const char *queue, queue_message *);
+	int (*retry)(bakery_queue *, const char *queue, queue_message *,
+	    int delay_s, const char *error);
+	int (*dead_letter)(bakery_queue *, queue_message *, const char *error);
+	/* {"QUEUE":{"ready":N,"leased":N,"delayed":N}, ...} */
+	int (*stats)(bakery_queue *, jv *out);
+	/* Up to max messages without leasing them, as a jv array. */
+	int (*peek)(bakery_queue *, const char *queue, size_t max, jv *out);
+	/* Deletes every message of a sandbox from both queues (the wipe). */
+	int (*purge_sandbox)(bakery_queue *, const char *sandbox);
+	void (*close)(bakery_queue *);
+};
+
+struct bakery_queue {
+	const struct queue_ops *ops;
+	bakery_ctx *ctx;
+	void *impl;
+};
+
+/* The context's queue, opened on first use from ctx->queue_url. */
+int queue_get(bakery_ctx *ctx, bakery_queue **q);
+void queue_close(bakery_queue *q);
+void queue_message_free(queue_message *m);
+
+int queue_send(bakery_queue *, const char *queue, queue_item *, size_t);
+int queue_receive(bakery_queue *, const char *queue, const char *sandbox,
+    size_t max, int visibility_s, queue_message *out, size_t *got);
+int queue_ack(bakery_queue *, const char *queue, queue_message *);
+int queue_retry(bakery_queue *, const char *queue, queue_message *,
+    int delay_s, const char *error);
+int queue_dead_letter(bakery_queue *, queue_message *, const char *error);
+int queue_stats(bakery_queue *, jv *out);
+int queue_peek(bakery_queue *, const char *queue, size_t max, jv *out);
+int queue_purge_sandbox(bakery_queue *, const char *sandbox);
+
+/* Drivers. */
+int queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **q);
+
+#endif

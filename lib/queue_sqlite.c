@@ -1,0 +1,360 @@
+/*
+ * queue_sqlite.c — the embedded queue: named queues in one SQLite file.
+ *
+ * A message is one row keyed by (queue, id); the id is the event id, so a
+ * repeated send of a pending event is a no-op (INSERT OR IGNORE). A lease
+ * is a token and a visible_at in the future: receive sets both, ack and
+ * retry check the token, and once visible_at passes the row is ready again
+ * whatever happened to the consumer that held it.
+ */
+#include "faults.h"
+#include "queue.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const queue_migrations[] = {
+	"CREATE TABLE messages(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue TEXT NOT NULL, id TEXT NOT NULL, sandbox TEXT NOT NULL,"
+	"  body TEXT NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,"
+	"  visible_at INTEGER NOT NULL, lease TEXT, last_error TEXT,"
+	"  enqueued_at INTEGER NOT NULL,"
+	/* In the DLQ: how many times bakery-events delivered it. */
+	"  attempts INTEGER NOT NULL DEFAULT 0, UNIQUE (queue, id));"
+	"CREATE INDEX messages_ready ON messages(queue, visible_at, seq);",
+};
+static const store_schema queue_schema = { "queue", queue_migrations, 1 };
+
+#define DB(q) ((sqlite3 *)(q)->impl)
+
+static int
+prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "queue");
+}
+
+static int
+sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
+{
+	/* The fault switch of each sandbox in the batch; a batch comes from
+	 * one object, so this is one sandbox in practice. */
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(items[i].sandbox, items[i - 1].sandbox) == 0)
+			continue;
+		if (fault_is_set(q->ctx, items[i].sandbox, "queue-refuses"))
+			return bakery_fail(EX_UNAVAILABLE,
+			    "queue refused the send: sandbox '%s' has the "
+			    "fault queue-refuses", items[i].sandbox);
+	}
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	if ((rc = prepare(db,
+		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
+		 " visible_at, enqueued_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+		 &st))) {
+		store_rollback(db);
+		return rc;
+	}
+	int64_t now = bakery_now_ms();
+	for (size_t i = 0; i < n && !rc; i++) {
+		sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, items[i].id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, items[i].sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, items[i].body, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, now);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = store_fail(db, src, "queue send");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	/* One transaction: every item is accepted, or none is. */
+	for (size_t i = 0; i < n; i++)
+		items[i].accepted = rc == 0;
+	return rc;
+}
+
+static char *
+column_dup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+	return s ? bakery_xstrdup((const char *)s) : NULL;
+}
+
+static int
+sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
+    size_t max, int visibility_s, queue_message *out, size_t *got)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	if ((rc = prepare(db,
+		 "SELECT seq, id, sandbox, body, deliveries, last_error, attempts"
+		 " FROM messages WHERE queue = ?1 AND visible_at <= ?2"
+		 " AND (?3 IS NULL OR sandbox = ?3)"
+		 " ORDER BY visible_at, seq LIMIT ?4", &sel)) ||
+	    (rc = prepare(db,
+		 "UPDATE messages SET lease = ?1, visible_at = ?2,"
+		 " deliveries = deliveries + 1 WHERE seq = ?3", &upd)))
+		goto out;
+	int64_t now = bakery_now_ms();
+	sqlite3_bind_text(sel, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(sel, 2, now);
+	sqlite3_bind_text(sel, 3, sandbox, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(sel, 4, (sqlite3_int64)max);
+	int src;
+	while (*got < max && (src = sqlite3_step(sel)) == SQLITE_ROW) {
+		queue_message *m = &out[*got];
+		memset(m, 0, sizeof *m);
+		m->handle = sqlite3_column_int64(sel, 0);
+		m->id = column_dup(sel, 1);
+		m->sandbox = column_dup(sel, 2);
+		m->body = column_dup(sel, 3);
+		m->deliveries = sqlite3_column_int(sel, 4) + 1;
+		m->last_error = column_dup(sel, 5);
+		m->attempts = sqlite3_column_int(sel, 6);
+		bakery_random_id("", m->lease, sizeof m->lease);
+		(*got)++;
+	}
+	for (size_t i = 0; i < *got && !rc; i++) {
+		sqlite3_bind_text(upd, 1, out[i].lease, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(upd, 2, now + (int64_t)visibility_s * 1000);
+		sqlite3_bind_int64(upd, 3, out[i].handle);
+		if ((src = sqlite3_step(upd)) != SQLITE_DONE)
+			rc = store_fail(db, src, "queue receive");
+		sqlite3_reset(upd);
+	}
+	if (!rc)
+		rc = store_commit(db);
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	store_rollback(db);
+	if (rc) {
+		for (size_t i = 0; i < *got; i++)
+			queue_message_free(&out[i]);
+		*got = 0;
+	}
+	return rc;
+}
+
+/* Runs one statement bound to (lease, seq, a, b) that must touch one row. */
+static int
+leased_write(bakery_queue *q, const char *sql, queue_message *m,
+    int64_t a, const char *b)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = prepare(db, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, m->lease, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, m->handle);
+	sqlite3_bind_int64(st, 3, a);
+	sqlite3_bind_text(st, 4, b, -1, SQLITE_STATIC);
+	int src = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (src != SQLITE_DONE)
+		return store_fail(db, src, "queue");
+	if (sqlite3_changes(db) != 1)
+		return bakery_fail(EX_TEMPFAIL,
+		    "lease lost: '%s': it expired and the message went to "
+		    "another consumer", m->id);
+	return 0;
+}
+
+static int
+sqlite_ack(bakery_queue *q, const char *queue, queue_message *m)
+{
+	(void)queue;
+	return leased_write(q,
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2"
+	    " AND ?3 IS NOT NULL AND ?4 IS NULL", m, 0, NULL);
+}
+
+static int
+sqlite_retry(bakery_queue *q, const char *queue, queue_message *m,
+    int delay_s, const char *error)
+{
+	(void)queue;
+	return leased_write(q,
+	    "UPDATE messages SET lease = NULL, visible_at = ?3,"
+	    " last_error = ?4 WHERE lease = ?1 AND seq = ?2", m,
+	    bakery_now_ms() + (int64_t)delay_s * 1000, error);
+}
+
+static int
+sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
+{
+	sqlite3 *db = DB(q);
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	rc = leased_write(q,
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2"
+	    " AND ?3 IS NOT NULL AND ?4 IS NULL", m, 0, NULL);
+	sqlite3_stmt *st = NULL;
+	if (!rc && !(rc = prepare(db,
+		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
+		 " enqueued_at, last_error, attempts)"
+		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6)"
+		 " ON CONFLICT (queue, id) DO UPDATE SET body = excluded.body,"
+		 " last_error = excluded.last_error,"
+		 " attempts = excluded.attempts", &st))) {
+		sqlite3_bind_text(st, 1, m->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, m->sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, m->body, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, bakery_now_ms());
+		sqlite3_bind_text(st, 5, error, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 6, m->deliveries);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = store_fail(db, src, "queue dead-letter");
+	}
+	sqlite3_finalize(st);
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	return rc;
+}
+
+static int
+sqlite_stats(bakery_queue *q, jv *out)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	*out = jv_object();
+	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
+	for (int i = 0; i < 2; i++)
+		*out = jv_object_set(*out, jv_string(names[i]),
+		    jv_parse("{\"ready\":0,\"leased\":0,\"delayed\":0}"));
+	int rc = prepare(db,
+	    "SELECT queue,"
+	    " sum(visible_at <= ?1),"
+	    " sum(visible_at > ?1 AND lease IS NOT NULL),"
+	    " sum(visible_at > ?1 AND lease IS NULL)"
+	    " FROM messages GROUP BY queue", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, bakery_now_ms());
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jv s = jv_object();
+		s = jv_object_set(s, jv_string("ready"),
+		    jv_number(sqlite3_column_int64(st, 1)));
+		s = jv_object_set(s, jv_string("leased"),
+		    jv_number(sqlite3_column_int64(st, 2)));
+		s = jv_object_set(s, jv_string("delayed"),
+		    jv_number(sqlite3_column_int64(st, 3)));
+		*out = jv_object_set(*out,
+		    jv_string((const char *)sqlite3_column_text(st, 0)), s);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int
+sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	*out = jv_array();
+	int rc = prepare(db,
+	    "SELECT id, sandbox, deliveries, visible_at, lease IS NOT NULL,"
+	    " last_error, body FROM messages WHERE queue = ?1"
+	    " ORDER BY seq LIMIT ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char ts[32];
+		bakery_format_time(sqlite3_column_int64(st, 3), ts, sizeof ts);
+		jv m = jv_object();
+		m = jv_object_set(m, jv_string("id"),
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+		m = jv_object_set(m, jv_string("queue"), jv_string(queue));
+		m = jv_object_set(m, jv_string("sandbox"),
+		    jv_string((const char *)sqlite3_column_text(st, 1)));
+		m = jv_object_set(m, jv_string("deliveries"),
+		    jv_number(sqlite3_column_int(st, 2)));
+		m = jv_object_set(m, jv_string("visible_at"), jv_string(ts));
+		m = jv_object_set(m, jv_string("leased"),
+		    jv_bool(sqlite3_column_int(st, 4)));
+		const char *err = (const char *)sqlite3_column_text(st, 5);
+		m = jv_object_set(m, jv_string("last_error"),
+		    err ? jv_string(err) : jv_null());
+		const char *body = (const char *)sqlite3_column_text(st, 6);
+		jv env = jv_parse(body);
+		m = jv_object_set(m, jv_string("envelope"),
+		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
+		*out = jv_array_append(*out, m);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static int
+sqlite_purge_sandbox(bakery_queue *q, const char *sandbox)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	if (!(rc = prepare(db, "DELETE FROM messages WHERE sandbox = ?1",
+		  &st))) {
+		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = store_fail(db, src, "queue purge");
+		sqlite3_finalize(st);
+	}
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	return rc;
+}
+
+static void
+sqlite_close(bakery_queue *q)
+{
+	sqlite3_close(DB(q));
+	free(q);
+}
+
+static const struct queue_ops sqlite_ops = {
+	.send = sqlite_send,
+	.receive = sqlite_receive,
+	.ack = sqlite_ack,
+	.retry = sqlite_retry,
+	.dead_letter = sqlite_dead_letter,
+	.stats = sqlite_stats,
+	.peek = sqlite_peek,
+	.purge_sandbox = sqlite_purge_sandbox,
+	.close = sqlite_close,
+};
+
+int
+queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **out)
+{
+	sqlite3 *db;
+	int rc = store_open(ctx, path, &queue_schema, 1, &db);
+	if (rc)
+		return rc;
+	bakery_queue *q = bakery_xmalloc(sizeof *q);
+	q->ops = &sqlite_ops;
+	q->ctx = ctx;
+	q->impl = db;
+	*out = q;
+	return 0;
+}

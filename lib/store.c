@@ -1,0 +1,391 @@
+/*
+ * store.c — the home folder, paths, and opening SQLite files safely.
+ */
+#define _GNU_SOURCE
+#include "store.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "queue.h"
+
+static const char *const object_migrations[] = {
+	/* 0 -> 1 */
+	"CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  address TEXT NOT NULL, json TEXT NOT NULL);"
+	"CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
+	"  type TEXT NOT NULL, envelope TEXT NOT NULL,"
+	"  recorded_at INTEGER NOT NULL);"
+	"CREATE TABLE outbox(seq INTEGER PRIMARY KEY,"
+	"  event_id TEXT NOT NULL UNIQUE, envelope TEXT NOT NULL,"
+	"  attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,"
+	"  last_error TEXT);"
+	"CREATE TABLE seen(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
+	"  applied_at INTEGER NOT NULL);"
+	"CREATE TABLE commands_seen(key TEXT PRIMARY KEY, result TEXT NOT NULL,"
+	"  at INTEGER NOT NULL);"
+	"CREATE TABLE alarm(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  fire_at INTEGER, indexed INTEGER NOT NULL DEFAULT 0,"
+	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);"
+	/* The kitchen's oven tickets: one row per order, written with the
+	 * OrderPaid that caused it. Empty in every other kind. */
+	"CREATE TABLE tickets(order_id TEXT PRIMARY KEY,"
+	"  event_id TEXT NOT NULL, items TEXT NOT NULL,"
+	"  created_at INTEGER NOT NULL);",
+};
+const store_schema store_object_schema = { "object", object_migrations, 1 };
+
+static const char *const sandbox_migrations[] = {
+	"CREATE TABLE faults(name TEXT PRIMARY KEY, set_at INTEGER NOT NULL);"
+	"CREATE TABLE dead_letters(event_id TEXT PRIMARY KEY,"
+	"  type TEXT NOT NULL, envelope TEXT NOT NULL, error TEXT NOT NULL,"
+	"  attempts INTEGER NOT NULL, times INTEGER NOT NULL DEFAULT 1,"
+	"  stored_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);",
+};
+const store_schema store_sandbox_schema = { "sandbox", sandbox_migrations, 1 };
+
+static const char *const alarms_migrations[] = {
+	/* An entry says "this object may have an alarm due at fire_at". The
+	 * object's own alarm row is the truth; a stale entry costs one open. */
+	"CREATE TABLE alarms(sandbox TEXT NOT NULL, address TEXT NOT NULL,"
+	"  fire_at INTEGER NOT NULL, PRIMARY KEY (sandbox, address));"
+	"CREATE INDEX alarms_due ON alarms(fire_at);",
+};
+const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1 };
+
+static const char *const kinds[] = {
+	"order", "billing", "schedule", "kitchen", "crm", "customer",
+	"inbox", "dispatch", "sandbox", NULL,
+};
+
+char *
+store_default_home(void)
+{
+	const char *v;
+	if ((v = getenv("BAKERY_HOME")) && *v)
+		return bakery_xstrdup(v);
+	if ((v = getenv("STATE_DIRECTORY")) && *v) {
+		/* systemd may pass several folders separated by ':'. */
+		char *home = bakery_xstrdup(v);
+		char *colon = strchr(home, ':');
+		if (colon)
+			*colon = '\0';
+		return home;
+	}
+	if ((v = getenv("XDG_STATE_HOME")) && *v)
+		return bakery_xasprintf("%s/bakery", v);
+	if ((v = getenv("HOME")) && *v)
+		return bakery_xasprintf("%s/.local/state/bakery", v);
+	return bakery_xstrdup(".bakery");
+}
+
+int
+store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
+    const char *queue_url)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->home = home ? bakery_xstrdup(home) : store_default_home();
+	if (!sandbox)
+		sandbox = getenv("BAKERY_SANDBOX");
+	if (!sandbox || !*sandbox)
+		sandbox = "default";
+	ctx->sandbox = bakery_xstrdup(sandbox);
+	if (!queue_url)
+		queue_url = getenv("BAKERY_QUEUE");
+	ctx->queue_url = queue_url && *queue_url ? bakery_xstrdup(queue_url)
+						 : NULL;
+	const char *sync = getenv("BAKERY_SYNC");
+	ctx->sync_normal = sync && strcmp(sync, "normal") == 0;
+	const char *busy = getenv("BAKERY_BUSY_TIMEOUT_MS");
+	ctx->busy_timeout_ms = busy && atoi(busy) > 0 ? atoi(busy) : 30000;
+	const char *delay = getenv("BAKERY_ALARM_DELAY");
+	ctx->alarm_delay_s = delay && *delay ? atoi(delay) : 30;
+	if (!bakery_name_valid(ctx->sandbox))
+		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
+		    ctx->sandbox,
+		    "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
+	if (sync && *sync && strcmp(sync, "normal") != 0 &&
+	    strcmp(sync, "full") != 0)
+		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
+		    "want full or normal");
+	return 0;
+}
+
+void
+store_ctx_free(bakery_ctx *ctx)
+{
+	if (ctx->queue)
+		queue_close(ctx->queue);
+	free(ctx->home);
+	free(ctx->sandbox);
+	free(ctx->queue_url);
+	memset(ctx, 0, sizeof *ctx);
+}
+
+int
+store_kind_valid(const char *kind)
+{
+	for (int i = 0; kinds[i]; i++)
+		if (strcmp(kinds[i], kind) == 0)
+			return 1;
+	return 0;
+}
+
+int
+store_parse_address(const char *address, char *kind, char *key)
+{
+	const char *slash = strchr(address, '/');
+	if (!slash || slash - address > 64 || strlen(slash + 1) > 64)
+		return bakery_fail(EX_USAGE, "bad address: '%s': %s", address,
+		    "want KIND/KEY");
+	memcpy(kind, address, (size_t)(slash - address));
+	kind[slash - address] = '\0';
+	strcpy(key, slash + 1);
+	if (!store_kind_valid(kind))
+		return bakery_fail(EX_USAGE, "bad address: '%s': %s", address,
+		    "unknown kind");
+	if (!bakery_name_valid(key))
+		return bakery_fail(EX_USAGE, "bad address: '%s': %s", address,
+		    "bad key, want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
+	return 0;
+}
+
+int
+store_mkdirs(const char *dir)
+{
+	char *path = bakery_xstrdup(dir);
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+			int err = errno;
+			int rc = bakery_fail(err == ENOSPC ? EX_IOERR
+				: err == EACCES ? EX_NOPERM : EX_CANTCREAT,
+			    "cannot create folder '%s': %s", path,
+			    strerror(err));
+			free(path);
+			return rc;
+		}
+		*p = c;
+		if (!c)
+			break;
+	}
+	free(path);
+	return 0;
+}
+
+char *
+store_sandbox_dir(bakery_ctx *ctx, const char *sandbox)
+{
+	return bakery_xasprintf("%s/%s", ctx->home,
+	    sandbox ? sandbox : ctx->sandbox);
+}
+
+char *
+store_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
+{
+	return bakery_xasprintf("%s/%s/%s.db", ctx->home,
+	    sandbox ? sandbox : ctx->sandbox, address);
+}
+
+const char *
+store_journal_mode(void)
+{
+	/* 3.51.3 fixed the WAL-reset race; older libraries get a rollback
+	 * journal, which has no WAL to reset. */
+	return sqlite3_libversion_number() >= 3051003 ? "wal" : "truncate";
+}
+
+int
+store_fail(sqlite3 *db, int rc, const char *what)
+{
+	int code;
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_IOERR:
+		code = EX_IOERR;
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		code = EX_TEMPFAIL;
+		break;
+	case SQLITE_CANTOPEN:
+		code = EX_CANTCREAT;
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		code = EX_NOPERM;
+		break;
+	default:
+		code = EX_SOFTWARE;
+	}
+	return bakery_fail(code, "%s: %s", what,
+	    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+int
+store_exec(sqlite3 *db, const char *sql)
+{
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "cannot write");
+}
+
+int
+store_begin(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0
+			       : store_fail(db, rc, "cannot begin a transaction");
+}
+
+int
+store_commit(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return 0;
+	int code = store_fail(db, rc, "cannot commit");
+	store_rollback(db);
+	return code;
+}
+
+void
+store_rollback(sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int
+migrate(sqlite3 *db, const store_schema *schema, const char *path)
+{
+	sqlite3_stmt *st;
+	int version = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version == schema->count)
+		return 0;
+	if (version > schema->count)
+		return bakery_fail(EX_CONFIG,
+		    "cannot use '%s': schema version %d is newer than this "
+		    "bakery knows (%d)", path, version, schema->count);
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	/* Read again under the write lock: another process may have won. */
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	for (; version < schema->count; version++) {
+		char *bump = bakery_xasprintf("PRAGMA user_version = %d",
+		    version + 1);
+		rc = store_exec(db, schema->migrations[version]);
+		if (!rc)
+			rc = store_exec(db, bump);
+		free(bump);
+		if (rc) {
+			store_rollback(db);
+			return rc;
+		}
+	}
+	return store_commit(db);
+}
+
+int
+store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
+    int create, sqlite3 **out)
+{
+	*out = NULL;
+	if (create) {
+		char *dir = bakery_xstrdup(path);
+		char *slash = strrchr(dir, '/');
+		int rc = 0;
+		if (slash && slash != dir) {
+			*slash = '\0';
+			rc = store_mkdirs(dir);
+		}
+		free(dir);
+		if (rc)
+			return rc;
+		/* Created here, not by SQLite, so that it is 0600 whatever
+		 * the umask; SQLite gives journals the same mode. */
+		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return bakery_fail(errno == ENOSPC ? EX_IOERR
+				: errno == EACCES ? EX_NOPERM : EX_CANTCREAT,
+			    "cannot create '%s': %s", path, strerror(errno));
+		close(fd);
+	} else if (access(path, F_OK) != 0) {
+		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
+	}
+	sqlite3 *db;
+	int rc = sqlite3_open_v2(path, &db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	ctx->files_opened++;
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot open '%s'", path);
+		rc = store_fail(db, rc, what);
+		free(what);
+		sqlite3_close(db);
+		return rc;
+	}
+	sqlite3_busy_timeout(db, ctx->busy_timeout_ms);
+	char *pragmas = bakery_xasprintf(
+	    "PRAGMA journal_mode=%s; PRAGMA synchronous=%s;"
+	    "PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;",
+	    store_journal_mode(), ctx->sync_normal ? "NORMAL" : "FULL");
+	rc = sqlite3_exec(db, pragmas, NULL, NULL, NULL);
+	free(pragmas);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot open '%s'", path);
+		rc = store_fail(db, rc, what);
+		free(what);
+		sqlite3_close(db);
+		return rc;
+	}
+	if ((rc = migrate(db, schema, path))) {
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int
+store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int create, sqlite3 **db)
+{
+	char kind[65], key[65];
+	int rc = store_parse_address(address, kind, key);
+	if (rc)
+		return rc;
+	char *path = store_object_path(ctx, sandbox, address);
+	rc = store_open(ctx, path, &store_object_schema, create, db);
+	free(path);
+	if (rc == EX_NOINPUT)
+		return bakery_fail(EX_NOINPUT, "no such object: '%s'", address);
+	return rc;
+}
+
+int
+store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
+    sqlite3 **db)
+{
+	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home,
+	    sandbox ? sandbox : ctx->sandbox);
+	int rc = store_open(ctx, path, &store_sandbox_schema, create, db);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,91 @@
+/*
+ * store.h — where bakery keeps state, and how it opens a SQLite file.
+ *
+ * Owns: the home folder (BAKERY_HOME), the layout below it, name checks on
+ * every path it builds, file modes, connection settings (busy timeout,
+ * synchronous, journal mode), BEGIN IMMEDIATE, schema versions.
+ *
+ * Layout under HOME:
+ *   SANDBOX/KIND/KEY.db   one object (order/ord_1 -> default/order/ord_1.db)
+ *   SANDBOX/sandbox.db    faults and dead letters of the sandbox
+ *   queue.db              the embedded queue (sqlite: driver)
+ *   alarms.db             the alarm index: which objects may have a due alarm
+ *
+ * Promises: a bad name never becomes a path (EX_USAGE); files are 0600 and
+ * folders 0700; every write transaction is BEGIN IMMEDIATE with a busy
+ * timeout, so SQLITE_BUSY surfaces only after the timeout, as EX_TEMPFAIL;
+ * schemas move forward by PRAGMA user_version.
+ *
+ * Journal mode. SQLite 3.7.0 to 3.51.2 carry a WAL-reset race that can
+ * corrupt a database when two connections reset the WAL at once. On such a
+ * library (Debian 12 ships 3.40.1) bakery uses a rollback journal
+ * (journal_mode=TRUNCATE); on 3.51.3 or later it uses WAL. See
+ * docs/adr/0002-journal-mode.md.
+ */
+#ifndef BAKERY_STORE_H
+#define BAKERY_STORE_H
+
+#include <sqlite3.h>
+
+struct bakery_queue;
+
+typedef struct bakery_ctx {
+	char *home;            /* absolute or relative folder, never NULL */
+	char *sandbox;         /* validated name, "default" unless -s */
+	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
+	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
+	int busy_timeout_ms;   /* how long a writer waits for the lock */
+	int alarm_delay_s;     /* an alarm fires this long after the commit */
+	int files_opened;      /* counted so tests can prove O(due) scans */
+	struct bakery_queue *queue; /* opened on first use, see queue.h */
+} bakery_ctx;
+
+/* A file's schema: migrations[i] takes user_version i to i + 1. */
+typedef struct store_schema {
+	const char *name;
+	const char *const *migrations;
+	int count;
+} store_schema;
+
+extern const store_schema store_object_schema;
+extern const store_schema store_sandbox_schema;
+extern const store_schema store_alarms_schema;
+
+/* Fills ctx from flags (may be NULL) and the environment. */
+int store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
+    const char *queue_url);
+void store_ctx_free(bakery_ctx *ctx);
+
+/* The home folder: -H, else BAKERY_HOME, else $STATE_DIRECTORY,
+ * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
+char *store_default_home(void);
+
+/* Splits and checks "KIND/KEY". kind and key must hold 65 bytes. */
+int store_parse_address(const char *address, char *kind, char *key);
+int store_kind_valid(const char *kind);
+
+/* Opens path with schema; create=0 fails with EX_NOINPUT if missing. */
+int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
+    int create, sqlite3 **db);
+/* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox. */
+int store_open_object(bakery_ctx *ctx, const char *sandbox,
+    const char *address, int create, sqlite3 **db);
+int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
+    sqlite3 **db);
+/* Caller frees. */
+char *store_object_path(bakery_ctx *ctx, const char *sandbox,
+    const char *address);
+char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
+int store_mkdirs(const char *dir);
+
+int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
+int store_commit(sqlite3 *db);
+void store_rollback(sqlite3 *db); /* safe when no transaction is open */
+int store_exec(sqlite3 *db, const char *sql);
+/* Records "WHAT: sqlite's message" with the exit code for rc. */
+int store_fail(sqlite3 *db, int rc, const char *what);
+
+/* "truncate" or "wal", chosen from sqlite3_libversion_number(). */
+const char *store_journal_mode(void);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * subscriber.h — applying an event at an object, once in effect.
+ *
+ * Every subscriber answers like an HTTP handler:
+ *   2xx  applied, or applied before (its id is in the object's seen table)
+ *   409  not applicable yet (the kitchen has no card for a paid order)
+ *   422  malformed for this subscriber
+ *   503  refused or unavailable (a fault, a locked or full disk)
+ *
+ * Invariant 3: the event id is stored in the same transaction as the
+ * change, so a repeat finds it, changes nothing and answers 200. A 409 or
+ * 503 records nothing.
+ */
+#ifndef BAKERY_SUBSCRIBER_H
+#define BAKERY_SUBSCRIBER_H
+
+#include <jv.h>
+
+#include "object.h"
+
+typedef struct apply_result {
+	int status;
+	char error[256];
+} apply_result;
+
+/* One kind's handler: runs inside the object's transaction, after the
+ * seen check. Returns the status and, when not 2xx, fills error. */
+typedef int (*subscriber_fn)(bakery_object *o, jv env, const char *type,
+    char *error, size_t size);
+
+typedef struct subscriber {
+	const char *kind;
+	subscriber_fn apply;
+	int create; /* 0: the object must exist (an order), else 409 */
+} subscriber;
+
+extern const subscriber schedule_subscriber, kitchen_subscriber,
+    crm_subscriber, customer_subscriber, inbox_subscriber,
+    dispatch_subscriber, order_subscriber;
+
+/* Applies env at address in the envelope's sandbox, then sends whatever
+ * the object recorded. Fills r; returns 0 unless bakery itself failed. */
+int subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
+    apply_result *r);
+
+/* Delivers env to every subscriber of its type. r->status is 200 when all
+ * answered 2xx, else the first failure's status with every error joined by
+ * "; " ("Kitchen answered 503"). Every subscriber is tried each time. */
+int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
+
+/* Helpers for the kinds: the index of the element of arr whose .order is
+ * order, or -1. */
+int subscriber_find_order(jv arr, const char *order);
+/* Sets state.KEY_FIELD = key and appends record to state.ARRAY unless an
+ * element for the same order is there. Consumes record. Returns 200. */
+int subscriber_append_once(bakery_object *o, const char *key_field,
+    const char *array, jv record);
+/* arr without its element at index i. Consumes arr. */
+jv subscriber_remove_at(jv arr, int i);
+/* An object with the named fields of env's data (those present). */
+jv subscriber_pick(jv env, const char *const *fields);
+/* State as an object with the given arrays present. Consumes state. */
+jv subscriber_state(jv state, const char *const *arrays);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * util.h — what every bakery program and module shares: the error
+ * convention, logging, the clock, names and ids, and crash points.
+ *
+ * Errors. A library function that can fail returns 0 or a sysexits code
+ * (EX_USAGE, EX_DATAERR, ...) and leaves a message in bakery_error(); the
+ * program prints it as "PROG: error: MESSAGE" and exits with that code.
+ * Nothing below cmd/ ever exits, except bakery_crash_point().
+ *
+ * Logs. One line per record on stderr, "PROG: LEVEL: EVENT key=value ...",
+ * or one JSON object per line when BAKERY_LOG=json.
+ *
+ * Time. Every time is UTC. BAKERY_NOW (seconds since the epoch, or
+ * YYYY-MM-DDTHH:MM:SSZ) pins the clock so tests never wait for real time.
+ */
+#ifndef BAKERY_UTIL_H
+#define BAKERY_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sysexits.h>
+
+#define BAKERY_VERSION "0.1.0"
+
+/* The program's name, set once by main() through bakery_init(). */
+extern const char *bakery_prog;
+
+/* Reopens closed fds 0-2 on /dev/null, ignores SIGPIPE, sets the name. */
+void bakery_init(const char *argv0);
+
+/* Records an error message; returns code so callers can `return bakery_fail(...)`. */
+int bakery_fail(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *bakery_error(void);
+
+/* Prints "PROG: error: MSG" and exits with code. For cmd/ only. */
+_Noreturn void bakery_die(int code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prints bakery_error() and exits with code. */
+_Noreturn void bakery_die_last(int code);
+
+enum bakery_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+/* -q and -v move this: errors and warnings show by default. */
+extern int bakery_verbosity;
+/* Logs EVENT with NULL-terminated key, value string pairs. */
+void bakery_log(enum bakery_level level, const char *event, ...)
+	__attribute__((sentinel));
+
+/* Flushes and closes stdout; a failed write to stdout is an I/O error. */
+int bakery_close_stdout(void);
+
+/* Milliseconds since the epoch, UTC, honouring BAKERY_NOW. */
+int64_t bakery_now_ms(void);
+/* "2026-11-30T10:00:00.000Z" (buf >= 32) and "2026-11-30" (buf >= 11). */
+void bakery_format_time(int64_t ms, char *buf, size_t size);
+void bakery_format_day(int64_t ms, char *buf, size_t size);
+/* Accepts a calendar day YYYY-MM-DD that exists. */
+int bakery_day_valid(const char *day);
+
+/* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
+int bakery_name_valid(const char *name);
+/* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */
+void bakery_random_id(const char *prefix, char *buf, size_t size);
+
+/* Kills the process with SIGKILL when BAKERY_CRASH_AT names this point
+ * ("NAME" or "NAME:N" for the N-th time the point is passed). */
+void bakery_crash_point(const char *name);
+
+/* Growable string, for SQL and messages. Aborts on out of memory. */
+void *bakery_xmalloc(size_t n);
+void *bakery_xrealloc(void *p, size_t n);
+char *bakery_xstrdup(const char *s);
+char *bakery_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
