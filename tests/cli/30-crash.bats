@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# Invariant 8: a SIGKILL at each named crash point, recovery with the
+# ordinary tools, and every effect exactly once.
+load helpers
+
+later() { echo $(( $(date +%s) + 120 )); }
+
+@test "killed after the commit, before the send: the order exists and the relay sends it" {
+	crash_at order.after_commit bakery-order place --customer ada --day "$DAY" cardamom-bun=2
+	id=$(echo "$output" | jq -r .id)
+	run bakery-order show "$id"
+	assert_success
+	run bakery-show "order/$id"
+	assert_equal "$(echo "$output" | jq '.outbox | length')" 1
+	run bakery-relay --all
+	assert_success
+	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 0
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+}
+
+@test "killed after the send, before the delete: the row stays and the repeat is absorbed" {
+	bakery-fault set queue-refuses
+	id=$(place ada)
+	bakery-fault clear queue-refuses
+	crash_at relay.after_send bakery-relay "order/$id"
+	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 1
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
+	run bakery-relay "order/$id"
+	assert_success
+	# The id was still pending: the queue holds it once.
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+}
+
+@test "a send repeated after delivery is applied once in effect" {
+	bakery-fault set queue-refuses
+	id=$(place ada)
+	bakery-fault clear queue-refuses
+	crash_at relay.after_send bakery-relay "order/$id"
+	bakery-consume >/dev/null
+	# Delivered and acked; the relay now sends the same event again.
+	run bakery-relay "order/$id"
+	assert_success
+	run bakery-consume
+	assert_success
+	assert_output --partial '"status":200'
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+	assert_equal "$(bakery-show kitchen/board | jq '.state.cards | length')" 1
+}
+
+@test "killed after the first subscriber applied: the lease expires and the rest apply once" {
+	id=$(paid_order ada)
+	crash_at consume.after_apply bakery-consume --batch 1
+	# OrderPlaced reached the schedule, not yet the kitchen.
+	assert_equal "$(bakery-show "schedule/$DAY" | jq '.state.holds | length')" 1
+	run bakery-show kitchen/board
+	assert_failure 66
+	run env BAKERY_NOW="$(later)" bakery-consume
+	assert_success
+	assert_output --partial '"delivery":2'
+	assert_effects_once "$id"
+}
+
+@test "killed before the ack: the message comes again and changes nothing" {
+	id=$(paid_order ada)
+	crash_at consume.before_ack bakery-consume --batch 1
+	run env BAKERY_NOW="$(later)" bakery-consume
+	assert_success
+	assert_output --partial '"delivery":2'
+	assert_effects_once "$id"
+}
+
+@test "killed after storing a dead letter, before the ack: one dead letter" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	crash_at dlq.after_store bakery-dlq drain
+	run env BAKERY_NOW="$(later)" bakery-dlq drain
+	assert_success
+	assert_equal "$(bakery-dlq list | jq -s length)" 2
+	assert_equal "$(bakery-queue stats | jq '."bakery-events-dlq" | .ready + .leased')" 0
+}
+
+@test "killed after the redrive's send: the row stays, the message is queued, nothing is lost" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	bakery-dlq drain >/dev/null
+	bakery-fault clear kitchen-refuses
+	placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')
+	paid=$(bakery-dlq list | jq -r 'select(.type == "OrderPaid") | .id')
+	crash_at redrive.after_send bakery-redrive "$placed"
+	run bakery-dlq show "$placed"
+	assert_success
+	assert_equal "$(bakery-queue peek | jq -r .id)" "$placed"
+	run bakery-redrive "$placed"
+	assert_success
+	assert_equal "$(bakery-queue peek | jq -s length)" 1
+	bakery-consume >/dev/null
+	bakery-redrive "$paid" >/dev/null
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+	assert_equal "$(bakery-dlq list | jq -s length)" 0
+}

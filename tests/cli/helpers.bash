@@ -1,0 +1,63 @@
+# Shared by every CLI test: a fresh home per test, the built programs first
+# on PATH, and bats-assert. Load with `load helpers`.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
+export PATH="$TOP/bin:$PATH"
+export BAKERY_MENU="$TOP/share/menu.tsv"
+
+setup() {
+	export BAKERY_HOME="$BATS_TEST_TMPDIR/home"
+	unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG
+	unset BAKERY_STRIPE_WEBHOOK_SECRET BAKERY_SYNC
+	DAY=2026-12-01
+}
+
+# place CUSTOMER [ITEMS...]: places an order for $DAY, prints its id.
+place() {
+	local customer=$1
+	shift
+	bakery-order place --customer "$customer" --day "$DAY" "${@:-cardamom-bun=1}" | jq -r .id
+}
+
+# paid_order CUSTOMER [ITEMS...]: places and pays; prints the order id.
+paid_order() {
+	local id
+	id=$(place "$@") || return 1
+	bakery-order pay "$id" >/dev/null || return 1
+	echo "$id"
+}
+
+# Runs a command that must die by SIGKILL at a crash point (exit 137).
+crash_at() {
+	local point=$1
+	shift
+	run env BAKERY_CRASH_AT="$point" "$@"
+	[ "$status" -eq 137 ] || {
+		echo "expected SIGKILL at $point, got status $status: $output" >&2
+		return 1
+	}
+}
+
+# Asserts every effect of order $1 happened exactly once.
+assert_effects_once() {
+	local id=$1 customer day
+	customer=$(bakery-order show "$id" | jq -r .customer)
+	day=$(bakery-order show "$id" | jq -r .day)
+	[ "$(bakery-order show "$id" | jq -r .status)" = paid ] || { echo "order $id not paid" >&2; return 1; }
+	local n
+	n=$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o and .status == "confirmed")] | length')
+	[ "$n" = 1 ] || { echo "kitchen cards for $id: $n" >&2; return 1; }
+	n=$(bakery-show kitchen/board | jq --arg o "$id" '[.state.tickets[] | select(.order == $o)] | length')
+	[ "$n" = 1 ] || { echo "tickets for $id: $n" >&2; return 1; }
+	n=$(bakery-show "inbox/$customer" | jq --arg o "$id" '[.state.receipts[] | select(.order == $o)] | length')
+	[ "$n" = 1 ] || { echo "receipts for $id: $n" >&2; return 1; }
+	n=$(bakery-show "schedule/$day" | jq --arg o "$id" '[.state.reservations[] | select(.order == $o)] | length')
+	[ "$n" = 1 ] || { echo "reservations for $id: $n" >&2; return 1; }
+	n=$(bakery-show "schedule/$day" | jq --arg o "$id" '[.state.holds[] | select(.order == $o)] | length')
+	[ "$n" = 0 ] || { echo "holds left for $id: $n" >&2; return 1; }
+	n=$(bakery-show "customer/$customer" | jq --arg o "$id" '[.state.orders[] | select(.order == $o)] | length')
+	[ "$n" = 1 ] || { echo "customer orders for $id: $n" >&2; return 1; }
+}
