@@ -196,12 +196,22 @@ store_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
 	    sandbox ? sandbox : ctx->sandbox, address);
 }
 
+int
+store_wal_reset_fixed(int version)
+{
+	/* Fixed in 3.51.3, and backported to 3.44.6 and 3.50.7. */
+	return version >= 3051003 ||
+	    (version >= 3044006 && version < 3045000) ||
+	    (version >= 3050007 && version < 3051000);
+}
+
 const char *
 store_journal_mode(void)
 {
-	/* 3.51.3 fixed the WAL-reset race; older libraries get a rollback
-	 * journal, which has no WAL to reset. */
-	return sqlite3_libversion_number() >= 3051003 ? "wal" : "truncate";
+	/* A library with the WAL-reset race gets a rollback journal, which
+	 * has no WAL to reset. */
+	return store_wal_reset_fixed(sqlite3_libversion_number()) ? "wal"
+								  : "truncate";
 }
 
 int

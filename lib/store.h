@@ -17,10 +17,11 @@
  * schemas move forward by PRAGMA user_version.
  *
  * Journal mode. SQLite 3.7.0 to 3.51.2 carry a WAL-reset race that can
- * corrupt a database when two connections reset the WAL at once. On such a
+ * corrupt a database when a checkpoint and a commit that resets the WAL
+ * race (fixed in 3.51.3, backported to 3.44.6 and 3.50.7). On an affected
  * library (Debian 12 ships 3.40.1) bakery uses a rollback journal
- * (journal_mode=TRUNCATE); on 3.51.3 or later it uses WAL. See
- * docs/adr/0002-journal-mode.md.
+ * (journal_mode=TRUNCATE), which has no WAL; on a fixed one it uses WAL.
+ * See docs/adr/0002-journal-mode.md.
  */
 #ifndef BAKERY_STORE_H
 #define BAKERY_STORE_H
@@ -85,6 +86,8 @@ int store_exec(sqlite3 *db, const char *sql);
 /* Records "WHAT: sqlite's message" with the exit code for rc. */
 int store_fail(sqlite3 *db, int rc, const char *what);
 
+/* Whether SQLite version (as sqlite3_libversion_number()) has the fix. */
+int store_wal_reset_fixed(int version);
 /* "truncate" or "wal", chosen from sqlite3_libversion_number(). */
 const char *store_journal_mode(void);
 
