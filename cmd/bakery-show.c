@@ -3,6 +3,7 @@
  */
 #include "../lib/cli.h"
 #include "../lib/object.h"
+#include "../lib/subscriber.h"
 #include "../lib/util.h"
 
 #define USAGE \
@@ -48,13 +49,8 @@ main(int argc, char **argv)
 		cli_exit(&ctx, 0);
 	}
 	for (int i = 0; i < argc; i++) {
-		bakery_object *o;
 		jv out;
-		int one = object_open(&ctx, NULL, argv[i], 0, &o);
-		if (!one) {
-			one = object_show(o, &out);
-			object_close(o);
-		}
+		int one = subscriber_show(&ctx, argv[i], &out);
 		if (one) {
 			fprintf(stderr, "%s: error: %s\n", bakery_prog,
 			    bakery_error());

@@ -60,7 +60,12 @@ main(int argc, char **argv)
 	}
 	execvp(name, argv + 1);
 	int err = errno;
-	fprintf(stderr, "%s: error: unknown command: '%s': %s\n", bakery_prog,
-	    name + 7, strerror(err));
-	return err == ENOENT ? EX_USAGE : EX_OSERR;
+	if (err == ENOENT) {
+		fprintf(stderr, "%s: error: unknown command: '%s'\n%s",
+		    bakery_prog, name + 7, USAGE);
+		return EX_USAGE;
+	}
+	fprintf(stderr, "%s: error: cannot run '%s': %s\n", bakery_prog, name,
+	    strerror(err));
+	return err == EACCES ? EX_NOPERM : EX_OSERR;
 }

@@ -2,6 +2,7 @@
  * cli.c — common options, usage, and the end of every program.
  */
 #include "cli.h"
+#include "queue.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -69,6 +70,8 @@ void
 cli_context(const cli *c, bakery_ctx *ctx)
 {
 	int rc = store_ctx_init(ctx, c->home, c->sandbox, c->queue);
+	if (!rc)
+		rc = queue_url_check(ctx->queue_url);
 	if (rc)
 		bakery_die_last(rc);
 }

@@ -65,8 +65,11 @@ row_to_jv(sqlite3_stmt *st, const char *sandbox)
 	    jv_number(sqlite3_column_int(st, 5)));
 	d = jv_object_set(d, jv_string("stored_at"), jv_string(stored));
 	d = jv_object_set(d, jv_string("updated_at"), jv_string(updated));
-	jv env = jv_parse((const char *)sqlite3_column_text(st, 2));
-	d = jv_object_set(d, jv_string("envelope"), env);
+	/* A poison message's body may not be JSON: keep it as a string. */
+	const char *body = (const char *)sqlite3_column_text(st, 2);
+	jv env = jv_parse(body);
+	d = jv_object_set(d, jv_string("envelope"),
+	    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
 	return d;
 }
 
@@ -161,8 +164,19 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
 	if (rc)
 		return rc;
 	jv env = jv_object_get(jv_copy(d), jv_string("envelope"));
-	char *body = envelope_dump(env);
+	char *body = jv_get_kind(env) == JV_KIND_STRING
+	    ? bakery_xstrdup(jv_string_value(env)) : envelope_dump(env);
 	jv_free(env);
+	jv checked;
+	if (envelope_parse(body, strlen(body), &checked)) {
+		/* Sending it again would only poison the queue again. */
+		rc = bakery_fail(EX_DATAERR, "cannot redrive '%s': %s", id,
+		    bakery_error());
+		free(body);
+		jv_free(d);
+		return rc;
+	}
+	jv_free(checked);
 	bakery_queue *q;
 	queue_item item = { id, sandbox, body, 0 };
 	if (!(rc = queue_get(ctx, &q)))

@@ -8,6 +8,15 @@
 #include <string.h>
 
 int
+queue_url_check(const char *url)
+{
+	if (!url || (strncmp(url, "sqlite:", 7) == 0 && url[7]))
+		return 0;
+	return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
+	    "want sqlite:PATH");
+}
+
+int
 queue_get(bakery_ctx *ctx, bakery_queue **q)
 {
 	if (ctx->queue) {
@@ -15,16 +24,15 @@ queue_get(bakery_ctx *ctx, bakery_queue **q)
 		return 0;
 	}
 	const char *url = ctx->queue_url;
-	int rc;
+	int rc = queue_url_check(url);
+	if (rc)
+		return rc;
 	if (!url) {
 		char *path = bakery_xasprintf("%s/queue.db", ctx->home);
 		rc = queue_sqlite_open(ctx, path, q);
 		free(path);
-	} else if (strncmp(url, "sqlite:", 7) == 0 && url[7]) {
-		rc = queue_sqlite_open(ctx, url + 7, q);
 	} else {
-		return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
-		    "want sqlite:PATH");
+		rc = queue_sqlite_open(ctx, url + 7, q);
 	}
 	if (!rc)
 		ctx->queue = *q;

@@ -75,6 +75,8 @@ struct bakery_queue {
 	void *impl;
 };
 
+/* EX_CONFIG unless url (NULL: the default) names a known driver. */
+int queue_url_check(const char *url);
 /* The context's queue, opened on first use from ctx->queue_url. */
 int queue_get(bakery_ctx *ctx, bakery_queue **q);
 void queue_close(bakery_queue *q);

@@ -98,6 +98,25 @@ subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
 }
 
 int
+subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
+{
+	bakery_object *o;
+	int rc = object_open(ctx, NULL, address, 0, &o);
+	if (!rc)
+		rc = object_show(o, out);
+	if (!rc) {
+		const subscriber *sub = find_subscriber(o->kind);
+		if (sub && sub->arrays) {
+			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
+			*out = jv_object_set(*out, jv_string("state"),
+			    subscriber_state(state, sub->arrays));
+		}
+	}
+	object_close(o);
+	return rc;
+}
+
+int
 subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
 {
 	char addresses[ROUTING_MAX_SUBSCRIBERS][130];

@@ -32,6 +32,8 @@ typedef struct subscriber {
 	const char *kind;
 	subscriber_fn apply;
 	int create; /* 0: the object must exist (an order), else 409 */
+	/* Arrays the state always shows, even before anything was applied. */
+	const char *const *arrays;
 } subscriber;
 
 extern const subscriber schedule_subscriber, kitchen_subscriber,
@@ -42,6 +44,10 @@ extern const subscriber schedule_subscriber, kitchen_subscriber,
  * the object recorded. Fills r; returns 0 unless bakery itself failed. */
 int subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
     apply_result *r);
+
+/* object_show() of address, with the kind's arrays present even in an
+ * object that has refused everything so far (its stable shape). */
+int subscriber_show(bakery_ctx *ctx, const char *address, jv *out);
 
 /* Delivers env to every subscriber of its type. r->status is 200 when all
  * answered 2xx, else the first failure's status with every error joined by

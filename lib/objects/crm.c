@@ -47,4 +47,4 @@ crm_apply(bakery_object *o, jv env, const char *type, char *error,
 	return 200;
 }
 
-const subscriber crm_subscriber = { "crm", crm_apply, 1 };
+const subscriber crm_subscriber = { "crm", crm_apply, 1, NULL };

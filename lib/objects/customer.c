@@ -20,4 +20,5 @@ customer_apply(bakery_object *o, jv env, const char *type, char *error,
 	    subscriber_pick(env, fields));
 }
 
-const subscriber customer_subscriber = { "customer", customer_apply, 1 };
+static const char *const shape[] = { "orders", NULL };
+const subscriber customer_subscriber = { "customer", customer_apply, 1, shape };

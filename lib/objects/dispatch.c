@@ -32,4 +32,5 @@ dispatch_apply(bakery_object *o, jv env, const char *type, char *error,
 	return subscriber_append_once(o, "day", "stops", stop);
 }
 
-const subscriber dispatch_subscriber = { "dispatch", dispatch_apply, 1 };
+static const char *const shape[] = { "stops", NULL };
+const subscriber dispatch_subscriber = { "dispatch", dispatch_apply, 1, shape };

@@ -21,4 +21,5 @@ inbox_apply(bakery_object *o, jv env, const char *type, char *error,
 	    subscriber_pick(env, fields));
 }
 
-const subscriber inbox_subscriber = { "inbox", inbox_apply, 1 };
+static const char *const shape[] = { "receipts", NULL };
+const subscriber inbox_subscriber = { "inbox", inbox_apply, 1, shape };

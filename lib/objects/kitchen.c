@@ -71,4 +71,5 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 	return status;
 }
 
-const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1 };
+static const char *const shape[] = { "cards", NULL };
+const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1, shape };

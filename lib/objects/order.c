@@ -303,4 +303,4 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 	return 200;
 }
 
-const subscriber order_subscriber = { "order", order_apply, 0 };
+const subscriber order_subscriber = { "order", order_apply, 0, NULL };

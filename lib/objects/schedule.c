@@ -46,4 +46,5 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	return 200;
 }
 
-const subscriber schedule_subscriber = { "schedule", schedule_apply, 1 };
+static const char *const shape[] = { "holds", "reservations", NULL };
+const subscriber schedule_subscriber = { "schedule", schedule_apply, 1, shape };

@@ -1,0 +1,196 @@
+#!/usr/bin/env bats
+load helpers
+bats_require_minimum_version 1.5.0
+
+outside_home() {
+	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
+		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
+		-not -name 'separate-stderr-*'
+}
+
+@test "list of a fresh sandbox prints nothing and exits 0" {
+	run --separate-stderr bakery-fault list
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "set prints nothing and list then shows the fault with its name and time" {
+	run --separate-stderr bakery-fault set queue-refuses
+	assert_success
+	assert_output ""
+	run --separate-stderr bakery-fault list
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(jq -r .name <<<"$output")" queue-refuses
+	[[ "$(jq -r .set_at <<<"$output")" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T ]]
+}
+
+@test "setting a fault twice lists it once" {
+	bakery-fault set kitchen-refuses
+	bakery-fault set kitchen-refuses
+	run --separate-stderr bakery-fault list
+	assert_success
+	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "both faults can be set and clear removes only the one named" {
+	bakery-fault set kitchen-refuses
+	bakery-fault set queue-refuses
+	run bakery-fault list
+	assert_equal "$(jq -r .name <<<"$output" | sort | tr '\n' ' ')" "kitchen-refuses queue-refuses "
+	run --separate-stderr bakery-fault clear queue-refuses
+	assert_success
+	assert_output ""
+	run bakery-fault list
+	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "clearing a fault that is not set exits 0" {
+	run --separate-stderr bakery-fault clear kitchen-refuses
+	assert_success
+	run bakery-fault list
+	assert_output ""
+}
+
+@test "an unknown fault exits 64 with the usage on stderr and sets nothing" {
+	run --separate-stderr bakery-fault set nosuch
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"unknown fault: 'nosuch'"* ]]
+	[[ "$stderr" == *"usage: bakery-fault"* ]]
+	run --separate-stderr bakery-fault clear nosuch
+	assert_failure 64
+	run bakery-fault list
+	assert_output ""
+}
+
+@test "faults are per sandbox" {
+	bakery-fault set queue-refuses
+	run --separate-stderr bakery-fault -s other list
+	assert_success
+	assert_output ""
+	bakery-fault -s other set kitchen-refuses
+	run bakery-fault -s other list
+	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	run bakery-fault list
+	assert_equal "$(jq -r .name <<<"$output")" queue-refuses
+	assert_equal "${#lines[@]}" 1
+}
+
+@test "BAKERY_SANDBOX selects the sandbox like -s" {
+	BAKERY_SANDBOX=other bakery-fault set queue-refuses
+	run bakery-fault -s other list
+	assert_equal "$(jq -r .name <<<"$output")" queue-refuses
+	run bakery-fault list
+	assert_output ""
+}
+
+@test "queue-refuses in one sandbox does not stop sends of another" {
+	bakery-fault -s other set queue-refuses
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	[[ "$stderr" != *relay_error* ]]
+	run --separate-stderr bakery-order -s other place --customer bob --day "$DAY" cardamom-bun=1
+	assert_success
+	[[ "$stderr" == *relay_error* ]]
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
+	assert_equal "$(bakery-queue peek | jq -r .sandbox)" default
+}
+
+@test "queue-refuses makes bakery-queue send exit 69 and clearing it lets the same send through" {
+	bakery-fault set queue-refuses
+	id=$(place ada)
+	env=$(bakery-order events "$id")
+	run --separate-stderr bakery-queue send <<<"$env"
+	assert_failure 69
+	assert_output ""
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
+	bakery-fault clear queue-refuses
+	run --separate-stderr bakery-queue send <<<"$env"
+	assert_success
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
+}
+
+@test "kitchen-refuses makes the kitchen answer 503 and clearing it lets the event apply" {
+	bakery-fault set kitchen-refuses
+	id=$(place ada)
+	run --separate-stderr bakery-consume
+	assert_equal "$(jq -r .status <<<"${lines[0]}")" 503
+	[[ "$output" == *"Kitchen answered 503"* ]]
+	run bakery-show kitchen/board
+	assert_equal "$(jq --arg o "$id" '[.state.cards // [] | .[] | select(.order == $o)] | length' <<<"$output")" 0
+	bakery-fault clear kitchen-refuses
+	bakery-order events "$id" | bakery-consume --stdin >/dev/null
+	run bakery-show kitchen/board
+	assert_equal "$(jq -c --arg o "$id" '[.state.cards[] | select(.order == $o) | .status]' <<<"$output")" '["placed"]'
+}
+
+@test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run --separate-stderr bakery-fault -s ../x set queue-refuses
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"bad sandbox name"* ]]
+	run --separate-stderr bakery-fault -s ../x list
+	assert_failure 64
+	[ ! -e "$BATS_TEST_TMPDIR/x" ]
+	assert_equal "$(outside_home)" ""
+}
+
+@test "a fault name that looks like a path exits 64" {
+	run --separate-stderr bakery-fault set ../x
+	assert_failure 64
+	assert_output ""
+}
+
+@test "-h prints the usage on stdout and exits 0" {
+	run --separate-stderr bakery-fault -h
+	assert_success
+	assert_line --index 0 "usage: bakery-fault set NAME"
+	assert_line --partial "faults: kitchen-refuses, queue-refuses"
+	assert_equal "$stderr" ""
+}
+
+@test "-V prints the program and version" {
+	run --separate-stderr bakery-fault -V
+	assert_success
+	assert_output --regexp '^bakery-fault [0-9]+\.[0-9]+\.[0-9]+'
+}
+
+@test "a missing command exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-fault
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"usage: bakery-fault"* ]]
+}
+
+@test "an unknown command exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-fault toggle queue-refuses
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"unknown command: 'toggle'"* ]]
+	[[ "$stderr" == *"usage: bakery-fault"* ]]
+}
+
+@test "set without a name exits 64 and list with an operand exits 64" {
+	run --separate-stderr bakery-fault set
+	assert_failure 64
+	[[ "$stderr" == *"usage: bakery-fault"* ]]
+	run --separate-stderr bakery-fault list queue-refuses
+	assert_failure 64
+	run --separate-stderr bakery-fault set queue-refuses kitchen-refuses
+	assert_failure 64
+	run bakery-fault list
+	assert_output ""
+}
+
+@test "an unknown option exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-fault --bogus list
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"usage: bakery-fault"* ]]
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env bats
+load helpers
+bats_require_minimum_version 1.5.0
+
+outside_home() {
+	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
+		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
+		-not -name 'separate-stderr-*'
+}
+
+# envelope ID [JQ-FILTER]: a valid OrderPlaced envelope with that id.
+envelope() {
+	jq -cn --arg id "$1" '{specversion: "1.0", id: $id, type: "OrderPlaced",
+		source: "bakery:default/order/ord_x", subject: "order/ord_x",
+		time: "2026-11-30T10:00:00.000Z", datacontenttype: "application/json",
+		sandbox: "default",
+		data: {order: "ord_x", customer: "ada", day: "2026-12-01",
+		       items: [{item: "cardamom-bun", qty: 1, price_cents: 450}],
+		       total_cents: 450, currency: "eur"}}' | jq -c "${2:-.}"
+}
+
+ready() {
+	bakery-queue stats | jq ".\"bakery-events${1:+-dlq}\".ready"
+}
+
+@test "stats of a fresh home shows both queues empty" {
+	run --separate-stderr bakery-queue stats
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(jq -c . <<<"$output")" \
+		'{"bakery-events":{"ready":0,"leased":0,"delayed":0},"bakery-events-dlq":{"ready":0,"leased":0,"delayed":0}}'
+	assert_equal "$stderr" ""
+}
+
+@test "send prints one sent line per envelope and peek shows the messages" {
+	run --separate-stderr bakery-queue send < <(envelope evt_a; envelope evt_b)
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(jq -c . <<<"$output" | tr '\n' ' ')" \
+		'{"id":"evt_a","status":"sent"} {"id":"evt_b","status":"sent"} '
+	assert_equal "$(ready)" 2
+	run --separate-stderr bakery-queue peek
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$(jq -r .id <<<"$output" | sort | tr '\n' ' ')" "evt_a evt_b "
+	assert_equal "$(jq -r .queue <<<"$output" | sort -u)" bakery-events
+	assert_equal "$(jq -r .envelope.type <<<"$output" | sort -u)" OrderPlaced
+	assert_equal "$(jq -r .deliveries <<<"$output" | sort -u)" 0
+}
+
+@test "peek does not take messages off the queue" {
+	envelope evt_a | bakery-queue send >/dev/null
+	bakery-queue peek >/dev/null
+	bakery-queue peek >/dev/null
+	assert_equal "$(ready)" 1
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".leased')" 0
+}
+
+@test "peek --limit caps the number of messages" {
+	for i in 1 2 3; do envelope "evt_$i"; done | bakery-queue send >/dev/null
+	run --separate-stderr bakery-queue peek --limit 2
+	assert_success
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "a repeated send of the same envelope while pending is one message" {
+	envelope evt_a | bakery-queue send >/dev/null
+	run --separate-stderr bakery-queue send < <(envelope evt_a; envelope evt_a)
+	assert_success
+	assert_equal "$(ready)" 1
+	assert_equal "$(bakery-queue peek | jq -s 'map(select(.id == "evt_a")) | length')" 1
+}
+
+@test "malformed lines amid good ones: the good ones are sent, the bad reported by line, exit 65" {
+	input=$(envelope evt_a; echo 'not json'; envelope evt_b; echo '{"a":1}'; echo '[1,2]'; envelope evt_c)
+	run --separate-stderr bakery-queue send <<<"$input"
+	assert_failure 65
+	assert_equal "$(jq -r .id <<<"$output" | tr '\n' ' ')" "evt_a evt_b evt_c "
+	[[ "$stderr" == *"line 2: malformed JSON"* ]]
+	[[ "$stderr" == *"line 4: "* ]]
+	[[ "$stderr" == *"line 5: "* ]]
+	[[ "$stderr" != *"line 1:"* ]]
+	[[ "$stderr" != *"line 3:"* ]]
+	[[ "$stderr" != *"line 6:"* ]]
+	assert_equal "$(ready)" 3
+}
+
+@test "blank lines are skipped and do not shift the line numbers" {
+	input=$(envelope evt_a; echo; echo 'oops'; envelope evt_b)
+	run --separate-stderr bakery-queue send <<<"$input"
+	assert_failure 65
+	[[ "$stderr" == *"line 3: malformed JSON"* ]]
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "an unknown event type exits 65 and sends nothing" {
+	run --separate-stderr bakery-queue send < <(envelope evt_a '.type = "OrderEaten"')
+	assert_failure 65
+	assert_output ""
+	[[ "$stderr" == *"line 1: unknown event type: 'OrderEaten'"* ]]
+	assert_equal "$(ready)" 0
+}
+
+@test "a wrong specversion exits 65 and sends nothing" {
+	run --separate-stderr bakery-queue send < <(envelope evt_a '.specversion = "0.3"')
+	assert_failure 65
+	assert_output ""
+	[[ "$stderr" == *"line 1: specversion '0.3'"* ]]
+	assert_equal "$(ready)" 0
+}
+
+@test "an envelope without id, without sandbox or with a bad sandbox exits 65" {
+	for f in 'del(.id)' 'del(.sandbox)' '.sandbox = "../x"' '.sandbox = "A"' '.data = "text"' '.id = 7'; do
+		run --separate-stderr bakery-queue send < <(envelope evt_a "$f")
+		assert_failure 65
+		assert_output ""
+		[[ "$stderr" == *"line 1: "* ]]
+	done
+	assert_equal "$(ready)" 0
+}
+
+@test "an empty stdin sends nothing and exits 0" {
+	run --separate-stderr bakery-queue send </dev/null
+	assert_success
+	assert_output ""
+	assert_equal "$(ready)" 0
+}
+
+@test "envelopes from bakery-order events are accepted, and a repeat while pending stays one message" {
+	id=$(place ada)
+	run --separate-stderr bakery-queue send < <(bakery-order events "$id")
+	assert_success
+	assert_equal "$(jq -r .status <<<"$output")" sent
+	assert_equal "$(ready)" 1
+}
+
+@test "the queue refusing exits 69 and sends nothing" {
+	bakery-fault set queue-refuses
+	run --separate-stderr bakery-queue send < <(envelope evt_a)
+	assert_failure 69
+	assert_output ""
+	[[ "$stderr" == *"bakery-queue: error: "*"queue-refuses"* ]]
+	assert_equal "$(ready)" 0
+}
+
+@test "peek --dlq shows the dead letters and not the main queue" {
+	run --separate-stderr bakery-queue peek --dlq
+	assert_success
+	assert_output ""
+	bakery-fault set kitchen-refuses
+	id=$(place ada)
+	bakery-consume >/dev/null 2>&1
+	envelope evt_live | bakery-queue send >/dev/null
+	run --separate-stderr bakery-queue peek --dlq
+	assert_success
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(jq -r .queue <<<"$output")" bakery-events-dlq
+	assert_equal "$(jq -r .envelope.subject <<<"$output")" "order/$id"
+	[[ "$(jq -r .last_error <<<"$output")" == *"Kitchen answered 503"* ]]
+	assert_equal "$(ready dlq)" 1
+}
+
+@test "a bad --limit exits 64" {
+	for l in 0 -1 x ''; do
+		run --separate-stderr bakery-queue peek --limit "$l"
+		assert_failure 64
+		assert_output ""
+		[[ "$stderr" == *"usage: bakery-queue"* ]]
+	done
+}
+
+@test "a queue URL that is not sqlite:PATH exits 78" {
+	run --separate-stderr bakery-queue --queue nats://127.0.0.1:1 stats
+	assert_failure 78
+	assert_output ""
+	run --separate-stderr env BAKERY_QUEUE=bogus bakery-queue stats
+	assert_failure 78
+}
+
+@test "--queue sqlite:PATH keeps messages in that file" {
+	q="$BATS_TEST_TMPDIR/cwd/q.db"
+	mkdir -p "${q%/*}"
+	envelope evt_a | bakery-queue --queue "sqlite:$q" send >/dev/null
+	[ -f "$q" ]
+	assert_equal "$(bakery-queue --queue "sqlite:$q" stats | jq '."bakery-events".ready')" 1
+	assert_equal "$(ready)" 0
+}
+
+@test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
+	mkdir "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd"
+	run --separate-stderr bakery-queue -s ../x stats
+	assert_failure 64
+	assert_output ""
+	[ ! -e "$BATS_TEST_TMPDIR/x" ]
+	assert_equal "$(outside_home)" ""
+}
+
+@test "-h prints the usage on stdout and exits 0" {
+	run --separate-stderr bakery-queue -h
+	assert_success
+	assert_line --index 0 "usage: bakery-queue send < envelopes.jsonl"
+	assert_equal "$stderr" ""
+}
+
+@test "-V prints the program and version" {
+	run --separate-stderr bakery-queue -V
+	assert_success
+	assert_output --regexp '^bakery-queue [0-9]+\.[0-9]+\.[0-9]+'
+}
+
+@test "a missing command exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-queue
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"usage: bakery-queue"* ]]
+}
+
+@test "an unknown command exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-queue receive
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"unknown command: 'receive'"* ]]
+	[[ "$stderr" == *"usage: bakery-queue"* ]]
+}
+
+@test "an extra operand exits 64" {
+	run --separate-stderr bakery-queue stats extra
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"usage: bakery-queue"* ]]
+}
+
+@test "an unknown option exits 64 with the usage on stderr" {
+	run --separate-stderr bakery-queue --bogus stats
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"usage: bakery-queue"* ]]
+}
+
+@test "stdout that cannot be written exits 74" {
+	run --separate-stderr bash -c 'bakery-queue stats >/dev/full'
+	assert_failure 74
+}

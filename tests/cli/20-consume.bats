@@ -1,0 +1,266 @@
+#!/usr/bin/env bats
+load helpers
+bats_require_minimum_version 1.5.0
+
+# Every object of the default sandbox, one sorted JSON document each.
+snapshot() {
+	local f rel
+	find "$BAKERY_HOME/default" -mindepth 2 -name '*.db' | sort | while read -r f; do
+		rel=${f#"$BAKERY_HOME/default/"}
+		bakery-show "${rel%.db}" | jq -S .
+	done
+}
+
+# Ids of the messages in a queue table (bakery-events unless given).
+queue_ids() {
+	sqlite3 "$BAKERY_HOME/queue.db" \
+	    "SELECT id FROM messages WHERE queue = '${1:-bakery-events}' ORDER BY seq"
+}
+
+@test "consume drains the queue and applies a paid order at every subscriber once" {
+	id=$(paid_order ada)
+	run bakery-consume
+	assert_success
+	assert_effects_once "$id"
+	[ -z "$(queue_ids)" ]
+	[ -z "$(queue_ids bakery-events-dlq)" ]
+}
+
+@test "consume prints one JSON line per delivery with id, type, sandbox, delivery, status, outcome and error" {
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume
+	assert_success
+	[ "${#lines[@]}" -eq 3 ]
+	for line in "${lines[@]}"; do
+		echo "$line" | jq -e '(keys == ["delivery","error","id","outcome","sandbox","status","type"])
+			and .delivery == 1 and .status == 200 and .outcome == "acked"
+			and .error == null and .sandbox == "default" and (.id | startswith("evt_"))'
+	done
+	run jq -sc '[.[].type]' <<<"$output"
+	assert_output '["OrderPlaced","PaymentSucceeded","OrderPaid"]'
+}
+
+@test "consume --once --batch 1 handles one message and leaves the rest queued" {
+	paid_order ada >/dev/null
+	[ "$(queue_ids | wc -l)" -eq 2 ]
+	run --separate-stderr bakery-consume --once --batch 1
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	echo "$output" | jq -e '.type == "OrderPlaced" and .outcome == "acked"'
+	[ "$(queue_ids | wc -l)" -eq 1 ]
+	run bakery-queue stats
+	echo "$output" | jq -e '.["bakery-events"].ready == 1'
+}
+
+@test "consume --once handles at most one batch even when more is queued" {
+	place ada >/dev/null
+	place bob >/dev/null
+	place cy >/dev/null
+	run --separate-stderr bakery-consume --once --batch 2
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(queue_ids | wc -l)" -eq 1 ]
+	[ "$(bakery-show kitchen/board | jq '.state.cards | length')" -eq 2 ]
+}
+
+@test "consume --routes prints the routing table, six routes for OrderPaid" {
+	run --separate-stderr bakery-consume --routes
+	assert_success
+	[ "${#lines[@]}" -eq 9 ]
+	run jq -s '[.[] | select(.type == "OrderPaid")] | length' <<<"$output"
+	assert_output 6
+	run bakery-consume --routes
+	run jq -rs '[.[] | select(.type == "OrderPaid") | .to] | sort | join(",")' <<<"$output"
+	assert_output 'crm/customers,customer/{data.customer},dispatch/{data.day},inbox/{data.customer},kitchen/board,schedule/{data.day}'
+}
+
+@test "replaying an order's events with --stdin after a full consume changes no object" {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+	before=$(snapshot)
+	[ -n "$before" ]
+	bakery-order events "$id" >"$BATS_TEST_TMPDIR/events.jsonl"
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/events.jsonl")" -eq 2 ]
+	run --separate-stderr bakery-consume --stdin <"$BATS_TEST_TMPDIR/events.jsonl"
+	assert_success
+	[ "${#lines[@]}" -eq 2 ]
+	for line in "${lines[@]}"; do
+		echo "$line" | jq -e '.status == 200 and .outcome == "applied" and .error == null and (has("delivery") | not)'
+	done
+	run jq -sc '[.[].id]' <<<"$output"
+	assert_output "$(jq -sc '[.[].id]' "$BATS_TEST_TMPDIR/events.jsonl")"
+	after=$(snapshot)
+	[ "$before" = "$after" ]
+	assert_effects_once "$id"
+	[ -z "$(queue_ids)" ]
+}
+
+@test "a repeated delivery through the queue answers 2xx and changes nothing" {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	before=$(snapshot)
+	paid=$(bakery-order events "$id" | jq -c 'select(.type == "OrderPaid")')
+	echo "$paid" | bakery-queue send >/dev/null
+	[ "$(queue_ids)" = "$(jq -r .id <<<"$paid")" ]
+	run --separate-stderr bakery-consume
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	echo "$output" | jq -e '.type == "OrderPaid" and .status == 200 and .outcome == "acked"'
+	[ "$before" = "$(snapshot)" ]
+	assert_effects_once "$id"
+}
+
+@test "consume --stdin applies the good lines amid malformed ones, names the bad line and exits 65" {
+	a=$(place ada)
+	b=$(place bob)
+	{
+		bakery-order events "$a"
+		echo '{"specversion": "1.0", "id": '
+		bakery-order events "$b"
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr bakery-consume --stdin <"$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 65
+	[ "${#lines[@]}" -eq 2 ]
+	[[ "$stderr" == *"error: line 2:"* ]]
+	[[ "$stderr" != *"error: line 1:"* && "$stderr" != *"error: line 3:"* ]]
+	n=$(bakery-show kitchen/board | jq --arg a "$a" --arg b "$b" \
+		'[.state.cards[] | select((.order == $a or .order == $b) and .status == "placed")] | length')
+	[ "$n" -eq 2 ]
+}
+
+@test "consume --stdin rejects an envelope of an unknown type with 65" {
+	a=$(place ada)
+	run --separate-stderr bash -c "bakery-order events '$a' | jq -c '.type = \"CakeEaten\"' | bakery-consume --stdin"
+	assert_failure 65
+	[[ "$stderr" == *"line 1"* ]]
+	[[ "$stderr" == *"CakeEaten"* ]]
+	[ -z "$output" ]
+	run bakery-show kitchen/board
+	if [ "$status" -eq 0 ]; then
+		echo "$output" | jq -e '[.state.cards[]?] | length == 0'
+	fi
+}
+
+@test "consume refuses bad option values with 64" {
+	run bakery-consume --batch 0
+	assert_failure 64
+	assert_output --partial batch
+	run bakery-consume --batch x
+	assert_failure 64
+	run bakery-consume --max-retries x
+	assert_failure 64
+	assert_output --partial max-retries
+	run bakery-consume --max-retries -1
+	assert_failure 64
+	run bakery-consume --visibility 0
+	assert_failure 64
+	run bakery-consume stray
+	assert_failure 64
+}
+
+@test "consume -h prints the usage and exits 0" {
+	run bakery-consume -h
+	assert_success
+	assert_output --partial "usage: bakery-consume"
+	assert_output --partial "--stdin"
+}
+
+@test "a 503 from the kitchen records nothing there" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null 2>&1
+	board=$(bakery-show kitchen/board)
+	for evt in $(bakery-order events "$id" | jq -r .id); do
+		echo "$board" | jq -e --arg e "$evt" '(.seen | index($e)) == null'
+	done
+	echo "$board" | jq -e '[.state.cards[]?] | length == 0'
+}
+
+@test "a 409 from the kitchen records nothing there" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null 2>&1
+	bakery-fault clear kitchen-refuses
+	paid=$(bakery-order events "$id" | jq -c 'select(.type == "OrderPaid")')
+	paid_id=$(jq -r .id <<<"$paid")
+	run --separate-stderr bakery-consume --stdin <<<"$paid"
+	assert_success
+	echo "$output" | jq -e '.status == 409 and .outcome == "refused" and (.error | startswith("Kitchen answered 409"))'
+	bakery-show kitchen/board | jq -e --arg e "$paid_id" '(.seen | index($e)) == null'
+	bakery-show kitchen/board | jq -e '[.state.cards[]?] | length == 0'
+	bakery-show kitchen/board | jq -e '[.state.tickets[]?] | length == 0'
+}
+
+@test "with kitchen-refuses a paid order's events are delivered four times then dead-lettered with the kitchen's 503" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume
+	assert_success
+	results=$output
+	for type in OrderPlaced OrderPaid; do
+		run jq -sc --arg t "$type" '[.[] | select(.type == $t) | [.delivery, .status, .outcome, .error]]' <<<"$results"
+		assert_output '[[1,503,"retried","Kitchen answered 503"],[2,503,"retried","Kitchen answered 503"],[3,503,"retried","Kitchen answered 503"],[4,503,"dead-lettered","Kitchen answered 503"]]'
+	done
+	[ -z "$(queue_ids)" ]
+	run sqlite3 "$BAKERY_HOME/queue.db" "SELECT last_error, attempts FROM messages WHERE queue = 'bakery-events-dlq' ORDER BY seq"
+	assert_output "Kitchen answered 503|4
+Kitchen answered 503|4"
+}
+
+@test "while the kitchen refuses, the other subscribers apply each event once" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null 2>&1
+	[ "$(bakery-show schedule/$DAY | jq --arg o "$id" '[.state.reservations[] | select(.order == $o)] | length')" -eq 1 ]
+	[ "$(bakery-show schedule/$DAY | jq --arg o "$id" '[.state.holds[] | select(.order == $o)] | length')" -eq 0 ]
+	[ "$(bakery-show inbox/ada | jq --arg o "$id" '[.state.receipts[] | select(.order == $o)] | length')" -eq 1 ]
+	[ "$(bakery-show customer/ada | jq --arg o "$id" '[.state.orders[] | select(.order == $o)] | length')" -eq 1 ]
+	paid_id=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
+	[ "$(bakery-show inbox/ada | jq --arg e "$paid_id" '[.seen[] | select(. == $e)] | length')" -eq 1 ]
+}
+
+@test "consume --max-retries 1 dead-letters after two deliveries" {
+	bakery-fault set kitchen-refuses
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --max-retries 1
+	assert_success
+	run jq -sc '[.[] | select(.type == "OrderPlaced") | [.delivery, .outcome]]' <<<"$output"
+	assert_output '[[1,"retried"],[2,"dead-lettered"]]'
+	run sqlite3 "$BAKERY_HOME/queue.db" "SELECT count(*) FROM messages WHERE queue = 'bakery-events-dlq'"
+	assert_output 2
+	run sqlite3 "$BAKERY_HOME/queue.db" "SELECT DISTINCT attempts FROM messages WHERE queue = 'bakery-events-dlq'"
+	assert_output 2
+}
+
+@test "a queued message with a malformed body is retried, dead-lettered as malformed, and the consumer survives" {
+	bakery-queue stats >/dev/null
+	now=$(($(date +%s) * 1000))
+	sqlite3 "$BAKERY_HOME/queue.db" "INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
+		VALUES ('bakery-events', 'evt_garbled', 'default', '{\"specversion\": \"1.0\", oops', $now, $now)"
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume
+	assert_success
+	run jq -sc '[.[] | select(.id == "evt_garbled") | [.delivery, .status, .outcome]]' <<<"$output"
+	assert_output '[[1,422,"retried"],[2,422,"retried"],[3,422,"retried"],[4,422,"dead-lettered"]]'
+	run bakery-consume
+	run sqlite3 "$BAKERY_HOME/queue.db" "SELECT id, last_error LIKE 'malformed envelope%' FROM messages WHERE queue = 'bakery-events-dlq'"
+	assert_output "evt_garbled|1"
+	assert_effects_once "$id"
+}
+
+@test "a message leased by a consumer killed before its ack is delivered again after the lease expires" {
+	id=$(paid_order ada)
+	crash_at consume.before_ack bakery-consume
+	# Still leased: a consumer now finds nothing ready.
+	run --separate-stderr bakery-consume
+	assert_success
+	[ -z "$output" ]
+	later=$(($(date +%s) + 31))
+	run --separate-stderr env BAKERY_NOW="$later" bakery-consume
+	assert_success
+	run jq -sc '[.[] | select(.type == "OrderPlaced") | [.delivery, .status, .outcome]]' <<<"$output"
+	assert_output '[[2,200,"acked"]]'
+	assert_effects_once "$id"
+	[ -z "$(queue_ids)" ]
+}
