@@ -41,7 +41,7 @@ parse_line(char *line, menu_item *it, const char **why)
 	char *end;
 	errno = 0;
 	long price = strtol(tab1 + 1, &end, 10);
-	if (errno || end == tab1 + 1 || *end || price < 1 || price > 1000000) {
+	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > 1000000) {
 		*why = "price must be 1 to 1000000 cents";
 		return -1;
 	}
@@ -181,7 +181,7 @@ menu_parse_line_item(const menu *m, const char *arg, const menu_item **item,
 	char *end;
 	errno = 0;
 	long q = strtol(eq + 1, &end, 10);
-	if (errno || end == eq + 1 || *end || q < 1 || q > MENU_MAX_QTY)
+	if (errno || eq[1] < '0' || eq[1] > '9' || *end || q < 1 || q > MENU_MAX_QTY)
 		return bakery_fail(EX_USAGE, "bad quantity: '%s': want 1 to %d",
 		    arg, MENU_MAX_QTY);
 	*qty = (int)q;

@@ -85,6 +85,17 @@ store_default_home(void)
 	return bakery_xstrdup(".bakery");
 }
 
+static int
+env_number(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || v < min || v > max)
+		return 0;
+	*out = (int)v;
+	return 1;
+}
+
 int
 store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url)
@@ -103,9 +114,19 @@ store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	const char *sync = getenv("BAKERY_SYNC");
 	ctx->sync_normal = sync && strcmp(sync, "normal") == 0;
 	const char *busy = getenv("BAKERY_BUSY_TIMEOUT_MS");
-	ctx->busy_timeout_ms = busy && atoi(busy) > 0 ? atoi(busy) : 30000;
+	ctx->busy_timeout_ms = 30000;
 	const char *delay = getenv("BAKERY_ALARM_DELAY");
-	ctx->alarm_delay_s = delay && *delay ? atoi(delay) : 30;
+	ctx->alarm_delay_s = 30;
+	if (delay && *delay && !env_number(delay, 1, 86400, &ctx->alarm_delay_s))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_ALARM_DELAY: '%s': %s",
+		    delay, "want 1 to 86400 seconds");
+	if (busy && *busy && !env_number(busy, 1, 3600000, &ctx->busy_timeout_ms))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_BUSY_TIMEOUT_MS: '%s': %s",
+		    busy, "want 1 to 3600000");
+	const char *now = getenv("BAKERY_NOW");
+	if (now && *now && !bakery_now_valid(now))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_NOW: '%s': %s", now,
+		    "want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ");
 	if (!bakery_name_valid(ctx->sandbox))
 		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
 		    ctx->sandbox,
@@ -373,12 +394,25 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	return 0;
 }
 
+static int
+check_sandbox(bakery_ctx *ctx, const char **sandbox)
+{
+	if (!*sandbox)
+		*sandbox = ctx->sandbox;
+	if (!bakery_name_valid(*sandbox))
+		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
+		    *sandbox, "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
+	return 0;
+}
+
 int
 store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int create, sqlite3 **db)
 {
 	char kind[65], key[65];
-	int rc = store_parse_address(address, kind, key);
+	int rc = check_sandbox(ctx, &sandbox);
+	if (!rc)
+		rc = store_parse_address(address, kind, key);
 	if (rc)
 		return rc;
 	char *path = store_object_path(ctx, sandbox, address);
@@ -393,9 +427,11 @@ int
 store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
     sqlite3 **db)
 {
-	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home,
-	    sandbox ? sandbox : ctx->sandbox);
-	int rc = store_open(ctx, path, &store_sandbox_schema, create, db);
+	int rc = check_sandbox(ctx, &sandbox);
+	if (rc)
+		return rc;
+	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home, sandbox);
+	rc = store_open(ctx, path, &store_sandbox_schema, create, db);
 	free(path);
 	return rc;
 }

@@ -140,13 +140,19 @@ parse_now(const char *s)
 {
 	char *end;
 	long long secs = strtoll(s, &end, 10);
-	if (*s && !*end)
+	if (*s >= '0' && *s <= '9' && !*end)
 		return (int64_t)secs * 1000;
 	struct tm tm = { 0 };
 	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
 	if (end && (*end == 'Z' || !*end))
 		return (int64_t)timegm(&tm) * 1000;
 	return -1;
+}
+
+int
+bakery_now_valid(const char *s)
+{
+	return parse_now(s) >= 0;
 }
 
 int64_t

@@ -49,6 +49,8 @@ void bakery_log(enum bakery_level level, const char *event, ...)
 /* Flushes and closes stdout; a failed write to stdout is an I/O error. */
 int bakery_close_stdout(void);
 
+/* Whether s is a valid BAKERY_NOW. */
+int bakery_now_valid(const char *s);
 /* Milliseconds since the epoch, UTC, honouring BAKERY_NOW. */
 int64_t bakery_now_ms(void);
 /* "2026-11-30T10:00:00.000Z" (buf >= 32) and "2026-11-30" (buf >= 11). */

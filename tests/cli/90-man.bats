@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# The man pages: one per program, lint-clean, and every EXAMPLES block
+# works as written against a fresh home.
+load helpers
+
+MAN="$TOP/docs/man"
+
+# The shell text of a page's EXAMPLES: every `.Bd -literal` block of that
+# section, in order, with the roff escapes \e and \& undone.
+examples() {
+	awk '
+		/^\.Sh / { ex = ($2 == "EXAMPLES"); lit = 0; next }
+		ex && /^\.Bd -literal/ { lit = 1; next }
+		ex && lit && /^\.Ed/ { lit = 0; next }
+		ex && lit { print }
+	' "$1" | sed -e 's/\\&//g' -e 's/\\e/\\/g'
+}
+
+# Runs a page's examples as one script; any failing command fails it.
+run_examples() {
+	local page="$MAN/$1" script
+	[ -f "$page" ] || { echo "no page $1" >&2; return 1; }
+	script=$(examples "$page")
+	[ -n "$script" ] || { echo "$1 has no EXAMPLES block" >&2; return 1; }
+	cd "$BATS_TEST_TMPDIR"
+	run bash -euo pipefail -c "$script" </dev/null
+	if [ "$status" -ne 0 ]; then
+		printf 'examples of %s:\n%s\n' "$1" "$script" >&2
+	fi
+	assert_success
+}
+
+@test "every program has a page, and every page is mandoc -Tlint clean" {
+	local src prog page sec
+	for src in "$TOP"/cmd/*.c; do
+		prog=$(basename "$src" .c)
+		[ -f "$MAN/$prog.1" ] || { echo "no page for $prog" >&2; return 1; }
+		for sec in NAME SYNOPSIS DESCRIPTION OPTIONS ENVIRONMENT FILES \
+		    "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+			grep -qx ".Sh $sec" "$MAN/$prog.1" ||
+				{ echo "$prog.1 lacks $sec" >&2; return 1; }
+		done
+	done
+	[ -f "$MAN/bakery.7" ]
+	[ -f "$MAN/bakery-envelope.5" ]
+	for page in "$MAN"/*.[1-9]; do
+		run mandoc -Tlint -W warning "$page"
+		assert_success
+		assert_output ""
+	done
+}
+
+@test "bakery.1 examples work" { run_examples bakery.1; }
+@test "bakery-order.1 examples work" { run_examples bakery-order.1; }
+@test "bakery-relay.1 examples work" { run_examples bakery-relay.1; }
+@test "bakery-consume.1 examples work" { run_examples bakery-consume.1; }
+@test "bakery-dlq.1 examples work" { run_examples bakery-dlq.1; }
+@test "bakery-redrive.1 examples work" { run_examples bakery-redrive.1; }
+@test "bakery-queue.1 examples work" { run_examples bakery-queue.1; }
+@test "bakery-fault.1 examples work" { run_examples bakery-fault.1; }
+@test "bakery-show.1 examples work" { run_examples bakery-show.1; }
+@test "bakery-envelope.5 examples work" { run_examples bakery-envelope.5; }
+@test "bakery.7 examples work" { run_examples bakery.7; }

@@ -1,0 +1,193 @@
+/*
+ * store.c — names, addresses, opening files (modes, pragmas, schema), days.
+ */
+#define _GNU_SOURCE
+#include "tap.h"
+#include "helpers.h"
+
+#include <sys/stat.h>
+
+#include "../../lib/store.h"
+#include "../../lib/util.h"
+
+static int
+mode_of(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (int)(sb.st_mode & 07777) : -1;
+}
+
+static void
+bad_address(const char *address, const char *want)
+{
+	char kind[65], key[65];
+	is_int(store_parse_address(address, kind, key), EX_USAGE,
+	    "address '%s' is a usage error", address);
+	ok(strstr(bakery_error(), want) != NULL, "  and says '%s' (%s)", want,
+	    bakery_error());
+}
+
+int
+main(void)
+{
+	/* Names. */
+	const char *good[] = { "a", "default", "ord_9f2c", "2026-11-30",
+		"a.b", "a-b_c.d", "0", NULL };
+	for (int i = 0; good[i]; i++)
+		ok(bakery_name_valid(good[i]), "name '%s' is valid", good[i]);
+	char n64[65], n65[66];
+	memset(n64, 'a', 64);
+	n64[64] = '\0';
+	memset(n65, 'a', 65);
+	n65[65] = '\0';
+	ok(bakery_name_valid(n64), "a name of 64 characters is valid");
+	ok(!bakery_name_valid(n65), "a name of 65 characters is not");
+	const char *bad[] = { "", "A", "a/b", "..", "a..b", "-a", "_a", ".a",
+		"a b", "a\n", "\xc3\xa9", NULL };
+	const char *label[] = { "", "A", "a/b", "..", "a..b", "-a", "_a", ".a",
+		"a b", "a NEWLINE", "e-acute", NULL };
+	for (int i = 0; bad[i]; i++)
+		ok(!bakery_name_valid(bad[i]), "name '%s' is invalid", label[i]);
+
+	/* Addresses. */
+	char kind[65], key[65];
+	is_int(store_parse_address("order/ord_1", kind, key), 0,
+	    "order/ord_1 parses");
+	is_str(kind, "order", "kind");
+	is_str(key, "ord_1", "key");
+	is_int(store_parse_address("kitchen/board", kind, key), 0,
+	    "kitchen/board parses");
+	bad_address("oven/x", "unknown kind");
+	bad_address("order/../x", "bad key");
+	bad_address("order/", "bad key");
+	bad_address("order/Ord", "bad key");
+	bad_address("order/a/b", "bad key");
+	bad_address("order", "want KIND/KEY");
+	bad_address("/x", "unknown kind");
+	{
+		char addr[80];
+		snprintf(addr, sizeof addr, "order/%s", n65);
+		bad_address(addr, "want KIND/KEY");
+	}
+	ok(store_kind_valid("dispatch") && !store_kind_valid("dispatches"),
+	    "store_kind_valid knows the kinds");
+
+	/* Opening a file. */
+	char *home = tmp_home();
+	bakery_ctx ctx;
+	unsetenv("BAKERY_SYNC");
+	is_int(store_ctx_init(&ctx, home, NULL, NULL), 0, "store_ctx_init");
+	is_str(ctx.sandbox, "default", "the sandbox defaults to 'default'");
+	char *path = store_object_path(&ctx, NULL, "order/ord_1");
+	char want_path[4200];
+	snprintf(want_path, sizeof want_path, "%s/default/order/ord_1.db", home);
+	is_str(path, want_path, "object path is HOME/SANDBOX/KIND/KEY.db");
+
+	sqlite3 *db = NULL;
+	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), EX_NOINPUT,
+	    "create=0 on a missing file is EX_NOINPUT");
+	ok(db == NULL, "  and gives no handle");
+	ok(access(path, F_OK) != 0, "  and creates no file");
+
+	mode_t old = umask(0);
+	int rc = store_open(&ctx, path, &store_object_schema, 1, &db);
+	umask(old);
+	is_int(rc, 0, "store_open creates the file");
+	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
+	char dir[4200];
+	snprintf(dir, sizeof dir, "%s/default", home);
+	is_int(mode_of(dir), 0700, "the sandbox folder is 0700");
+	snprintf(dir, sizeof dir, "%s/default/order", home);
+	is_int(mode_of(dir), 0700, "the kind folder is 0700");
+	is_int(sql_int(db, "PRAGMA user_version"), 1, "user_version is 1");
+	char buf[64];
+	is_str(sql_text(db, "PRAGMA journal_mode", buf, sizeof buf),
+	    store_journal_mode(), "journal mode is store_journal_mode()");
+	ok(strcmp(store_journal_mode(), "wal") == 0
+		? sqlite3_libversion_number() >= 3051003
+		: strcmp(store_journal_mode(), "truncate") == 0 &&
+		    sqlite3_libversion_number() < 3051003,
+	    "journal mode %s fits SQLite %s", store_journal_mode(),
+	    sqlite3_libversion());
+	is_int(sql_int(db, "PRAGMA synchronous"), 2, "synchronous is FULL");
+	is_int(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
+		" ('state','events','outbox','seen','commands_seen','alarm',"
+		"'tickets')"), 7, "the object schema's tables exist");
+	sqlite3_close(db);
+
+	/* Opening again: no migration runs twice, create=0 now works. */
+	db = NULL;
+	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), 0,
+	    "create=0 opens an existing file");
+	is_int(sql_int(db, "PRAGMA user_version"), 1, "user_version still 1");
+	sqlite3_close(db);
+
+	/* A schema newer than this bakery is refused. */
+	sqlite3_open(path, &db);
+	sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL);
+	sqlite3_close(db);
+	db = NULL;
+	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), EX_CONFIG,
+	    "a newer schema version is EX_CONFIG");
+	ok(db == NULL, "  and gives no handle");
+	free(path);
+
+	/* BAKERY_SYNC=normal trades durability on power loss. */
+	bakery_ctx ctx2;
+	setenv("BAKERY_SYNC", "normal", 1);
+	is_int(store_ctx_init(&ctx2, home, "other", NULL), 0,
+	    "store_ctx_init with BAKERY_SYNC=normal");
+	unsetenv("BAKERY_SYNC");
+	ok(store_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
+	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
+	sqlite3_close(db);
+	store_ctx_free(&ctx2);
+
+	setenv("BAKERY_SYNC", "sometimes", 1);
+	is_int(store_ctx_init(&ctx2, home, NULL, NULL), EX_CONFIG,
+	    "a bad BAKERY_SYNC is EX_CONFIG");
+	store_ctx_free(&ctx2);
+	unsetenv("BAKERY_SYNC");
+	is_int(store_ctx_init(&ctx2, home, "Bad", NULL), EX_USAGE,
+	    "a bad sandbox name is EX_USAGE");
+	store_ctx_free(&ctx2);
+	is_int(store_open_object(&ctx, NULL, "order/..", 1, &db), EX_USAGE,
+	    "store_open_object refuses a bad key");
+	is_int(store_open_object(&ctx, NULL, "order/nope", 0, &db), EX_NOINPUT,
+	    "store_open_object create=0 on a missing object is EX_NOINPUT");
+	store_ctx_free(&ctx);
+
+	/* A bad sandbox name never becomes a path (store.h's promise), even
+	 * when it reaches store_open_sandbox or store_open_object directly.
+	 * HOME is a folder inside the temporary one, so an escape lands in it. */
+	char *inner = bakery_xasprintf("%s/home", home);
+	store_ctx_init(&ctx, inner, NULL, NULL);
+	char *escaped = bakery_xasprintf("%s/escape", home);
+	db = NULL;
+	rc = store_open_sandbox(&ctx, "../escape", 1, &db);
+	is_int(rc, EX_USAGE, "store_open_sandbox refuses sandbox '../escape'");
+	if (db)
+		sqlite3_close(db);
+	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
+	db = NULL;
+	rc = store_open_object(&ctx, "../escape", "order/ord_1", 1, &db);
+	is_int(rc, EX_USAGE, "store_open_object refuses sandbox '../escape'");
+	if (db)
+		sqlite3_close(db);
+	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
+	free(escaped);
+	free(inner);
+	store_ctx_free(&ctx);
+	rm_home(home);
+
+	/* Days. */
+	ok(bakery_day_valid("2026-11-30"), "2026-11-30 is a day");
+	ok(!bakery_day_valid("2026-02-29"), "2026-02-29 is not (2026 is not leap)");
+	ok(bakery_day_valid("2028-02-29"), "2028-02-29 is (leap year)");
+	ok(!bakery_day_valid("2026-02-31"), "2026-02-31 is not");
+	ok(!bakery_day_valid("2026-13-01"), "month 13 is not");
+	ok(!bakery_day_valid("2026-1-01"), "a short month is not");
+	ok(!bakery_day_valid("2026-11-30x"), "trailing text is not");
+	ok(!bakery_day_valid(""), "empty is not");
+	return done_testing();
+}
