@@ -6,6 +6,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SHAREDIR ?= $(PREFIX)/share/bakery
 MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"'
@@ -17,10 +18,10 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
-LDLIBS = -lsqlite3 -ljq -lcrypto
+LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl
 
-PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq \
-	bakery-redrive bakery-queue bakery-fault bakery-show
+PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
+	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook
 LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -53,7 +54,7 @@ build/tests/%.t: build/tests/unit/%.o build/libbakery.a
 
 DEPS = gcc make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
-	bats-support valgrind mandoc faketime
+	bats-support valgrind mandoc faketime lighttpd python3 strace systemd
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -74,16 +75,31 @@ check: deps
 	$(MAKE) all $(UNIT_BIN)
 	prove -f $(UNIT_BIN) tests/cli/*.bats
 
+UNITS = $(notdir $(wildcard share/systemd/*))
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR) \
-		$(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/cron \
+		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
+	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
+	install -m 644 share/lighttpd/bakery-webhook.conf $(DESTDIR)$(SHAREDIR)/lighttpd
+	for u in $(UNITS); do \
+		sed 's|@BINDIR@|$(BINDIR)|g' share/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/man/*.5 $(DESTDIR)$(MANDIR)/man5
+	install -m 644 docs/man/*.7 $(DESTDIR)$(MANDIR)/man7
 
 uninstall:
-	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(DESTDIR)$(SHAREDIR)/menu.tsv
-	rm -f $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
+	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
+	rm -f $(DESTDIR)$(SHAREDIR)/menu.tsv $(DESTDIR)$(SHAREDIR)/cron/bakery.crontab
+	rm -f $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
+	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
+	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-envelope.5 $(DESTDIR)$(MANDIR)/man7/bakery.7
 
 clean:
 	rm -rf build bin

@@ -78,7 +78,7 @@ send_line(void *arg, const char *line, size_t len, long lineno)
 	s->sandboxes[s->n] = bakery_xstrdup(envelope_str(env, "sandbox"));
 	s->bodies[s->n] = envelope_dump(env);
 	s->items[s->n] = (queue_item){ s->ids[s->n], s->sandboxes[s->n],
-		s->bodies[s->n], 0 };
+		s->bodies[s->n], envelope_time_ms(env), 0 };
 	jv_free(env);
 	if (++s->n == OUTBOX_BATCH)
 		flush_batch(s);

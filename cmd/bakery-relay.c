@@ -1,55 +1,60 @@
 /*
- * bakery-relay — send objects' outboxes to the queue.
+ * bakery-relay — send objects' outboxes to the queue; fire due alarms.
  */
 #include "../lib/cli.h"
+#include "../lib/alarm.h"
 #include "../lib/envelope.h"
-#include "../lib/outbox.h"
+#include "../lib/object.h"
+#include "../lib/relay.h"
 #include "../lib/util.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define USAGE \
 	"usage: bakery-relay ADDRESS...\n" \
 	"       bakery-relay --all\n" \
+	"       bakery-relay --due\n" \
+	"       bakery-relay --watch\n" \
 	"       ... | bakery-relay          (addresses on stdin)\n"
 
-enum { OPT_ALL = CLI_OPT_FIRST_FREE };
+enum { OPT_ALL = CLI_OPT_FIRST_FREE, OPT_DUE, OPT_WATCH };
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "due", no_argument, NULL, OPT_DUE },
+	{ "watch", no_argument, NULL, OPT_WATCH },
 	{ NULL, 0, NULL, 0 },
 };
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 struct relay {
 	bakery_ctx *ctx;
 	int rc;
 };
 
-/* Sends one object's outbox and prints {"address","sent","left"}. */
 static void
 relay_one(struct relay *r, const char *address)
 {
-	bakery_object *o;
-	int rc = object_open(r->ctx, NULL, address, 0, &o);
+	int rc = relay_object(r->ctx, NULL, address, cli_report, NULL);
 	if (rc) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		if (rc != EX_UNAVAILABLE) /* a refusal was logged as relay_error */
+			fprintf(stderr, "%s: error: %s\n", bakery_prog,
+			    bakery_error());
 		if (!r->rc || rc == EX_USAGE)
 			r->rc = rc;
-		return;
 	}
-	int sent = 0;
-	rc = outbox_send(o, &sent);
-	jv line = jv_object();
-	line = jv_object_set(line, jv_string("address"), jv_string(address));
-	line = jv_object_set(line, jv_string("sandbox"), jv_string(o->sandbox));
-	line = jv_object_set(line, jv_string("sent"), jv_number(sent));
-	line = jv_object_set(line, jv_string("left"), jv_number(outbox_count(o)));
-	cli_print(line);
-	object_close(o);
-	if (rc && !r->rc)
-		r->rc = rc;
 }
 
 static int
@@ -61,27 +66,70 @@ relay_line(void *arg, const char *line, size_t len, long lineno)
 	return 0;
 }
 
+static int
+due(bakery_ctx *ctx)
+{
+	int objects;
+	int rc = relay_due(ctx, bakery_now_ms(), cli_report, NULL, &objects);
+	char n[24];
+	snprintf(n, sizeof n, "%d", objects);
+	bakery_log(LOG_INFO, "alarm_run", "objects", n, (char *)NULL);
+	return rc;
+}
+
+/* Fires due alarms, then sleeps until the next one; a new alarm is at
+ * least the alarm delay away, so the sleep never exceeds it. */
+static int
+watch(bakery_ctx *ctx)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	while (!stopping) {
+		int rc = due(ctx);
+		if (rc && rc != EX_UNAVAILABLE && rc != EX_TEMPFAIL)
+			return rc;
+		int64_t next, now = bakery_now_ms();
+		int64_t wait = (int64_t)ctx->alarm_delay_s * 1000;
+		if (!alarm_index_next(ctx, &next) && next && next - now < wait)
+			wait = next > now ? next - now : 0;
+		if (wait < 100)
+			wait = 100; /* a failing object is not retried in a spin */
+		struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE };
-	int all = 0, opt;
+	int mode = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
-		if (opt == OPT_ALL)
-			all = 1;
-		else
+		if (opt == OPT_ALL || opt == OPT_DUE || opt == OPT_WATCH) {
+			if (mode && mode != opt)
+				cli_usage_error(&c, "--all, --due and --watch "
+				    "exclude each other");
+			mode = opt;
+		} else {
 			cli_common(&c, opt, optarg);
+		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (all && argc)
-		cli_usage_error(&c, "--all takes no addresses");
+	if (mode && argc)
+		cli_usage_error(&c, "--all, --due and --watch take no addresses");
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
 	struct relay r = { &ctx, 0 };
-	if (all) {
+	if (mode == OPT_DUE) {
+		r.rc = due(&ctx);
+	} else if (mode == OPT_WATCH) {
+		r.rc = watch(&ctx);
+	} else if (mode == OPT_ALL) {
 		jv list;
 		if ((r.rc = object_list(&ctx, NULL, &list)))
 			bakery_die_last(r.rc);
@@ -96,8 +144,11 @@ main(int argc, char **argv)
 	} else if (cli_read_stdin(argc)) {
 		envelope_each_line(stdin, relay_line, &r);
 	} else {
-		cli_usage_error(&c, "no address: give ADDRESS..., --all, or "
-		    "addresses on stdin");
+		cli_usage_error(&c, "no address: give ADDRESS..., --all, --due, "
+		    "--watch, or addresses on stdin");
 	}
+	if (r.rc && (mode == OPT_DUE || mode == OPT_WATCH) &&
+	    r.rc != EX_UNAVAILABLE)
+		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
 	cli_exit(&ctx, r.rc);
 }

@@ -4,16 +4,33 @@
 #include "alarm.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+/* The index stays open for the life of the context. */
+static int
+index_db(bakery_ctx *ctx, sqlite3 **db)
+{
+	if (!ctx->alarms) {
+		char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
+		int rc = store_open(ctx, path, &store_alarms_schema, 1,
+		    &ctx->alarms);
+		free(path);
+		if (rc)
+			return rc;
+	}
+	*db = ctx->alarms;
+	return 0;
+}
+
+/* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b). */
 static int
 index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
-    const char *address, int64_t fire_at)
+    const char *address, int64_t a, int64_t b)
 {
-	char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
 	sqlite3 *db;
-	int rc = store_open(ctx, path, &store_alarms_schema, 1, &db);
-	free(path);
+	int rc = index_db(ctx, &db);
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
@@ -21,14 +38,14 @@ index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
 	if (src == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, address, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, fire_at);
+		sqlite3_bind_int64(st, 3, a);
+		sqlite3_bind_int64(st, 4, b);
 		src = sqlite3_step(st);
 		sqlite3_finalize(st);
 	}
 	if (src != SQLITE_DONE)
-		rc = store_fail(db, src, "cannot write the alarm index");
-	sqlite3_close(db);
-	return rc;
+		return store_fail(db, src, "cannot write the alarm index");
+	return 0;
 }
 
 int
@@ -37,14 +54,82 @@ alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
 {
 	return index_write(ctx,
 	    "INSERT INTO alarms(sandbox, address, fire_at) VALUES (?1, ?2, ?3)"
-	    " ON CONFLICT DO UPDATE SET fire_at = min(fire_at, ?3)",
-	    sandbox, address, fire_at);
+	    " ON CONFLICT DO UPDATE SET fire_at = ?3, gen = gen + 1"
+	    " WHERE ?4 = 0", sandbox, address, fire_at, 0);
 }
 
 int
-alarm_index_remove(bakery_ctx *ctx, const char *sandbox, const char *address)
+alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e)
 {
 	return index_write(ctx,
 	    "DELETE FROM alarms WHERE sandbox = ?1 AND address = ?2"
-	    " AND ?3 IS NOT NULL", sandbox, address, 0);
+	    " AND gen = ?3 AND ?4 = 0", e->sandbox, e->address, e->gen, 0);
+}
+
+int
+alarm_index_move(bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at)
+{
+	return index_write(ctx,
+	    "UPDATE alarms SET fire_at = ?4 WHERE sandbox = ?1"
+	    " AND address = ?2 AND gen = ?3", e->sandbox, e->address, e->gen,
+	    fire_at);
+}
+
+int
+alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox)
+{
+	return index_write(ctx,
+	    "DELETE FROM alarms WHERE sandbox = ?1 AND ?2 = '' AND ?3 = ?4",
+	    sandbox, "", 0, 0);
+}
+
+int
+alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
+    size_t *n)
+{
+	*n = 0;
+	sqlite3 *db;
+	int rc = index_db(ctx, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT sandbox, address, fire_at, gen FROM alarms"
+	    " WHERE fire_at <= ?1 ORDER BY fire_at LIMIT ?2", -1, &st, NULL);
+	if (src != SQLITE_OK)
+		return store_fail(db, src, "cannot read the alarm index");
+	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		alarm_entry *e = &out[(*n)++];
+		snprintf(e->sandbox, sizeof e->sandbox, "%s",
+		    (const char *)sqlite3_column_text(st, 0));
+		snprintf(e->address, sizeof e->address, "%s",
+		    (const char *)sqlite3_column_text(st, 1));
+		e->fire_at = sqlite3_column_int64(st, 2);
+		e->gen = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (src != SQLITE_DONE)
+		return store_fail(db, src, "cannot read the alarm index");
+	return 0;
+}
+
+int
+alarm_index_next(bakery_ctx *ctx, int64_t *fire_at)
+{
+	*fire_at = 0;
+	sqlite3 *db;
+	int rc = index_db(ctx, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, "SELECT min(fire_at) FROM alarms", -1,
+	    &st, NULL);
+	if (src != SQLITE_OK)
+		return store_fail(db, src, "cannot read the alarm index");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*fire_at = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
 }

@@ -4,20 +4,43 @@
  * The truth is each object's own alarm row (object.c). The index,
  * HOME/alarms.db, only lets `bakery-relay --due` find due objects at a cost
  * that grows with the number of due alarms, not with the number of objects.
- * An entry is added before the object that arms commits and removed only
- * after an alarm run has looked at the object, so a crash at any point
- * leaves at worst a stale entry (one extra open), never a lost alarm.
+ *
+ * The rule: an armed alarm always has an index entry that fires no later
+ * than it. An entry is written before the commit that arms a disarmed alarm;
+ * it is moved or removed only by an alarm run, and removed only when the
+ * object is seen disarmed. Each write of an entry bumps its generation, and
+ * an alarm run moves or removes an entry only if the generation is the one
+ * it read, so it never removes an entry a command wrote meanwhile. A crash
+ * at any point leaves at worst a stale entry (one extra open), never an
+ * armed alarm that cannot be found.
  */
 #ifndef BAKERY_ALARM_H
 #define BAKERY_ALARM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "store.h"
 
+typedef struct alarm_entry {
+	char sandbox[65];
+	char address[130];
+	int64_t fire_at;
+	int64_t gen;
+} alarm_entry;
+
+/* Writes the entry (a new generation) for an alarm being armed. */
 int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at);
-int alarm_index_remove(bakery_ctx *ctx, const char *sandbox,
-    const char *address);
+/* Up to max entries due at now, earliest first. */
+int alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max,
+    alarm_entry *out, size_t *n);
+/* Removes or moves e if its generation is unchanged. */
+int alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e);
+int alarm_index_move(bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at);
+/* The earliest fire_at in the index; 0 when it is empty. */
+int alarm_index_next(bakery_ctx *ctx, int64_t *fire_at);
+/* Removes every entry of a sandbox (the wipe). */
+int alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox);
 
 #endif

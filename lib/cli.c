@@ -84,6 +84,14 @@ cli_print(jv v)
 	jv_free(s);
 }
 
+void
+cli_report(void *unused, jv v)
+{
+	(void)unused;
+	cli_print(v);
+	fflush(stdout);
+}
+
 _Noreturn void
 cli_exit(bakery_ctx *ctx, int code)
 {

@@ -57,6 +57,8 @@ _Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
 void cli_context(const cli *c, bakery_ctx *ctx);
 /* Prints one JSON value as a line on stdout. Consumes v. */
 void cli_print(jv v);
+/* cli_print and flush, as a report callback (relay.h, wipe.h). */
+void cli_report(void *unused, jv v);
 /* Closes stdout, frees ctx, exits with code (74 if stdout failed). */
 _Noreturn void cli_exit(bakery_ctx *ctx, int code);
 

@@ -44,7 +44,11 @@ consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 	}
 	const char *outcome;
 	int rc;
-	if (r.status >= 200 && r.status < 300) {
+	if (r.status == 205) {
+		/* Recorded before its sandbox was wiped: dropped. */
+		rc = queue_ack(q, QUEUE_EVENTS, m);
+		outcome = "wiped";
+	} else if (r.status >= 200 && r.status < 300) {
 		bakery_crash_point("consume.before_ack");
 		rc = queue_ack(q, QUEUE_EVENTS, m);
 		outcome = "acked";

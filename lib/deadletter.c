@@ -153,6 +153,44 @@ deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 	return rc;
 }
 
+/* The row goes and a note of the redrive stays, in one transaction. */
+static int
+forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
+    const char *type)
+{
+	sqlite3 *db;
+	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	if (rc)
+		return rc;
+	if (!(rc = store_begin(db))) {
+		const char *sql[] = {
+			"INSERT INTO redrives(event_id, type, last_at)"
+			" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
+			" SET times = times + 1, last_at = excluded.last_at",
+			"DELETE FROM dead_letters WHERE event_id = ?1"
+			" AND ?2 IS NOT NULL AND ?3 IS NOT NULL",
+		};
+		for (int i = 0; i < 2 && !rc; i++) {
+			sqlite3_stmt *st;
+			int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
+			if (src == SQLITE_OK) {
+				sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 2, type ? type : "", -1,
+				    SQLITE_STATIC);
+				sqlite3_bind_int64(st, 3, bakery_now_ms());
+				src = sqlite3_step(st);
+				sqlite3_finalize(st);
+			}
+			if (src != SQLITE_DONE)
+				rc = store_fail(db, src, "cannot forget dead letter");
+		}
+		rc = rc ? rc : store_commit(db);
+		store_rollback(db);
+	}
+	sqlite3_close(db);
+	return rc;
+}
+
 int
 deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *redriven)
@@ -176,18 +214,18 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
 		jv_free(d);
 		return rc;
 	}
-	jv_free(checked);
 	bakery_queue *q;
-	queue_item item = { id, sandbox, body, 0 };
+	queue_item item = { id, sandbox, body, envelope_time_ms(checked), 0 };
 	if (!(rc = queue_get(ctx, &q)))
 		rc = queue_send(q, QUEUE_EVENTS, &item, 1);
 	free(body);
+	jv_free(checked);
 	if (!rc && !item.accepted)
 		rc = bakery_fail(EX_UNAVAILABLE, "queue did not accept '%s'", id);
 	if (!rc) {
 		/* A crash here sends it twice at worst, never zero times. */
 		bakery_crash_point("redrive.after_send");
-		rc = deadletter_delete(ctx, sandbox, id);
+		rc = forget_redriven(ctx, sandbox, id, envelope_str(d, "type"));
 	}
 	if (rc) {
 		jv_free(d);

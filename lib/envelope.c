@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *const envelope_types[] = {
 	"OrderPlaced", "PaymentSucceeded", "OrderPaid", NULL,
@@ -123,6 +124,25 @@ envelope_parse(const char *text, size_t len, jv *out)
 	}
 	*out = env;
 	return 0;
+}
+
+int64_t
+envelope_time_ms(jv env)
+{
+	const char *s = envelope_str(env, "time");
+	struct tm tm = { 0 };
+	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+	if (!end)
+		return 0;
+	int64_t ms = (int64_t)timegm(&tm) * 1000;
+	if (*end == '.') {
+		/* Fractions of a second: the first three digits are ms. */
+		int scale = 100;
+		for (end++; *end >= '0' && *end <= '9'; end++, scale /= 10)
+			if (scale >= 1)
+				ms += (*end - '0') * scale;
+	}
+	return *end == 'Z' ? ms : 0;
 }
 
 char *

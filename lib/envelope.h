@@ -17,6 +17,7 @@
 #define BAKERY_ENVELOPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <jv.h>
@@ -31,6 +32,9 @@ jv envelope_new(const char *sandbox, const char *address, const char *type,
 
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);
+
+/* The envelope's time in ms since the epoch, 0 when absent or bad. */
+int64_t envelope_time_ms(jv env);
 
 /* One line, without the newline. Caller frees. */
 char *envelope_dump(jv env);

@@ -246,38 +246,91 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
 	return rc;
 }
 
-/* Arms the alarm when the outbox holds rows; a command's arming is never
- * counted against the guard (alarm.c counts the alarm's own re-arms). */
+/* Arms the alarm when the outbox holds rows. A command's arming is never
+ * counted against the guard (alarm.c counts the alarm's own re-arms).
+ *
+ * The rule that keeps alarms findable: an armed alarm always has an index
+ * entry firing no later than it. So an alarm that was disarmed gets its
+ * entry written here, inside this transaction and before the commit; one
+ * already armed keeps the earlier of its time and the new one, and its
+ * entry stands. */
 static int
 arm_if_needed(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int rc = prepare(o,
 	    "SELECT (SELECT count(*) FROM outbox),"
-	    " (SELECT indexed FROM alarm WHERE id = 1)", &st);
+	    " (SELECT fire_at FROM alarm WHERE id = 1)", &st);
 	if (rc)
 		return rc;
-	int rows = 0, indexed = 0;
+	int rows = 0, armed = 0;
+	int64_t fire_at = bakery_now_ms() + (int64_t)o->ctx->alarm_delay_s * 1000;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		rows = sqlite3_column_int(st, 0);
-		indexed = sqlite3_column_int(st, 1);
+		armed = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		if (armed && sqlite3_column_int64(st, 1) < fire_at)
+			fire_at = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
 	if (rows == 0)
 		return 0;
-	int64_t fire_at = bakery_now_ms() + (int64_t)o->ctx->alarm_delay_s * 1000;
-	/* An index entry, once written, stays until an alarm run has seen
-	 * this object: it will fire no later than this arming asks. */
-	if (!indexed && (rc = alarm_index_add(o->ctx, o->sandbox, o->address,
-			     fire_at)))
+	if (!armed && (rc = alarm_index_add(o->ctx, o->sandbox, o->address,
+			   fire_at)))
 		return rc;
 	if ((rc = prepare(o,
-		 "INSERT INTO alarm(id, fire_at, indexed) VALUES (1, ?1, 1)"
-		 " ON CONFLICT (id) DO UPDATE SET fire_at = ?1, indexed = 1",
-		 &st)))
+		 "INSERT INTO alarm(id, fire_at) VALUES (1, ?1)"
+		 " ON CONFLICT (id) DO UPDATE SET fire_at = ?1", &st)))
 		return rc;
 	sqlite3_bind_int64(st, 1, fire_at);
 	return step_done(o, st);
+}
+
+int
+object_alarm_get(bakery_object *o, object_alarm *a)
+{
+	memset(a, 0, sizeof *a);
+	sqlite3_stmt *st;
+	int rc = prepare(o, "SELECT fire_at, rearms_today, rearm_day FROM alarm"
+			    " WHERE id = 1", &st);
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		a->fire_at = sqlite3_column_int64(st, 0);
+		a->rearms = sqlite3_column_int(st, 1);
+		const char *day = (const char *)sqlite3_column_text(st, 2);
+		snprintf(a->day, sizeof a->day, "%s", day ? day : "");
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+object_alarm_set(bakery_object *o, const object_alarm *a)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o,
+	    "INSERT INTO alarm(id, fire_at, rearms_today, rearm_day)"
+	    " VALUES (1, ?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET"
+	    " fire_at = ?1, rearms_today = ?2, rearm_day = ?3", &st);
+	if (rc)
+		return rc;
+	if (a->fire_at)
+		sqlite3_bind_int64(st, 1, a->fire_at);
+	sqlite3_bind_int(st, 2, a->rearms);
+	sqlite3_bind_text(st, 3, a->day, -1, SQLITE_STATIC);
+	return step_done(o, st);
+}
+
+int
+object_arm(bakery_object *o)
+{
+	int rc = store_begin(o->db);
+	if (!rc)
+		rc = arm_if_needed(o);
+	if (!rc)
+		rc = store_commit(o->db);
+	store_rollback(o->db);
+	return rc;
 }
 
 int

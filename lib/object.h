@@ -27,6 +27,8 @@
 #ifndef BAKERY_OBJECT_H
 #define BAKERY_OBJECT_H
 
+#include <stdint.h>
+
 #include <jv.h>
 #include <sqlite3.h>
 
@@ -53,6 +55,10 @@ int object_begin(bakery_object *o);
 int object_commit(bakery_object *o);
 void object_rollback(bakery_object *o);
 
+/* Arms the alarm in a transaction of its own when the outbox holds rows:
+ * a command whose send was refused leaves them to the alarm. */
+int object_arm(bakery_object *o);
+
 /* Reads the state outside a write transaction. */
 int object_load(bakery_object *o);
 /* Consumes state. */
@@ -70,6 +76,16 @@ int object_remember_command(bakery_object *o, const char *key, jv result);
 /* Records an event: its row and its outbox row. Consumes data; *env (if
  * not NULL) receives a copy of the envelope. */
 int object_record(bakery_object *o, const char *type, jv data, jv *env);
+
+/* The alarm row: fire_at 0 when disarmed; rearms counted on day. */
+typedef struct object_alarm {
+	int64_t fire_at;
+	int rearms;
+	char day[11];
+} object_alarm;
+int object_alarm_get(bakery_object *o, object_alarm *a);
+/* Inside a transaction. */
+int object_alarm_set(bakery_object *o, const object_alarm *a);
 
 /* The envelopes the object recorded, oldest first (jv array). */
 int object_events(bakery_object *o, jv *out);

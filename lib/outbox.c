@@ -24,6 +24,7 @@ outbox_count(bakery_object *o)
 typedef struct batch {
 	queue_item items[OUTBOX_BATCH];
 	int64_t seq[OUTBOX_BATCH];
+	int64_t created[OUTBOX_BATCH];
 	char *ids[OUTBOX_BATCH];
 	char *bodies[OUTBOX_BATCH];
 	size_t n;
@@ -45,7 +46,8 @@ batch_read(bakery_object *o, batch *b)
 {
 	sqlite3_stmt *st;
 	int rc = sqlite3_prepare_v2(o->db,
-	    "SELECT seq, event_id, envelope FROM outbox ORDER BY seq LIMIT ?",
+	    "SELECT seq, event_id, envelope, created_at FROM outbox"
+	    " ORDER BY seq LIMIT ?",
 	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(o->db, rc, "cannot read outbox");
@@ -62,7 +64,7 @@ batch_read(bakery_object *o, batch *b)
 		b->ids[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 1));
 		b->bodies[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 2));
 		b->items[b->n] = (queue_item){ b->ids[b->n], o->sandbox,
-			b->bodies[b->n], 0 };
+			b->bodies[b->n], sqlite3_column_int64(st, 3), 0 };
 		b->n++;
 	}
 	int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
@@ -83,9 +85,13 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	int rc = store_begin(o->db);
 	if (rc)
 		return rc;
-	sqlite3_stmt *del = NULL, *bump = NULL;
+	sqlite3_stmt *del = NULL, *bump = NULL, *relayed = NULL;
 	int src = sqlite3_prepare_v2(o->db,
 	    "DELETE FROM outbox WHERE seq = ?", -1, &del, NULL);
+	if (src == SQLITE_OK)
+		src = sqlite3_prepare_v2(o->db,
+		    "UPDATE events SET relayed_at = ?2 WHERE id = ?1"
+		    " AND relayed_at IS NULL", -1, &relayed, NULL);
 	if (src == SQLITE_OK)
 		src = sqlite3_prepare_v2(o->db,
 		    "UPDATE outbox SET attempts = attempts + 1, last_error = ?2"
@@ -97,7 +103,16 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 			sqlite3_bind_text(st, 2, error, -1, SQLITE_STATIC);
 		src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 		sqlite3_reset(st);
+		if (src == SQLITE_OK && st == del) {
+			/* When it left: bakery-trace shows it. */
+			sqlite3_bind_text(relayed, 1, b->ids[i], -1, SQLITE_STATIC);
+			sqlite3_bind_int64(relayed, 2, bakery_now_ms());
+			src = sqlite3_step(relayed) == SQLITE_DONE ? SQLITE_OK
+								   : SQLITE_ERROR;
+			sqlite3_reset(relayed);
+		}
 	}
+	sqlite3_finalize(relayed);
 	sqlite3_finalize(del);
 	sqlite3_finalize(bump);
 	if (src == SQLITE_OK)

@@ -1,11 +1,12 @@
 /*
- * payments.c — the test gateway and the pay command's path to Billing.
+ * payments.c — the pay command: the test gateway, or Stripe's API.
  */
 #include "payments.h"
 #include "billing.h"
 #include "envelope.h"
 #include "order.h"
 #include "stripe.h"
+#include "stripe_api.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -14,13 +15,26 @@
 
 static const struct test_card {
 	const char *number;
+	const char *payment_method;
 	const char *decline_code; /* NULL: succeeds */
 } test_cards[] = {
-	{ "4242424242424242", NULL },
-	{ "4000000000000002", "card_declined" },
-	{ "4000000000009995", "insufficient_funds" },
-	{ NULL, NULL },
+	{ "4242424242424242", "pm_card_visa", NULL },
+	{ "4000000000000002", "pm_card_chargeDeclined", "card_declined" },
+	{ "4000000000009995", "pm_card_chargeDeclinedInsufficientFunds",
+	    "insufficient_funds" },
+	{ NULL, NULL, NULL },
 };
+
+#define KNOWN_CARDS "4242424242424242, 4000000000000002 and 4000000000009995"
+
+static int
+payment_method_valid(const char *pm)
+{
+	size_t n = strlen(pm);
+	return n > 3 && n <= 128 && strncmp(pm, "pm_", 3) == 0 &&
+	    strspn(pm, "abcdefghijklmnopqrstuvwxyz"
+		       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
+}
 
 /* Stripe's payment_intent.succeeded event for the intent, as bytes. */
 static char *
@@ -60,36 +74,12 @@ succeeded_event(const char *intent_id, jv order, const char *sandbox,
 	return body;
 }
 
-int
-payment_pay(bakery_ctx *ctx, const char *order_id, const char *card,
-    jv *result, bakery_object **billing)
+/* The built-in gateway: Stripe's answer for a test card, and its webhook
+ * handed to Billing. */
+static int
+gateway_pay(bakery_ctx *ctx, const char *order_id, jv order,
+    const struct test_card *tc, jv r, jv *result, bakery_object **billing)
 {
-	*billing = NULL;
-	*result = jv_null();
-	jv order;
-	int rc = order_get(ctx, order_id, &order);
-	if (rc)
-		return rc;
-	const struct test_card *tc = test_cards;
-	while (tc->number && strcmp(tc->number, card) != 0)
-		tc++;
-	if (!tc->number) {
-		jv_free(order);
-		return bakery_fail(EX_USAGE, "unknown test card: '%s': %s", card,
-		    "the test gateway knows 4242424242424242, "
-		    "4000000000000002 and 4000000000009995");
-	}
-	jv r = jv_object();
-	r = jv_object_set(r, jv_string("order"), jv_string(order_id));
-	const char *status = envelope_str(order, "status");
-	if (status && strcmp(status, "paid") == 0) {
-		r = jv_object_set(r, jv_string("status"), jv_string("paid"));
-		r = jv_object_set(r, jv_string("payment_intent"),
-		    jv_object_get(jv_copy(order), jv_string("payment_intent")));
-		*result = r;
-		jv_free(order);
-		return 0;
-	}
 	if (tc->decline_code) {
 		r = jv_object_set(r, jv_string("status"), jv_string("declined"));
 		r = jv_object_set(r, jv_string("decline_code"),
@@ -108,6 +98,7 @@ payment_pay(bakery_ctx *ctx, const char *order_id, const char *card,
 	int64_t now_s = bakery_now_ms() / 1000;
 	char *body = succeeded_event(intent_id, order, ctx->sandbox, now_s);
 	char *secret = NULL;
+	int rc;
 	if ((rc = billing_webhook_secret(ctx, &secret))) {
 		free(body);
 		jv_free(order);
@@ -135,4 +126,223 @@ payment_pay(bakery_ctx *ctx, const char *order_id, const char *card,
 	    jv_object_get(order, jv_string("currency")));
 	*result = r;
 	return 0;
+}
+
+/* obj.key as a number; -1 when it is not one. */
+static double
+number_field(jv obj, const char *key)
+{
+	jv v = jv_object_get(jv_copy(obj), jv_string(key));
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : -1;
+	jv_free(v);
+	return d;
+}
+
+/* Sends one attempt: POST /v1/payment_intents with the attempt's key. */
+static int
+send_attempt(bakery_ctx *ctx, const stripe_api *api, jv order, jv attempt,
+    stripe_response *resp)
+{
+	char amount[32];
+	snprintf(amount, sizeof amount, "%.0f",
+	    number_field(order, "total_cents"));
+	const char *currency = envelope_str(order, "currency");
+	const stripe_param params[] = {
+		{ "amount", amount },
+		{ "currency", currency ? currency : "eur" },
+		{ "confirm", "true" },
+		{ "payment_method", envelope_str(attempt, "payment_method") },
+		{ "payment_method_types[]", "card" },
+		{ "metadata[order_id]", envelope_str(order, "id") },
+		{ "metadata[sandbox]", ctx->sandbox },
+	};
+	return stripe_api_post(api, "/v1/payment_intents",
+	    envelope_str(attempt, "idempotency_key"), params,
+	    (int)(sizeof params / sizeof params[0]), resp);
+}
+
+/* Stripe's answer to an attempt, recorded in Billing: 0 succeeded (or
+ * processing), 1 declined, else an error. Consumes body. */
+static int
+settle_attempt(bakery_ctx *ctx, const char *order_id, int n, long status,
+    jv body, jv *r)
+{
+	int rc;
+	if (status >= 200 && status < 300) {
+		const char *intent = envelope_str(body, "id");
+		const char *state = envelope_str(body, "status");
+		if (!intent || !state) {
+			jv_free(body);
+			return bakery_fail(EX_UNAVAILABLE,
+			    "stripe answered without a payment intent");
+		}
+		int ok = strcmp(state, "succeeded") == 0 ||
+		    strcmp(state, "processing") == 0;
+		/* Anything else (requires_action: a card that needs 3-D
+		 * Secure) cannot complete here: the attempt ends, as a
+		 * decline would, and the next pay gets a new key. */
+		rc = ok ? billing_attempt_end(ctx, order_id, n, state,
+			      "payment_intent", intent)
+			: billing_attempt_end(ctx, order_id, n, "declined",
+			      "decline_code", state);
+		*r = jv_object_set(*r, jv_string("status"),
+		    jv_string(ok ? state : "declined"));
+		*r = jv_object_set(*r, jv_string(ok ? "payment_intent"
+		    : "decline_code"), jv_string(ok ? intent : state));
+		jv_free(body);
+		return rc ? rc : ok ? 0 : 1;
+	}
+	if (status == 402) {
+		const char *code = stripe_api_error(body, "decline_code");
+		if (!code)
+			code = stripe_api_error(body, "code");
+		if (!code)
+			code = "card_error";
+		rc = billing_attempt_end(ctx, order_id, n, "declined",
+		    "decline_code", code);
+		*r = jv_object_set(*r, jv_string("status"), jv_string("declined"));
+		*r = jv_object_set(*r, jv_string("decline_code"), jv_string(code));
+		jv_free(body);
+		return rc ? rc : 1;
+	}
+	if (status == 401 || status == 403) {
+		/* Stripe's message quotes part of the key: not repeated. */
+		jv_free(body);
+		return bakery_fail(EX_CONFIG, "stripe refused the API key "
+		    "(HTTP %ld)", status);
+	}
+	const char *type = stripe_api_error(body, "type");
+	const char *message = stripe_api_error(body, "message");
+	rc = bakery_fail(EX_SOFTWARE, "stripe refused the payment: HTTP %ld "
+	    "%s: %s", status, type ? type : "error", message ? message : "");
+	jv_free(body);
+	return rc;
+}
+
+/* Stripe's API: the pending attempt first, whatever its payment method,
+ * then (once it was declined) a new attempt for this one. */
+static int
+stripe_pay(bakery_ctx *ctx, const stripe_api *api, const char *order_id,
+    jv order, const char *pm, jv r, jv *result)
+{
+	int rc = 0;
+	for (int round = 0; round < 3; round++) {
+		jv attempt;
+		if ((rc = billing_attempt_next(ctx, order_id, pm, &attempt)))
+			break;
+		int n = (int)number_field(attempt, "attempt");
+		const char *status = envelope_str(attempt, "status");
+		r = jv_object_set(r, jv_string("attempt"), jv_number(n));
+		r = jv_object_set(r, jv_string("idempotency_key"),
+		    jv_object_get(jv_copy(attempt), jv_string("idempotency_key")));
+		r = jv_object_set(r, jv_string("payment_method"),
+		    jv_object_get(jv_copy(attempt), jv_string("payment_method")));
+		r = jv_object_delete(r, jv_string("decline_code"));
+		if (!status || !envelope_str(attempt, "payment_method")) {
+			jv_free(attempt);
+			rc = bakery_fail(EX_SOFTWARE, "malformed attempt %d in "
+			    "'billing/%s'", n, order_id);
+			break;
+		}
+		int ours = strcmp(envelope_str(attempt, "payment_method"), pm) == 0;
+		if (strcmp(status, "succeeded") == 0) {
+			r = jv_object_set(r, jv_string("status"),
+			    jv_string("succeeded"));
+			r = jv_object_set(r, jv_string("payment_intent"),
+			    jv_object_get(jv_copy(attempt),
+				jv_string("payment_intent")));
+			jv_free(attempt);
+			break;
+		}
+		stripe_response resp;
+		rc = send_attempt(ctx, api, order, attempt, &resp);
+		jv_free(attempt);
+		if (rc)
+			break;
+		char tries[12];
+		snprintf(tries, sizeof tries, "%d", resp.tries);
+		bakery_log(LOG_INFO, "stripe_answer", "order", order_id,
+		    "tries", tries, "replayed", resp.replayed ? "true" : "false",
+		    (char *)NULL);
+		bakery_crash_point("pay.after_stripe");
+		rc = settle_attempt(ctx, order_id, n, resp.status, resp.body, &r);
+		/* A pending attempt of another payment method was declined:
+		 * now this one gets its own attempt. */
+		if (rc != 1 || ours)
+			break;
+	}
+	if (rc > 1) {
+		jv_free(r);
+		r = jv_null();
+	} else {
+		r = jv_object_set(r, jv_string("amount_cents"),
+		    jv_object_get(jv_copy(order), jv_string("total_cents")));
+		r = jv_object_set(r, jv_string("currency"),
+		    jv_object_get(jv_copy(order), jv_string("currency")));
+	}
+	jv_free(order);
+	*result = r;
+	return rc;
+}
+
+int
+payment_pay(bakery_ctx *ctx, const payment_request *req, jv *result,
+    bakery_object **billing)
+{
+	*billing = NULL;
+	*result = jv_null();
+	const struct test_card *tc = test_cards;
+	if (req->payment_method) {
+		if (!payment_method_valid(req->payment_method))
+			return bakery_fail(EX_USAGE, "bad payment method: '%s': %s",
+			    req->payment_method, "want pm_ and letters, digits, _");
+		while (tc->number && strcmp(tc->payment_method,
+		    req->payment_method) != 0)
+			tc++;
+	} else {
+		const char *card = req->card ? req->card : PAYMENTS_TEST_CARD;
+		while (tc->number && strcmp(tc->number, card) != 0)
+			tc++;
+		if (!tc->number)
+			return bakery_fail(EX_USAGE, "unknown test card: '%s': %s",
+			    card, "the test cards are " KNOWN_CARDS
+			    "; for others use --payment-method pm_…");
+	}
+	stripe_api api;
+	int rc = stripe_api_open(&api, req->stripe_key_file);
+	if (rc)
+		return rc;
+	if (!api.key && !tc->number) {
+		stripe_api_free(&api);
+		return bakery_fail(EX_USAGE, "unknown payment method: '%s': %s",
+		    req->payment_method, "the test gateway knows pm_card_visa, "
+		    "pm_card_chargeDeclined and "
+		    "pm_card_chargeDeclinedInsufficientFunds");
+	}
+	jv order;
+	if ((rc = order_get(ctx, req->order_id, &order))) {
+		stripe_api_free(&api);
+		return rc;
+	}
+	jv r = jv_object();
+	r = jv_object_set(r, jv_string("order"), jv_string(req->order_id));
+	const char *status = envelope_str(order, "status");
+	if (status && strcmp(status, "paid") == 0) {
+		r = jv_object_set(r, jv_string("status"), jv_string("paid"));
+		r = jv_object_set(r, jv_string("payment_intent"),
+		    jv_object_get(jv_copy(order), jv_string("payment_intent")));
+		*result = r;
+		jv_free(order);
+		stripe_api_free(&api);
+		return 0;
+	}
+	if (api.key)
+		rc = stripe_pay(ctx, &api, req->order_id, order,
+		    req->payment_method ? req->payment_method
+					: tc->payment_method, r, result);
+	else
+		rc = gateway_pay(ctx, req->order_id, order, tc, r, result,
+		    billing);
+	stripe_api_free(&api);
+	return rc;
 }

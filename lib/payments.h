@@ -1,18 +1,27 @@
 /*
- * payments.h — paying an order.
+ * payments.h — paying an order: the place that chooses between the
+ * built-in test gateway and Stripe's API.
  *
- * While no Stripe key is configured, a built-in test gateway stands in for
- * Stripe with its test cards:
- *   4242424242424242  succeeds
- *   4000000000000002  declined (card_declined)
- *   4000000000009995  declined (insufficient_funds)
- * A success is answered the way Stripe answers: a payment intent, then a
- * signed payment_intent.succeeded event that Billing receives through the
- * same signature check as the real webhook (billing.h).
+ * Stripe's test cards and the payment methods that stand for them:
+ *   4242424242424242  pm_card_visa                            succeeds
+ *   4000000000000002  pm_card_chargeDeclined                  card_declined
+ *   4000000000009995  pm_card_chargeDeclinedInsufficientFunds insufficient_funds
  *
- * A declined card changes nothing in the order and exits 1. The payment
- * intent's id is derived from the idempotency key (the order id), so paying
- * again replays the same intent and Billing records it once.
+ * While no Stripe key is configured (BAKERY_STRIPE_KEY, or a key file), the
+ * test gateway stands in for Stripe. A success is answered the way Stripe
+ * answers: a payment intent, then a signed payment_intent.succeeded event
+ * that Billing receives through the same signature check as the real
+ * webhook (billing.h). The intent's id is derived from the order id, so
+ * paying again replays the same intent and Billing records it once.
+ *
+ * With a key, the pay command creates and confirms a payment intent through
+ * Stripe's API (stripe_api.h) with metadata order_id and sandbox, keyed by
+ * the attempt Billing keeps (billing_attempt_next): the order id, or ORDER-N
+ * for the N-th attempt after declines. Stripe's answer is not trusted to
+ * pay the order: the order becomes paid when Stripe's signed webhook
+ * reaches Billing (bakery-webhook), exactly as with the test gateway.
+ *
+ * Either way a declined card changes nothing in the order and returns 1.
  */
 #ifndef BAKERY_PAYMENTS_H
 #define BAKERY_PAYMENTS_H
@@ -23,10 +32,18 @@
 
 #define PAYMENTS_TEST_CARD "4242424242424242"
 
-/* 0 paid (or already paid), 1 declined, else a sysexits code.
- * *result describes the outcome; *billing is the object to send after
- * the caller has answered (may be NULL). */
-int payment_pay(bakery_ctx *ctx, const char *order_id, const char *card,
-    jv *result, bakery_object **billing);
+typedef struct payment_request {
+	const char *order_id;
+	const char *card;            /* a test card; NULL: payment_method */
+	const char *payment_method;  /* pm_…; NULL: the card's */
+	const char *stripe_key_file; /* NULL: BAKERY_STRIPE_KEY */
+} payment_request;
+
+/* 0 paid, succeeded (or already paid), 1 declined, else a sysexits code:
+ * 69 when Stripe cannot be reached (the order is unchanged), 78 for a bad
+ * key or setting. *result describes the outcome; *billing is the object to
+ * send after the caller has answered (may be NULL). */
+int payment_pay(bakery_ctx *ctx, const payment_request *req, jv *result,
+    bakery_object **billing);
 
 #endif

@@ -104,7 +104,13 @@ queue_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 }
 
 int
-queue_purge_sandbox(bakery_queue *q, const char *sandbox)
+queue_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 {
-	return q->ops->purge_sandbox(q, sandbox);
+	return q->ops->wipe_sandbox(q, sandbox, fence_ms);
+}
+
+int
+queue_fenced(bakery_queue *q, const char *sandbox, int64_t recorded_at)
+{
+	return recorded_at > 0 && recorded_at < q->ops->fence(q, sandbox);
 }

@@ -18,6 +18,11 @@
  *   retry     gives the message back after `delay` seconds with an error.
  *   dead_letter  moves it with its last error to bakery-events-dlq in one
  *             transaction.
+ *   wipe_sandbox  deletes every message of a sandbox from both queues and
+ *             sets its fence in the same transaction: from then on a send
+ *             of an event recorded before the fence is accepted and dropped,
+ *             so a relay that read its rows before the wipe cannot bring
+ *             the sandbox's messages back (the wipe, bakery-wipe(1)).
  */
 #ifndef BAKERY_QUEUE_H
 #define BAKERY_QUEUE_H
@@ -36,7 +41,8 @@ typedef struct queue_item {
 	const char *id;
 	const char *sandbox;
 	const char *body;
-	int accepted; /* set by send */
+	int64_t recorded_at; /* ms; 0 when unknown (never fenced off) */
+	int accepted;        /* set by send */
 } queue_item;
 
 typedef struct queue_message {
@@ -64,8 +70,11 @@ struct queue_ops {
 	int (*stats)(bakery_queue *, jv *out);
 	/* Up to max messages without leasing them, as a jv array. */
 	int (*peek)(bakery_queue *, const char *queue, size_t max, jv *out);
-	/* Deletes every message of a sandbox from both queues (the wipe). */
-	int (*purge_sandbox)(bakery_queue *, const char *sandbox);
+	/* Deletes every message of a sandbox and fences it at fence_ms. */
+	int (*wipe_sandbox)(bakery_queue *, const char *sandbox,
+	    int64_t fence_ms);
+	/* The sandbox's fence (ms since the epoch), 0 when never wiped. */
+	int64_t (*fence)(bakery_queue *, const char *sandbox);
 	void (*close)(bakery_queue *);
 };
 
@@ -91,7 +100,10 @@ int queue_retry(bakery_queue *, const char *queue, queue_message *,
 int queue_dead_letter(bakery_queue *, queue_message *, const char *error);
 int queue_stats(bakery_queue *, jv *out);
 int queue_peek(bakery_queue *, const char *queue, size_t max, jv *out);
-int queue_purge_sandbox(bakery_queue *, const char *sandbox);
+int queue_wipe_sandbox(bakery_queue *, const char *sandbox, int64_t fence_ms);
+/* Whether an event of sandbox recorded at recorded_at (ms) predates the
+ * sandbox's last wipe, and so must be dropped. */
+int queue_fenced(bakery_queue *, const char *sandbox, int64_t recorded_at);
 
 /* Drivers. */
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **q);

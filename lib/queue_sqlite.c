@@ -22,7 +22,10 @@ static const char *const queue_migrations[] = {
 	"  enqueued_at INTEGER NOT NULL,"
 	/* In the DLQ: how many times bakery-events delivered it. */
 	"  attempts INTEGER NOT NULL DEFAULT 0, UNIQUE (queue, id));"
-	"CREATE INDEX messages_ready ON messages(queue, visible_at, seq);",
+	"CREATE INDEX messages_ready ON messages(queue, visible_at, seq);"
+	/* A sandbox's last wipe: events recorded before it are dropped. */
+	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
+	"  wiped_at INTEGER NOT NULL);",
 };
 static const store_schema queue_schema = { "queue", queue_migrations, 1 };
 
@@ -53,9 +56,14 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	int rc = store_begin(db);
 	if (rc)
 		return rc;
+	/* The fence is read under the write lock, so a wipe is either wholly
+	 * before this send (its items are dropped) or wholly after it (the
+	 * wipe deletes them). */
 	if ((rc = prepare(db,
 		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
-		 " visible_at, enqueued_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+		 " visible_at, enqueued_at) SELECT ?1, ?2, ?3, ?4, ?5, ?5"
+		 " WHERE ?6 = 0 OR ?6 >= coalesce((SELECT wiped_at FROM fences"
+		 " WHERE sandbox = ?3), 0)",
 		 &st))) {
 		store_rollback(db);
 		return rc;
@@ -67,6 +75,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 		sqlite3_bind_text(st, 3, items[i].sandbox, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 4, items[i].body, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 5, now);
+		sqlite3_bind_int64(st, 6, items[i].recorded_at);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
 			rc = store_fail(db, src, "queue send");
@@ -304,25 +313,48 @@ sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 }
 
 static int
-sqlite_purge_sandbox(bakery_queue *q, const char *sandbox)
+sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 {
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
 	int rc = store_begin(db);
 	if (rc)
 		return rc;
-	if (!(rc = prepare(db, "DELETE FROM messages WHERE sandbox = ?1",
-		  &st))) {
+	const char *sql[] = {
+		"DELETE FROM messages WHERE sandbox = ?1 AND ?2 IS NOT NULL",
+		"INSERT INTO fences(sandbox, wiped_at) VALUES (?1, ?2)"
+		" ON CONFLICT (sandbox) DO UPDATE SET"
+		" wiped_at = max(wiped_at, excluded.wiped_at)",
+	};
+	for (int i = 0; i < 2 && !rc; i++) {
+		if ((rc = prepare(db, sql[i], &st)))
+			break;
 		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, fence_ms);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, "queue purge");
+			rc = store_fail(db, src, "queue wipe");
 		sqlite3_finalize(st);
 	}
 	if (!rc)
 		rc = store_commit(db);
 	store_rollback(db);
 	return rc;
+}
+
+static int64_t
+sqlite_fence(bakery_queue *q, const char *sandbox)
+{
+	sqlite3_stmt *st;
+	int64_t at = 0;
+	if (prepare(DB(q), "SELECT wiped_at FROM fences WHERE sandbox = ?1",
+		&st))
+		return 0;
+	sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		at = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return at;
 }
 
 static void
@@ -340,7 +372,8 @@ static const struct queue_ops sqlite_ops = {
 	.dead_letter = sqlite_dead_letter,
 	.stats = sqlite_stats,
 	.peek = sqlite_peek,
-	.purge_sandbox = sqlite_purge_sandbox,
+	.wipe_sandbox = sqlite_wipe_sandbox,
+	.fence = sqlite_fence,
 	.close = sqlite_close,
 };
 

@@ -21,7 +21,7 @@ static const char *const object_migrations[] = {
 	"  address TEXT NOT NULL, json TEXT NOT NULL);"
 	"CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
 	"  type TEXT NOT NULL, envelope TEXT NOT NULL,"
-	"  recorded_at INTEGER NOT NULL);"
+	"  recorded_at INTEGER NOT NULL, relayed_at INTEGER);"
 	"CREATE TABLE outbox(seq INTEGER PRIMARY KEY,"
 	"  event_id TEXT NOT NULL UNIQUE, envelope TEXT NOT NULL,"
 	"  attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,"
@@ -31,7 +31,7 @@ static const char *const object_migrations[] = {
 	"CREATE TABLE commands_seen(key TEXT PRIMARY KEY, result TEXT NOT NULL,"
 	"  at INTEGER NOT NULL);"
 	"CREATE TABLE alarm(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	"  fire_at INTEGER, indexed INTEGER NOT NULL DEFAULT 0,"
+	"  fire_at INTEGER,"
 	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);"
 	/* The kitchen's oven tickets: one row per order, written with the
 	 * OrderPaid that caused it. Empty in every other kind. */
@@ -46,7 +46,10 @@ static const char *const sandbox_migrations[] = {
 	"CREATE TABLE dead_letters(event_id TEXT PRIMARY KEY,"
 	"  type TEXT NOT NULL, envelope TEXT NOT NULL, error TEXT NOT NULL,"
 	"  attempts INTEGER NOT NULL, times INTEGER NOT NULL DEFAULT 1,"
-	"  stored_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);",
+	"  stored_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);"
+	/* What was redriven and when, for bakery-trace. */
+	"CREATE TABLE redrives(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
+	"  times INTEGER NOT NULL DEFAULT 1, last_at INTEGER NOT NULL);",
 };
 const store_schema store_sandbox_schema = { "sandbox", sandbox_migrations, 1 };
 
@@ -54,7 +57,8 @@ static const char *const alarms_migrations[] = {
 	/* An entry says "this object may have an alarm due at fire_at". The
 	 * object's own alarm row is the truth; a stale entry costs one open. */
 	"CREATE TABLE alarms(sandbox TEXT NOT NULL, address TEXT NOT NULL,"
-	"  fire_at INTEGER NOT NULL, PRIMARY KEY (sandbox, address));"
+	"  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
+	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
 };
 const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1 };
@@ -143,6 +147,8 @@ store_ctx_free(bakery_ctx *ctx)
 {
 	if (ctx->queue)
 		queue_close(ctx->queue);
+	if (ctx->alarms)
+		sqlite3_close(ctx->alarms);
 	free(ctx->home);
 	free(ctx->sandbox);
 	free(ctx->queue_url);

@@ -39,6 +39,7 @@ typedef struct bakery_ctx {
 	int alarm_delay_s;     /* an alarm fires this long after the commit */
 	int files_opened;      /* counted so tests can prove O(due) scans */
 	struct bakery_queue *queue; /* opened on first use, see queue.h */
+	sqlite3 *alarms;       /* the alarm index, opened on first use */
 } bakery_ctx;
 
 /* A file's schema: migrations[i] takes user_version i to i + 1. */

@@ -4,6 +4,7 @@
 #include "subscriber.h"
 #include "envelope.h"
 #include "outbox.h"
+#include "queue.h"
 #include "routing.h"
 #include "util.h"
 
@@ -37,6 +38,16 @@ answered(apply_result *r, const char *kind, int status, const char *why)
 		snprintf(r->error + n, sizeof r->error - (size_t)n, ": %s", why);
 }
 
+/* Whether env was recorded before its sandbox's last wipe (the fence the
+ * wipe sets in the queue, see queue.h and wipe.h). */
+static int
+wiped_since(bakery_ctx *ctx, jv env)
+{
+	bakery_queue *q;
+	return queue_get(ctx, &q) == 0 &&
+	    queue_fenced(q, envelope_str(env, "sandbox"), envelope_time_ms(env));
+}
+
 int
 subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
     apply_result *r)
@@ -56,6 +67,10 @@ subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
 	const char *sandbox = envelope_str(env, "sandbox");
 	const char *id = envelope_str(env, "id");
 	const char *type = envelope_str(env, "type");
+	if (wiped_since(ctx, env)) {
+		r->status = 205;
+		return 0;
+	}
 	bakery_object *o;
 	int rc = object_open(ctx, sandbox, address, sub->create, &o);
 	if (rc == EX_NOINPUT) {
@@ -70,7 +85,11 @@ subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
 		object_close(o);
 		return 0;
 	}
-	if (object_seen(o, id)) {
+	/* Checked again under the object's lock: a wipe that came between
+	 * the first check and the open must not see this event applied. */
+	if (object_seen(o, id) || wiped_since(ctx, env)) {
+		if (!object_seen(o, id))
+			r->status = 205;
 		object_rollback(o);
 		object_close(o);
 		return 0;
@@ -132,6 +151,10 @@ subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
 	for (size_t i = 0; i < n; i++) {
 		apply_result one;
 		subscriber_apply(ctx, addresses[i], env, &one);
+		if (one.status == 205) {
+			r->status = 205; /* the whole event is dropped */
+			return 0;
+		}
 		if (one.status >= 200 && one.status < 300)
 			continue;
 		if (r->status < 300)

@@ -2,7 +2,8 @@
  * subscriber.h — applying an event at an object, once in effect.
  *
  * Every subscriber answers like an HTTP handler:
- *   2xx  applied, or applied before (its id is in the object's seen table)
+ *   2xx  applied, or applied before (its id is in the object's seen table);
+ *        205 when the event predates its sandbox's last wipe and is dropped
  *   409  not applicable yet (the kitchen has no card for a paid order)
  *   422  malformed for this subscriber
  *   503  refused or unavailable (a fault, a locked or full disk)

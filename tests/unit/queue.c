@@ -39,7 +39,7 @@ static int
 send_one(bakery_queue *q, const char *id, const char *sandbox,
     const char *body, int *accepted)
 {
-	queue_item it = { id, sandbox, body, 0 };
+	queue_item it = { .id = id, .sandbox = sandbox, .body = body };
 	int rc = queue_send(q, QUEUE_EVENTS, &it, 1);
 	if (accepted)
 		*accepted = it.accepted;
@@ -210,7 +210,7 @@ main(void)
 	    "  both from 'other'");
 	is_int(queue_dead_letter(q, &m[0], "x"), 0, "dead-letter one of them");
 	free_all(m, got);
-	is_int(queue_purge_sandbox(q, "other"), 0, "purge_sandbox other");
+	is_int(queue_wipe_sandbox(q, "other", 1), 0, "wipe_sandbox other");
 	is_int(count("sandbox = 'other'"), 0, "  removes 'other' from both queues");
 	is_int(count("sandbox = 'default'"), 4, "  keeps the four of 'default'");
 
@@ -224,8 +224,8 @@ main(void)
 	ok(strstr(bakery_error(), "queue-refuses") != NULL,
 	    "  the error names the fault (%s)", bakery_error());
 	{
-		queue_item two[2] = { { "evt_g1", "other", "{}", 1 },
-			{ "evt_g2", "default", "{}", 1 } };
+		queue_item two[2] = { { .id = "evt_g1", .sandbox = "other", .body = "{}", .accepted = 1 },
+			{ .id = "evt_g2", .sandbox = "default", .body = "{}", .accepted = 1 } };
 		is_int(queue_send(q, QUEUE_EVENTS, two, 2), EX_UNAVAILABLE,
 		    "a batch with one refusing sandbox is refused");
 		ok(!two[0].accepted && !two[1].accepted, "  nothing accepted");

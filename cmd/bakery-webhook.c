@@ -1,0 +1,202 @@
+/*
+ * bakery-webhook — Billing's receiver for Stripe's webhook.
+ *
+ * Under a web server (GATEWAY_INTERFACE set) it is a CGI program: the
+ * request is REQUEST_METHOD, CONTENT_LENGTH, HTTP_STRIPE_SIGNATURE and the
+ * body on stdin; the answer is a Status line and a short JSON body.
+ * Otherwise it reads one body on stdin and exits 0, 65 or 77. Either way
+ * Billing (billing_receive) checks the signature and records
+ * PaymentSucceeded once; the answer goes out before billing's outbox is
+ * sent, so Stripe never waits on the queue.
+ */
+#include "../lib/billing.h"
+#include "../lib/cli.h"
+#include "../lib/outbox.h"
+#include "../lib/stripe.h"
+#include "../lib/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define USAGE \
+	"usage: bakery-webhook [--signature HEADER] [--secret-file FILE]\n" \
+	"                      [--tolerance SECONDS] [--max-body BYTES] < BODY\n" \
+	"       as a CGI program: REQUEST_METHOD, CONTENT_LENGTH and\n" \
+	"       HTTP_STRIPE_SIGNATURE; the answer is an HTTP response\n"
+
+enum { OPT_SIGNATURE = CLI_OPT_FIRST_FREE, OPT_SECRET_FILE, OPT_TOLERANCE,
+	OPT_MAX_BODY };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "signature", required_argument, NULL, OPT_SIGNATURE },
+	{ "secret-file", required_argument, NULL, OPT_SECRET_FILE },
+	{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *
+reason_phrase(int http)
+{
+	switch (http) {
+	case 200: return "OK";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 405: return "Method Not Allowed";
+	case 413: return "Content Too Large";
+	default: return "Service Unavailable";
+	}
+}
+
+/* The answer: an HTTP response under CGI (a refusal is logged to the
+ * server's error log; a 503's reason stays there, as it may name files),
+ * else a JSON line and, when refused, an error on stderr. */
+static void
+respond(int cgi, const billing_answer *a)
+{
+	char status[8];
+	snprintf(status, sizeof status, "%d", a->http);
+	if (cgi && a->http != 200)
+		bakery_log(a->http == 503 ? LOG_ERROR : LOG_WARN,
+		    "webhook_refused", "status", status, "reason", a->message,
+		    (char *)NULL);
+	jv j = jv_object();
+	j = jv_object_set(j, jv_string("status"), jv_number(a->http));
+	j = jv_object_set(j, jv_string("message"), jv_string(
+	    cgi && a->http == 503 ? "unavailable, try again" : a->message));
+	if (cgi) {
+		printf("Status: %d %s\r\nContent-Type: application/json\r\n",
+		    a->http, reason_phrase(a->http));
+		if (a->http == 405)
+			printf("Allow: POST\r\n");
+		printf("\r\n");
+	} else if (a->http != 200) {
+		fprintf(stderr, "%s: error: %s\n", bakery_prog, a->message);
+	}
+	cli_print(j);
+}
+
+static void
+refuse(billing_answer *a, int http, int code, const char *msg)
+{
+	a->http = http;
+	a->exit_code = code;
+	snprintf(a->message, sizeof a->message, "%s", msg);
+}
+
+/* Reads up to max + 1 bytes (or exactly want, when want >= 0). */
+static char *
+read_body(ssize_t want, size_t max, size_t *len)
+{
+	size_t cap = want >= 0 ? (size_t)want + 1 : max + 2, n = 0;
+	char *buf = bakery_xmalloc(cap);
+	while (n < cap - 1) {
+		ssize_t r = read(STDIN_FILENO, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static long
+number_arg(const cli *c, const char *name, const char *arg, long max)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(arg, &end, 10);
+	if (errno || !*arg || *end || n < 1 || n > max)
+		cli_usage_error(c, "bad %s: '%s': want 1 to %ld", name, arg, max);
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	const char *signature = NULL, *secret_file = NULL;
+	billing_options opt = { NULL, STRIPE_TOLERANCE_S, BILLING_MAX_BODY };
+	int o;
+	while ((o = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		switch (o) {
+		case OPT_SIGNATURE: signature = optarg; break;
+		case OPT_SECRET_FILE: secret_file = optarg; break;
+		case OPT_TOLERANCE:
+			opt.tolerance_s = (int)number_arg(&c, "tolerance",
+			    optarg, 86400);
+			break;
+		case OPT_MAX_BODY:
+			opt.max_body = (size_t)number_arg(&c, "max-body", optarg,
+			    16 * 1024 * 1024);
+			break;
+		default: cli_common(&c, o, optarg);
+		}
+	}
+	if (optind != argc)
+		cli_usage_error(&c, "no operands: the body comes on stdin");
+	const char *gateway = getenv("GATEWAY_INTERFACE");
+	int cgi = gateway && *gateway;
+	if (!signature)
+		signature = getenv("HTTP_STRIPE_SIGNATURE");
+
+	billing_answer a = { 0 };
+	char *body = NULL, *secret = NULL;
+	size_t len = 0;
+	bakery_ctx ctx = { 0 };
+	int have_ctx = 0;
+	if (cgi) {
+		const char *method = getenv("REQUEST_METHOD");
+		const char *length = getenv("CONTENT_LENGTH");
+		char *end = NULL;
+		long long n = length ? strtoll(length, &end, 10) : -1;
+		if (!method || strcmp(method, "POST") != 0)
+			refuse(&a, 405, EX_USAGE, "only POST");
+		else if (!length || !*length || *end || n < 0)
+			refuse(&a, 400, EX_DATAERR, "no Content-Length");
+		else if ((unsigned long long)n > opt.max_body)
+			refuse(&a, 413, EX_DATAERR, "body too large");
+		else if ((body = read_body((ssize_t)n, 0, &len)), len != (size_t)n)
+			refuse(&a, 400, EX_DATAERR, "body shorter than its "
+			    "Content-Length");
+	} else {
+		body = read_body(-1, opt.max_body, &len);
+	}
+	if (!a.http && billing_endpoint_secret(secret_file, &secret))
+		refuse(&a, 503, EX_CONFIG, bakery_error());
+	if (!a.http) {
+		int rc = store_ctx_init(&ctx, c.home, c.sandbox, c.queue);
+		have_ctx = 1;
+		if (rc)
+			refuse(&a, 503, rc, bakery_error());
+	}
+	bakery_object *billing = NULL;
+	if (!a.http) {
+		/* The sandbox is the payment intent's metadata.sandbox. */
+		opt.secret = secret;
+		billing_receive(&ctx, body, len, signature, &opt, &a, &billing);
+		if (a.recorded)
+			bakery_log(LOG_INFO, "payment_recorded", "address",
+			    billing->address, (char *)NULL);
+	}
+	respond(cgi, &a);
+	free(body);
+	free(secret);
+	if (bakery_close_stdout())
+		bakery_log(LOG_ERROR, "answer_lost", "reason", bakery_error(),
+		    (char *)NULL);
+	if (billing)
+		outbox_send(billing, NULL);
+	object_close(billing);
+	/* Under CGI the Status line was the answer; the exit code is for
+	 * the server's log only. */
+	cli_exit(have_ctx ? &ctx : NULL, a.exit_code);
+}

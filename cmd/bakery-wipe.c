@@ -1,0 +1,44 @@
+/*
+ * bakery-wipe — reset every sandbox (the daily wipe), resumably.
+ */
+#include "../lib/cli.h"
+#include "../lib/util.h"
+#include "../lib/wipe.h"
+
+#define USAGE \
+	"usage: bakery-wipe             start a wipe (or finish an unfinished one)\n" \
+	"       bakery-wipe --resume    finish an unfinished wipe, else do nothing\n"
+
+enum { OPT_RESUME = CLI_OPT_FIRST_FREE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE };
+	int resume = 0, opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		if (opt == OPT_RESUME)
+			resume = 1;
+		else
+			cli_common(&c, opt, optarg);
+	}
+	if (optind < argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	int ran;
+	int rc = wipe_run(&ctx, resume, cli_report, NULL, &ran);
+	if (rc)
+		bakery_die_last(rc);
+	bakery_log(LOG_INFO, ran ? "wipe_done" : "wipe_nothing_to_resume",
+	    (char *)NULL);
+	cli_exit(&ctx, 0);
+}

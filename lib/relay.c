@@ -1,0 +1,168 @@
+/*
+ * relay.c — send an object's outbox; fire due alarms with the re-arm guard.
+ */
+#include "relay.h"
+#include "alarm.h"
+#include "object.h"
+#include "outbox.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static jv
+line_for(bakery_object *o, const char *sandbox, const char *address, int sent)
+{
+	jv line = jv_object();
+	line = jv_object_set(line, jv_string("address"), jv_string(address));
+	line = jv_object_set(line, jv_string("sandbox"), jv_string(sandbox));
+	line = jv_object_set(line, jv_string("sent"), jv_number(sent));
+	line = jv_object_set(line, jv_string("left"),
+	    jv_number(o ? outbox_count(o) : 0));
+	return line;
+}
+
+int
+relay_object(bakery_ctx *ctx, const char *sandbox, const char *address,
+    relay_report_fn report, void *arg)
+{
+	bakery_object *o;
+	int rc = object_open(ctx, sandbox, address, 0, &o);
+	if (rc)
+		return rc;
+	int sent = 0;
+	rc = outbox_send(o, &sent);
+	report(arg, line_for(o, o->sandbox, address, sent));
+	object_close(o);
+	return rc;
+}
+
+/* Under the object's write lock: a disarmed alarm's entry can go, since no
+ * command can arm it meanwhile. Returns 1 when the alarm was armed. */
+static int
+drop_entry_if_disarmed(bakery_object *o, const alarm_entry *e,
+    object_alarm *a)
+{
+	if (object_begin(o))
+		return -1;
+	int armed = !object_alarm_get(o, a) && a->fire_at != 0;
+	if (!armed)
+		alarm_index_remove(o->ctx, e);
+	object_rollback(o);
+	return armed;
+}
+
+static int
+fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
+    relay_report_fn report, void *arg)
+{
+	bakery_object *o;
+	int rc = object_open(ctx, e->sandbox, e->address, 0, &o);
+	if (rc == EX_NOINPUT || rc == EX_USAGE) {
+		/* Wiped, or an entry no object can own: nothing to fire. */
+		alarm_index_remove(ctx, e);
+		jv line = line_for(NULL, e->sandbox, e->address, 0);
+		report(arg, jv_object_set(line, jv_string("alarm"),
+		    jv_string("gone")));
+		return 0;
+	}
+	if (rc)
+		return rc;
+	object_alarm a;
+	const char *outcome;
+	int sent = 0, armed = drop_entry_if_disarmed(o, e, &a);
+	if (armed < 0) {
+		rc = EX_TEMPFAIL;
+		goto out;
+	}
+	if (!armed) {
+		outcome = "disarmed";
+	} else if (a.fire_at > now) {
+		alarm_index_move(ctx, e, a.fire_at);
+		outcome = "not-due";
+	} else {
+		outbox_send(o, &sent); /* a refusal is logged as relay_error */
+		bakery_crash_point("alarm.after_send");
+		int rows = outbox_count(o);
+		if (rows == 0 && (armed = drop_entry_if_disarmed(o, e, &a)) == 0) {
+			outcome = "disarmed";
+			goto report;
+		}
+		bakery_crash_point("alarm.before_rearm");
+		if ((rc = object_begin(o)))
+			goto out;
+		object_alarm_get(o, &a);
+		char today[11];
+		bakery_format_day(now, today, sizeof today);
+		if (strcmp(a.day, today) != 0) {
+			a.rearms = 0;
+			snprintf(a.day, sizeof a.day, "%s", today);
+		}
+		int guard = a.rearms >= REARM_GUARD;
+		if (guard)
+			a.fire_at = 0;
+		else {
+			a.rearms++;
+			a.fire_at = now + (int64_t)ctx->alarm_delay_s * 1000;
+		}
+		if (!(rc = object_alarm_set(o, &a)))
+			rc = object_commit(o);
+		if (rc)
+			goto out;
+		/* After the commit: a crash before this leaves a stale entry. */
+		if (guard) {
+			alarm_index_remove(ctx, e);
+			char n[24];
+			snprintf(n, sizeof n, "%d", rows);
+			bakery_log(LOG_WARN, "alarm_guard", "object", e->address,
+			    "sandbox", e->sandbox, "rows", n, (char *)NULL);
+			outcome = "guard";
+		} else {
+			alarm_index_move(ctx, e, a.fire_at);
+			outcome = "rearmed";
+		}
+	}
+report:;
+	jv line = line_for(o, e->sandbox, e->address, sent);
+	line = jv_object_set(line, jv_string("alarm"), jv_string(outcome));
+	char today[11];
+	bakery_format_day(now, today, sizeof today);
+	line = jv_object_set(line, jv_string("rearms_today"),
+	    jv_number(strcmp(a.day, today) == 0 ? a.rearms : 0));
+	report(arg, line);
+out:
+	object_close(o);
+	return rc;
+}
+
+int
+relay_due(bakery_ctx *ctx, int64_t now, relay_report_fn report, void *arg,
+    int *objects)
+{
+	alarm_entry batch[100];
+	size_t n;
+	int rc = 0;
+	*objects = 0;
+	/* Every fired entry leaves the due range (moved, removed), so this
+	 * ends; an entry that could not be fired is left for the next run. */
+	for (int rounds = 0; rounds < 1000; rounds++) {
+		if ((rc = alarm_index_due(ctx, now, 100, batch, &n)) || n == 0)
+			break;
+		int progress = 0;
+		for (size_t i = 0; i < n; i++) {
+			(*objects)++;
+			int one = fire_one(ctx, &batch[i], now, report, arg);
+			if (one) {
+				bakery_log(LOG_WARN, "alarm_error", "object",
+				    batch[i].address, "sandbox", batch[i].sandbox,
+				    "error", bakery_error(), (char *)NULL);
+				rc = rc ? rc : one;
+			} else {
+				progress = 1;
+			}
+		}
+		if (!progress)
+			break;
+	}
+	return rc;
+}

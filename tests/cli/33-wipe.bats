@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# The daily wipe: every sandbox reset, resumably, without touching anything
+# else and without letting a wiped sandbox's events come back.
+load helpers
+bats_require_minimum_version 1.5.0
+
+teardown() {
+	# Background workers of a failed test must not outlive it.
+	touch "$BATS_TEST_TMPDIR/stop"
+	for p in ${workers:-}; do kill -TERM "$p" 2>/dev/null || true; done
+}
+
+# A sandbox with objects, a dead letter, a fault, queued messages and an
+# armed alarm.
+fill() {
+	local s=$1 id
+	id=$(bakery-order -s "$s" place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	bakery-order -s "$s" pay "$id" >/dev/null
+	bakery-fault -s "$s" set kitchen-refuses
+	bakery-consume -s "$s" >/dev/null 2>&1
+	bakery-dlq -s "$s" drain >/dev/null
+	bakery-fault -s "$s" set queue-refuses
+	bakery-order -s "$s" place --customer bo --day "$DAY" country-loaf=1 >/dev/null 2>&1
+	bakery-fault -s "$s" clear queue-refuses
+	bakery-order -s "$s" place --customer cy --day "$DAY" country-loaf=1 >/dev/null
+}
+
+assert_empty() {
+	local s=$1
+	assert_equal "$(bakery-show -s "$s" --list | wc -l)" 0
+	assert_equal "$(bakery-dlq -s "$s" list | wc -l)" 0
+	assert_equal "$(bakery-fault -s "$s" list | wc -l)" 0
+	assert_equal "$(bakery-queue peek | jq -s --arg s "$s" '[.[] | select(.sandbox == $s)] | length')" 0
+	assert_equal "$(bakery-queue peek --dlq | jq -s --arg s "$s" '[.[] | select(.sandbox == $s)] | length')" 0
+	assert_equal "$(sqlite3 "$BAKERY_HOME/alarms.db" "SELECT count(*) FROM alarms WHERE sandbox = '$s'")" 0
+}
+
+@test "a wipe resets every sandbox and prints one line per sandbox" {
+	fill default
+	fill s2
+	assert_equal "$(bakery-dlq list | wc -l)" 2
+	run --separate-stderr bakery-wipe
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .sandbox | sort | tr '\n' ' ')" "default s2 "
+	assert_empty default
+	assert_empty s2
+	# The sandboxes work again afterwards.
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+}
+
+@test "a wipe killed midway resumes where it stopped and touches nothing else" {
+	fill default
+	fill s2
+	objects=$(bakery-show -s s2 --list | wc -l)
+	echo keep >"$BAKERY_HOME/notes.txt"
+	secret=$(cat "$BAKERY_HOME/webhook-secret")
+	crash_at wipe.midway:2 bakery-wipe
+	# The first sandbox is done, the second not yet.
+	assert_empty default
+	assert_equal "$(bakery-show -s s2 --list | wc -l)" "$objects"
+	assert [ "$objects" -gt 0 ]
+	run --separate-stderr bakery-wipe --resume
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .sandbox)" s2
+	assert_empty default
+	assert_empty s2
+	run --separate-stderr bakery-wipe --resume
+	assert_success
+	assert_output ""
+	assert_equal "$(cat "$BAKERY_HOME/notes.txt")" keep
+	assert_equal "$(cat "$BAKERY_HOME/webhook-secret")" "$secret"
+	run ls -a "$BAKERY_HOME"
+	refute_output --partial .wipe-
+	for db in "$BAKERY_HOME"/*.db; do
+		assert_equal "$(sqlite3 "$db" 'PRAGMA integrity_check')" ok
+	done
+}
+
+@test "--resume with no unfinished wipe does nothing" {
+	fill default
+	objects=$(bakery-show --list | wc -l)
+	run --separate-stderr bakery-wipe --resume
+	assert_success
+	assert_output ""
+	assert_equal "$(bakery-show --list | wc -l)" "$objects"
+}
+
+@test "events recorded before the wipe cannot come back by a relay or a consumer" {
+	id=$(paid_order ada)
+	bakery-order events "$id" >"$BATS_TEST_TMPDIR/old.jsonl"
+	bakery-show "billing/$id" >/dev/null
+	sqlite3 "$BAKERY_HOME/default/billing/$id.db" "SELECT envelope FROM events" >>"$BATS_TEST_TMPDIR/old.jsonl"
+	run --separate-stderr bakery-wipe
+	assert_success
+	# A relay that read these rows before the wipe sends them now: the
+	# queue accepts and drops them.
+	run --separate-stderr bakery-queue send <"$BATS_TEST_TMPDIR/old.jsonl"
+	assert_success
+	assert_equal "$(bakery-queue peek | wc -l)" 0
+	# A consumer that leased them before the wipe applies nothing.
+	run --separate-stderr bakery-consume --stdin <"$BATS_TEST_TMPDIR/old.jsonl"
+	assert_success
+	assert_equal "$(echo "$output" | jq -s '[.[] | select(.status == 205)] | length')" 2
+	assert_equal "$(bakery-show --list | wc -l)" 0
+}
+
+@test "a wipe while clients, relays and consumers run corrupts nothing and brings nothing back" {
+	stop="$BATS_TEST_TMPDIR/stop"
+	(while [ ! -e "$stop" ]; do
+		id=$(bakery-order place --customer ada --day "$DAY" cardamom-bun=1 2>/dev/null | jq -r .id) &&
+			bakery-order pay "$id" >/dev/null 2>&1
+	done) &
+	client=$!
+	(while [ ! -e "$stop" ]; do bakery-relay --all >/dev/null 2>&1 || true; done) &
+	relay=$!
+	bakery-consume --follow >/dev/null 2>"$BATS_TEST_TMPDIR/c1.err" &
+	c1=$!
+	bakery-consume --follow >/dev/null 2>"$BATS_TEST_TMPDIR/c2.err" &
+	c2=$!
+	workers="$client $relay $c1 $c2"
+	sleep 2
+	run --separate-stderr bakery-wipe
+	assert_success
+	sleep 2
+	touch "$stop"
+	wait "$client" "$relay" || true
+	kill -TERM "$c1" "$c2"
+	wait "$c1" "$c2"
+	bakery-relay --all >/dev/null 2>&1 || true
+	bakery-consume >/dev/null
+	# Nothing corrupt.
+	find "$BAKERY_HOME" -name '*.db' | while read -r db; do
+		[ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || { echo "corrupt: $db" >&2; exit 1; }
+	done
+	# Every event any object applied was recorded by an object that still
+	# exists: nothing from before the wipe came back.
+	recorded="$BATS_TEST_TMPDIR/recorded"
+	: >"$recorded"
+	for f in "$BAKERY_HOME"/default/order/*.db "$BAKERY_HOME"/default/billing/*.db; do
+		[ -e "$f" ] && sqlite3 "$f" "SELECT id FROM events" >>"$recorded"
+	done
+	for a in $(bakery-show --list | jq -r .); do
+		bakery-show "$a" | jq -r '.seen[]'
+	done | sort -u >"$BATS_TEST_TMPDIR/applied"
+	run comm -23 "$BATS_TEST_TMPDIR/applied" <(sort -u "$recorded")
+	assert_output ""
+}
