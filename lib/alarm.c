@@ -24,7 +24,8 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 	return 0;
 }
 
-/* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b). */
+/* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b); a statement may
+ * leave any of them unused (binding those fails harmlessly). */
 static int
 index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
     const char *address, int64_t a, int64_t b)
@@ -55,7 +56,7 @@ alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
 	return index_write(ctx,
 	    "INSERT INTO alarms(sandbox, address, fire_at) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT DO UPDATE SET fire_at = ?3, gen = gen + 1"
-	    " WHERE ?4 = 0", sandbox, address, fire_at, 0);
+	    "", sandbox, address, fire_at, 0);
 }
 
 int
@@ -63,7 +64,7 @@ alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e)
 {
 	return index_write(ctx,
 	    "DELETE FROM alarms WHERE sandbox = ?1 AND address = ?2"
-	    " AND gen = ?3 AND ?4 = 0", e->sandbox, e->address, e->gen, 0);
+	    " AND gen = ?3", e->sandbox, e->address, e->gen, 0);
 }
 
 int
@@ -79,7 +80,7 @@ int
 alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox)
 {
 	return index_write(ctx,
-	    "DELETE FROM alarms WHERE sandbox = ?1 AND ?2 = '' AND ?3 = ?4",
+	    "DELETE FROM alarms WHERE sandbox = ?1",
 	    sandbox, "", 0, 0);
 }
 

@@ -52,13 +52,6 @@ consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 		bakery_crash_point("consume.before_ack");
 		rc = queue_ack(q, QUEUE_EVENTS, m);
 		outcome = "acked";
-		if (rc == EX_TEMPFAIL) {
-			/* Another consumer holds it now; it will find every
-			 * effect already applied. */
-			bakery_log(LOG_WARN, "lease_lost", "id", m->id, (char *)NULL);
-			rc = 0;
-			outcome = "lease-lost";
-		}
 	} else if (m->deliveries > opt->max_retries) {
 		rc = queue_dead_letter(q, m, r.error);
 		outcome = "dead-lettered";
@@ -69,8 +62,15 @@ consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 		rc = queue_retry(q, QUEUE_EVENTS, m, opt->retry_delay_s, r.error);
 		outcome = "retried";
 	}
-	if (rc == EX_TEMPFAIL && strncmp(bakery_error(), "lease lost", 10) == 0)
-		rc = 0, outcome = "lease-lost";
+	if (rc == EX_TEMPFAIL) {
+		/* The lease was lost to another consumer, or the queue stayed
+		 * locked: either way the message stays queued, comes again,
+		 * and finds every effect it had already applied. */
+		bakery_log(LOG_WARN, "lease_lost", "id", m->id, "error",
+		    bakery_error(), (char *)NULL);
+		rc = 0;
+		outcome = "lease-lost";
+	}
 	*result = result_line(env, m->id, m->sandbox, m->deliveries, &r, outcome);
 	jv_free(env);
 	return rc;

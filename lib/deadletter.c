@@ -167,8 +167,7 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
 			"INSERT INTO redrives(event_id, type, last_at)"
 			" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
 			" SET times = times + 1, last_at = excluded.last_at",
-			"DELETE FROM dead_letters WHERE event_id = ?1"
-			" AND ?2 IS NOT NULL AND ?3 IS NOT NULL",
+			"DELETE FROM dead_letters WHERE event_id = ?1",
 		};
 		for (int i = 0; i < 2 && !rc; i++) {
 			sqlite3_stmt *st;

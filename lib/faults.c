@@ -74,7 +74,7 @@ int
 fault_clear(bakery_ctx *ctx, const char *sandbox, const char *name)
 {
 	return fault_write(ctx, sandbox, name,
-	    "DELETE FROM faults WHERE name = ?1 AND ?2 IS NOT NULL");
+	    "DELETE FROM faults WHERE name = ?1");
 }
 
 int

@@ -157,7 +157,8 @@ out:
 	return rc;
 }
 
-/* Runs one statement bound to (lease, seq, a, b) that must touch one row. */
+/* Runs one statement bound to (?1 lease, ?2 seq, ?3 a, ?4 b), any of the
+ * last two unused, that must touch one row. */
 static int
 leased_write(bakery_queue *q, const char *sql, queue_message *m,
     int64_t a, const char *b)
@@ -187,8 +188,7 @@ sqlite_ack(bakery_queue *q, const char *queue, queue_message *m)
 {
 	(void)queue;
 	return leased_write(q,
-	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2"
-	    " AND ?3 IS NOT NULL AND ?4 IS NULL", m, 0, NULL);
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
 }
 
 static int
@@ -210,8 +210,7 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 	if (rc)
 		return rc;
 	rc = leased_write(q,
-	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2"
-	    " AND ?3 IS NOT NULL AND ?4 IS NULL", m, 0, NULL);
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
 	sqlite3_stmt *st = NULL;
 	if (!rc && !(rc = prepare(db,
 		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
@@ -321,7 +320,7 @@ sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 	if (rc)
 		return rc;
 	const char *sql[] = {
-		"DELETE FROM messages WHERE sandbox = ?1 AND ?2 IS NOT NULL",
+		"DELETE FROM messages WHERE sandbox = ?1",
 		"INSERT INTO fences(sandbox, wiped_at) VALUES (?1, ?2)"
 		" ON CONFLICT (sandbox) DO UPDATE SET"
 		" wiped_at = max(wiped_at, excluded.wiped_at)",
