@@ -132,3 +132,22 @@ queued() { bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delay
 	opened=$(grep -o '"[^"]*/default/[a-z]*/[^"]*\.db"' "$BATS_TEST_TMPDIR/trace" | sort -u | wc -l)
 	assert_equal "$opened" 10
 }
+
+@test "--watch fires an alarm when it falls due and stops cleanly on SIGTERM" {
+	export BAKERY_ALARM_DELAY=1
+	bakery-fault set queue-refuses
+	id=$(place ada 2>/dev/null)
+	bakery-fault clear queue-refuses
+	bakery-relay --watch >"$BATS_TEST_TMPDIR/watch.out" 2>"$BATS_TEST_TMPDIR/watch.err" &
+	watch=$!
+	for _ in $(seq 50); do
+		[ "$(bakery-show "order/$id" | jq '.outbox | length')" = 0 ] && break
+		sleep 0.1
+	done
+	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 0
+	assert_equal "$(queued)" 1
+	kill -TERM "$watch"
+	run wait "$watch"
+	assert_success
+	assert_equal "$(jq -r .address "$BATS_TEST_TMPDIR/watch.out")" "order/$id"
+}
