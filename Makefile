@@ -8,8 +8,12 @@ SHAREDIR ?= $(PREFIX)/share/bakery
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 
+# jq 1.6 has no runtime version call: -V says the libjq-dev compiled against.
+JQ_VERSION := $(shell dpkg-query -W -f='$${Version}' libjq-dev 2>/dev/null)
+
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
-	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"'
+	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"' \
+	-DBAKERY_JQ_VERSION='"$(or $(JQ_VERSION),unknown)"'
 ifeq ($(CI),true)
 override CFLAGS += -Werror
 endif
@@ -18,7 +22,7 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
-LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl
+LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook

@@ -34,7 +34,7 @@ redrive_one(struct redrive *r, const char *sandbox, const char *id)
 	jv d;
 	int rc = deadletter_redrive(r->ctx, sandbox, id, &d);
 	if (rc) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 		if (!r->rc)
 			r->rc = rc;
 		return;
@@ -64,7 +64,7 @@ redrive_line(void *arg, const char *line, size_t len, long lineno)
 	const char *id = envelope_str(o, "id");
 	const char *sandbox = envelope_str(o, "sandbox");
 	if (!id || (sandbox && !bakery_name_valid(sandbox))) {
-		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		bakery_print_error("line %ld: %s", lineno,
 		    jv_is_valid(o) ? "want a JSON object with an \"id\""
 				   : "malformed JSON");
 		if (!r->rc)
@@ -80,7 +80,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int all = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {

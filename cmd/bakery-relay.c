@@ -50,8 +50,7 @@ relay_one(struct relay *r, const char *address)
 	int rc = relay_object(r->ctx, NULL, address, cli_report, NULL);
 	if (rc) {
 		if (rc != EX_UNAVAILABLE) /* a refusal was logged as relay_error */
-			fprintf(stderr, "%s: error: %s\n", bakery_prog,
-			    bakery_error());
+			bakery_print_error("%s", bakery_error());
 		if (!r->rc || rc == EX_USAGE)
 			r->rc = rc;
 	}
@@ -105,7 +104,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int mode = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
@@ -149,6 +148,6 @@ main(int argc, char **argv)
 	}
 	if (r.rc && (mode == OPT_DUE || mode == OPT_WATCH) &&
 	    r.rc != EX_UNAVAILABLE)
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 	cli_exit(&ctx, r.rc);
 }
