@@ -25,7 +25,8 @@ endif
 LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
-	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook
+	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
+	bakery-status bakery-trace
 LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)

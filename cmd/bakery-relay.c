@@ -5,6 +5,7 @@
 #include "../lib/alarm.h"
 #include "../lib/envelope.h"
 #include "../lib/object.h"
+#include "../lib/progress.h"
 #include "../lib/relay.h"
 #include "../lib/util.h"
 
@@ -132,10 +133,15 @@ main(int argc, char **argv)
 		jv list;
 		if ((r.rc = object_list(&ctx, NULL, &list)))
 			bakery_die_last(r.rc);
+		bakery_progress progress;
+		progress_start(&progress, "relay",
+		    jv_array_length(jv_copy(list)));
 		jv_array_foreach(list, i, a) {
 			relay_one(&r, jv_string_value(a));
+			progress_step(&progress);
 			jv_free(a);
 		}
+		progress_end(&progress);
 		jv_free(list);
 	} else if (argc) {
 		for (int i = 0; i < argc; i++)

@@ -22,6 +22,7 @@
 
 const char *bakery_prog = "bakery";
 int bakery_verbosity = LOG_WARN;
+int bakery_stderr_midline;
 static char last_error[1024];
 
 void
@@ -113,9 +114,14 @@ bakery_print_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (bakery_log_json())
+	if (bakery_log_json()) {
 		bakery_log(LOG_ERROR, "error", "message", msg, (char *)NULL);
-	else
+		return;
+	}
+	if (bakery_stderr_midline) {
+		fputc('\n', stderr);
+		bakery_stderr_midline = 0;
+	}
 		fprintf(stderr, "%s%s: error: %s\n",
 		    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
 		    bakery_prog, msg);
@@ -159,6 +165,10 @@ bakery_log(enum bakery_level level, const char *event, ...)
 			int quote = strpbrk(v, " \t\"=") != NULL || !*v;
 			n += (size_t)snprintf(line + n, sizeof line - n,
 			    quote ? " %s=\"%s\"" : " %s=%s", k, v);
+		}
+		if (bakery_stderr_midline) {
+			fputc('\n', stderr);
+			bakery_stderr_midline = 0;
 		}
 		fprintf(stderr, "%s\n", line);
 	}

@@ -54,6 +54,9 @@ _Noreturn void bakery_die_last(int code);
 enum bakery_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* -q and -v move this: errors and warnings show by default. */
 extern int bakery_verbosity;
+/* Set while a progress line (progress.h) waits on stderr without its
+ * newline; a log line ends it first. */
+extern int bakery_stderr_midline;
 /* Logs EVENT with NULL-terminated key, value string pairs. */
 void bakery_log(enum bakery_level level, const char *event, ...)
 	__attribute__((sentinel));
