@@ -204,7 +204,7 @@ find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
 	jv subs = jv_array();
 	int rc = 0;
 	if (jv_get_kind(f->envelope) == JV_KIND_OBJECT &&
-	    routing_subscribers(jv_copy(f->envelope), addresses, &n))
+	    routing_subscribers(f->envelope, addresses, &n))
 		n = 0; /* an envelope without its key fields reaches nobody */
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *path = store_object_path(ctx, sandbox, addresses[i]);
