@@ -7,9 +7,16 @@ BINDIR ?= $(PREFIX)/bin
 SHAREDIR ?= $(PREFIX)/share/bakery
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+
+# jq 1.6 has no runtime version call: -V says the libjq-dev compiled against.
+JQ_VERSION := $(shell dpkg-query -W -f='$${Version}' libjq-dev 2>/dev/null)
 
 override CFLAGS += -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
-	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"'
+	-D_POSIX_C_SOURCE=200809L -DBAKERY_SHAREDIR='"$(SHAREDIR)"' \
+	-DBAKERY_JQ_VERSION='"$(or $(JQ_VERSION),unknown)"'
 ifeq ($(CI),true)
 override CFLAGS += -Werror
 endif
@@ -18,10 +25,11 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
-LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl
+LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
-	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook
+	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
+	bakery-status bakery-trace
 LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -54,7 +62,8 @@ build/tests/%.t: build/tests/unit/%.o build/libbakery.a
 
 DEPS = gcc make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
-	bats-support valgrind mandoc faketime lighttpd python3 strace systemd
+	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
+	zsh fish man-db
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -81,7 +90,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/cron \
 		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
 	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
@@ -93,6 +103,18 @@ install: all
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/man/*.5 $(DESTDIR)$(MANDIR)/man5
 	install -m 644 docs/man/*.7 $(DESTDIR)$(MANDIR)/man7
+	# bash-completion loads a command's completion by its name: one file,
+	# a link for every program.
+	install -m 644 completions/bakery.bash $(DESTDIR)$(BASHCOMPDIR)/bakery
+	for p in $(filter-out bakery,$(PROGS)); do \
+		ln -sf bakery $(DESTDIR)$(BASHCOMPDIR)/$$p || exit 1; \
+	done
+	install -m 644 completions/_bakery $(DESTDIR)$(ZSHCOMPDIR)/_bakery
+	# fish also loads by name: a link for every program.
+	install -m 644 completions/bakery.fish $(DESTDIR)$(FISHCOMPDIR)/bakery.fish
+	for p in $(filter-out bakery,$(PROGS)); do \
+		ln -sf bakery.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
+	done
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
@@ -100,6 +122,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
 	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-envelope.5 $(DESTDIR)$(MANDIR)/man7/bakery.7
+	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_bakery
+	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
 
 clean:
 	rm -rf build bin

@@ -67,7 +67,7 @@ deliver_line(void *arg, const char *line, size_t len, long lineno)
 	struct stdin_state *s = arg;
 	jv result;
 	if (consume_line(s->ctx, line, len, &result)) {
-		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		bakery_print_error("line %ld: %s", lineno,
 		    bakery_error());
 		s->rc = EX_DATAERR;
 		return 0; /* the good lines still go */
@@ -81,7 +81,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	enum { DRAIN, ONCE, FOLLOW } mode = DRAIN;
 	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
 	consume_options copt = { 3, 0 };

@@ -22,7 +22,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1)

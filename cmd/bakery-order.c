@@ -56,7 +56,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	order_request req = { 0 };
 	payment_request pay = { 0 };
 	int opt;
@@ -103,8 +103,7 @@ main(int argc, char **argv)
 		if (rc > 1)
 			bakery_die_last(rc);
 		if (rc == 1)
-			fprintf(stderr, "%s: error: payment declined: '%s': %s\n",
-			    bakery_prog, argv[1],
+			bakery_print_error("payment declined: '%s': %s", argv[1],
 			    envelope_str(out, "decline_code"));
 		cli_print(out);
 		answer_then_send(billing);

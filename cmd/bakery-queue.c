@@ -55,7 +55,7 @@ flush_batch(struct sender *s)
 		free(s->bodies[i]);
 	}
 	if (rc) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 		if (!s->rc || s->rc == EX_DATAERR)
 			s->rc = rc;
 	}
@@ -68,7 +68,7 @@ send_line(void *arg, const char *line, size_t len, long lineno)
 	struct sender *s = arg;
 	jv env;
 	if (envelope_parse(line, len, &env)) {
-		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		bakery_print_error("line %ld: %s", lineno,
 		    bakery_error());
 		if (!s->rc)
 			s->rc = EX_DATAERR;
@@ -89,7 +89,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int dlq = 0, opt;
 	long limit = 100;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,

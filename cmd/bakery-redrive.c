@@ -5,6 +5,7 @@
 #include "../lib/cli.h"
 #include "../lib/deadletter.h"
 #include "../lib/envelope.h"
+#include "../lib/progress.h"
 #include "../lib/util.h"
 
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static const struct option options[] = {
 
 struct redrive {
 	bakery_ctx *ctx;
+	bakery_progress progress;
 	int rc;
 };
 
@@ -33,8 +35,9 @@ redrive_one(struct redrive *r, const char *sandbox, const char *id)
 {
 	jv d;
 	int rc = deadletter_redrive(r->ctx, sandbox, id, &d);
+	progress_step(&r->progress);
 	if (rc) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 		if (!r->rc)
 			r->rc = rc;
 		return;
@@ -64,7 +67,7 @@ redrive_line(void *arg, const char *line, size_t len, long lineno)
 	const char *id = envelope_str(o, "id");
 	const char *sandbox = envelope_str(o, "sandbox");
 	if (!id || (sandbox && !bakery_name_valid(sandbox))) {
-		fprintf(stderr, "%s: error: line %ld: %s\n", bakery_prog, lineno,
+		bakery_print_error("line %ld: %s", lineno,
 		    jv_is_valid(o) ? "want a JSON object with an \"id\""
 				   : "malformed JSON");
 		if (!r->rc)
@@ -80,7 +83,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int all = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
@@ -95,23 +98,28 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "--all takes no ids");
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
-	struct redrive r = { &ctx, 0 };
+	struct redrive r = { .ctx = &ctx };
 	if (all) {
 		jv list;
 		if ((r.rc = deadletter_list(&ctx, NULL, &list)))
 			bakery_die_last(r.rc);
+		progress_start(&r.progress, "redrive",
+		    jv_array_length(jv_copy(list)));
 		jv_array_foreach(list, i, d) {
 			redrive_one(&r, ctx.sandbox, envelope_str(d, "id"));
 			jv_free(d);
 		}
 		jv_free(list);
 	} else if (argc) {
+		progress_start(&r.progress, "redrive", argc);
 		for (int i = 0; i < argc; i++)
 			redrive_one(&r, ctx.sandbox, argv[i]);
 	} else if (cli_read_stdin(argc)) {
+		progress_start(&r.progress, "redrive", 0);
 		envelope_each_line(stdin, redrive_line, &r);
 	} else {
 		cli_usage_error(&c, "no id: give ID..., --all, or ids on stdin");
 	}
+	progress_end(&r.progress);
 	cli_exit(&ctx, r.rc);
 }

@@ -5,6 +5,7 @@
 #include "../lib/alarm.h"
 #include "../lib/envelope.h"
 #include "../lib/object.h"
+#include "../lib/progress.h"
 #include "../lib/relay.h"
 #include "../lib/util.h"
 
@@ -50,8 +51,7 @@ relay_one(struct relay *r, const char *address)
 	int rc = relay_object(r->ctx, NULL, address, cli_report, NULL);
 	if (rc) {
 		if (rc != EX_UNAVAILABLE) /* a refusal was logged as relay_error */
-			fprintf(stderr, "%s: error: %s\n", bakery_prog,
-			    bakery_error());
+			bakery_print_error("%s", bakery_error());
 		if (!r->rc || rc == EX_USAGE)
 			r->rc = rc;
 	}
@@ -105,7 +105,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int mode = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
@@ -133,10 +133,15 @@ main(int argc, char **argv)
 		jv list;
 		if ((r.rc = object_list(&ctx, NULL, &list)))
 			bakery_die_last(r.rc);
+		bakery_progress progress;
+		progress_start(&progress, "relay",
+		    jv_array_length(jv_copy(list)));
 		jv_array_foreach(list, i, a) {
 			relay_one(&r, jv_string_value(a));
+			progress_step(&progress);
 			jv_free(a);
 		}
+		progress_end(&progress);
 		jv_free(list);
 	} else if (argc) {
 		for (int i = 0; i < argc; i++)
@@ -149,6 +154,6 @@ main(int argc, char **argv)
 	}
 	if (r.rc && (mode == OPT_DUE || mode == OPT_WATCH) &&
 	    r.rc != EX_UNAVAILABLE)
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 	cli_exit(&ctx, r.rc);
 }

@@ -22,7 +22,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	int list = 0, opt;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
@@ -52,8 +52,7 @@ main(int argc, char **argv)
 		jv out;
 		int one = subscriber_show(&ctx, argv[i], &out);
 		if (one) {
-			fprintf(stderr, "%s: error: %s\n", bakery_prog,
-			    bakery_error());
+			bakery_print_error("%s", bakery_error());
 			if (!rc || one == EX_USAGE)
 				rc = one;
 			continue;

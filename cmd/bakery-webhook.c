@@ -74,7 +74,7 @@ respond(int cgi, const billing_answer *a)
 			printf("Allow: POST\r\n");
 		printf("\r\n");
 	} else if (a->http != 200) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, a->message);
+		bakery_print_error("%s", a->message);
 	}
 	cli_print(j);
 }
@@ -121,7 +121,7 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	cli c = { .usage = USAGE };
+	cli c = { .usage = USAGE, .argv = argv };
 	const char *signature = NULL, *secret_file = NULL;
 	billing_options opt = { NULL, STRIPE_TOLERANCE_S, BILLING_MAX_BODY };
 	int o;

@@ -3,6 +3,7 @@
  * that holds this program first, then from PATH.
  */
 #define _GNU_SOURCE
+#include "../lib/cli.h"
 #include "../lib/util.h"
 
 #include <errno.h>
@@ -14,7 +15,7 @@
 
 #define USAGE \
 	"usage: bakery COMMAND [ARGS...]\n" \
-	"commands: order relay consume dlq redrive queue fault show\n" \
+	"commands: order relay consume dlq redrive queue fault show status trace wipe webhook\n" \
 	"each has its own --help; see bakery(7)\n"
 
 static int
@@ -27,23 +28,19 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
-	if (argc < 2) {
-		fprintf(stderr, "%s: error: missing command\n%s", bakery_prog, USAGE);
-		return EX_USAGE;
-	}
+	cli c = { .usage = USAGE, .argv = argv };
+	if (argc < 2)
+		cli_usage_error(&c, "missing command");
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
 		fputs(USAGE, stdout);
 		return bakery_close_stdout() ? EX_IOERR : 0;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("bakery %s\n", BAKERY_VERSION);
+		cli_print_version();
 		return bakery_close_stdout() ? EX_IOERR : 0;
 	}
-	if (!command_valid(argv[1])) {
-		fprintf(stderr, "%s: error: unknown command: '%s'\n%s",
-		    bakery_prog, argv[1], USAGE);
-		return EX_USAGE;
-	}
+	if (!command_valid(argv[1]))
+		cli_usage_error(&c, "unknown command: '%s'", argv[1]);
 	char *name = bakery_xasprintf("bakery-%s", argv[1]);
 	argv[1] = name;
 	char self[PATH_MAX];
@@ -60,12 +57,8 @@ main(int argc, char **argv)
 	}
 	execvp(name, argv + 1);
 	int err = errno;
-	if (err == ENOENT) {
-		fprintf(stderr, "%s: error: unknown command: '%s'\n%s",
-		    bakery_prog, name + 7, USAGE);
-		return EX_USAGE;
-	}
-	fprintf(stderr, "%s: error: cannot run '%s': %s\n", bakery_prog, name,
-	    strerror(err));
+	if (err == ENOENT)
+		cli_usage_error(&c, "unknown command: '%s'", name + 7);
+	bakery_print_error("cannot run '%s': %s", name, strerror(err));
 	return err == EACCES ? EX_NOPERM : EX_OSERR;
 }

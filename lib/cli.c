@@ -10,13 +10,47 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+#include <nats/nats.h>
 #include <sqlite3.h>
 
-static void
-print_version(void)
+/* jq 1.6's library has no call that says its version and its headers no
+ * macro, so the Makefile records the libjq-dev it compiled against. */
+#ifndef BAKERY_JQ_VERSION
+#define BAKERY_JQ_VERSION "unknown"
+#endif
+
+void
+cli_print_version(void)
 {
-	printf("%s %s (sqlite %s, journal_mode=%s)\n", bakery_prog,
-	    BAKERY_VERSION, sqlite3_libversion(), store_journal_mode());
+	curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
+	printf("%s %s\n", bakery_prog, BAKERY_VERSION);
+	printf("sqlite %s (journal_mode=%s)\n", sqlite3_libversion(),
+	    store_journal_mode());
+	printf("libjq %s (compile time)\n", BAKERY_JQ_VERSION);
+	printf("libcurl %s\n", curl->version);
+	printf("nats.c %s\n", nats_GetVersion());
+}
+
+/* getopt reports nothing (opterr = 0, bakery_init): say what was wrong in
+ * the log's format, naming the option as it was given. */
+static _Noreturn void
+bad_option(const cli *c)
+{
+	const char *arg = c->argv && optind > 0 ? c->argv[optind - 1] : NULL;
+	if (arg && strncmp(arg, "--", 2) == 0) {
+		if (optopt == 0)
+			cli_usage_error(c, "unknown option: '%s'", arg);
+		if (strchr(arg, '='))
+			cli_usage_error(c, "option takes no value: '%s'", arg);
+		cli_usage_error(c, "option needs a value: '%s'", arg);
+	}
+	const char *known = strchr(CLI_COMMON_SHORT, optopt);
+	if (optopt > 0 && optopt < 128 && known && known[1] == ':')
+		cli_usage_error(c, "option needs a value: '-%c'", optopt);
+	if (optopt > 0 && optopt < 128)
+		cli_usage_error(c, "unknown option: '-%c'", optopt);
+	cli_usage_error(c, "bad option");
 }
 
 void
@@ -28,7 +62,7 @@ cli_common(cli *c, int opt, const char *arg)
 		fputs(CLI_COMMON_USAGE, stdout);
 		exit(bakery_close_stdout() ? EX_IOERR : 0);
 	case 'V':
-		print_version();
+		cli_print_version();
 		exit(bakery_close_stdout() ? EX_IOERR : 0);
 	case 'H':
 		c->home = arg;
@@ -47,22 +81,26 @@ cli_common(cli *c, int opt, const char *arg)
 			bakery_verbosity++;
 		break;
 	default:
-		/* getopt has said what was wrong. */
-		fputs(c->usage, stderr);
-		exit(EX_USAGE);
+		bad_option(c);
 	}
 }
 
 _Noreturn void
 cli_usage_error(const cli *c, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: error: ", bakery_prog);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputs(c->usage, stderr);
+	fflush(stdout);
+	if (bakery_log_json()) {
+		bakery_log(LOG_ERROR, "usage_error", "message", msg, "usage",
+		    c->usage, (char *)NULL);
+	} else {
+		bakery_print_error("%s", msg);
+		fputs(c->usage, stderr);
+	}
 	exit(EX_USAGE);
 }
 
@@ -98,7 +136,7 @@ cli_exit(bakery_ctx *ctx, int code)
 	if (ctx)
 		store_ctx_free(ctx);
 	if (bakery_close_stdout()) {
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+		bakery_print_error("%s", bakery_error());
 		if (!code)
 			code = EX_IOERR;
 	}

@@ -1,9 +1,11 @@
 /*
  * cli.h — what every program's command line shares.
  *
- * Common options: -h/--help (usage to stdout, exit 0), -V/--version,
- * -H/--home DIR, -s/--sandbox NAME, --queue URL, -q/--quiet, -v/--verbose.
- * Misuse prints the error and the usage on stderr and exits 64.
+ * Common options: -h/--help (usage to stdout, exit 0), -V/--version (the
+ * versions of bakery and of the libraries it runs on), -H/--home DIR,
+ * -s/--sandbox NAME, --queue URL, -q/--quiet, -v/--verbose.
+ * Misuse prints the error and the usage on stderr and exits 64; with
+ * BAKERY_LOG=json it is one JSON line (event "usage_error") carrying both.
  *
  * A program lists CLI_COMMON_OPTIONS in its getopt_long table, appends
  * CLI_COMMON_SHORT to its short options, and hands every option it does
@@ -43,6 +45,7 @@ enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
 
 typedef struct cli {
 	const char *usage; /* the program's usage text, ending in '\n' */
+	char **argv;       /* main's argv, to name a bad option */
 	const char *home;
 	const char *sandbox;
 	const char *queue;
@@ -55,6 +58,8 @@ _Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Fills ctx from the common options, or dies. */
 void cli_context(const cli *c, bakery_ctx *ctx);
+/* Prints the versions: bakery, SQLite, libjq, libcurl, nats.c. */
+void cli_print_version(void);
 /* Prints one JSON value as a line on stdout. Consumes v. */
 void cli_print(jv v);
 /* cli_print and flush, as a report callback (relay.h, wipe.h). */

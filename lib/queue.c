@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int
 queue_url_check(const char *url)
@@ -37,6 +38,21 @@ queue_get(bakery_ctx *ctx, bakery_queue **q)
 	if (!rc)
 		ctx->queue = *q;
 	return rc;
+}
+
+int
+queue_get_existing(bakery_ctx *ctx, bakery_queue **q)
+{
+	const char *url = ctx->queue_url;
+	if (!ctx->queue && (!url || strncmp(url, "sqlite:", 7) == 0)) {
+		char *path = url ? bakery_xstrdup(url + 7)
+				 : bakery_xasprintf("%s/queue.db", ctx->home);
+		int missing = access(path, F_OK) != 0;
+		free(path);
+		if (missing)
+			return bakery_fail(EX_NOINPUT, "no queue yet");
+	}
+	return queue_get(ctx, q);
 }
 
 void

@@ -88,6 +88,10 @@ struct bakery_queue {
 int queue_url_check(const char *url);
 /* The context's queue, opened on first use from ctx->queue_url. */
 int queue_get(bakery_ctx *ctx, bakery_queue **q);
+/* Like queue_get, but for tools that only look (bakery-status,
+ * bakery-trace): EX_NOINPUT rather than creating the embedded queue's file
+ * when it does not exist yet. */
+int queue_get_existing(bakery_ctx *ctx, bakery_queue **q);
 void queue_close(bakery_queue *q);
 void queue_message_free(queue_message *m);
 

@@ -400,6 +400,48 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	return 0;
 }
 
+int
+store_open_readonly(bakery_ctx *ctx, const char *path,
+    const store_schema *schema, sqlite3 **out)
+{
+	*out = NULL;
+	if (access(path, F_OK) != 0)
+		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
+	sqlite3 *db;
+	int rc = sqlite3_open_v2(path, &db,
+	    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	ctx->files_opened++;
+	char *what = bakery_xasprintf("cannot read '%s'", path);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(db, ctx->busy_timeout_ms);
+		rc = sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL);
+	}
+	sqlite3_stmt *st = NULL;
+	int version = -1;
+	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db,
+		"PRAGMA user_version", -1, &st, NULL)) == SQLITE_OK) {
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			version = sqlite3_column_int(st, 0);
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_OK)
+		rc = store_fail(db, rc, what);
+	else if (version == 0)
+		rc = bakery_fail(EX_NOINPUT, "%s: no schema yet", what);
+	else if (version != schema->count)
+		rc = bakery_fail(EX_CONFIG, "%s: schema version %d, this bakery "
+		    "reads %d", what, version, schema->count);
+	free(what);
+	if (rc) {
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
 static int
 check_sandbox(bakery_ctx *ctx, const char **sandbox)
 {

@@ -69,6 +69,13 @@ int store_kind_valid(const char *kind);
 /* Opens path with schema; create=0 fails with EX_NOINPUT if missing. */
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
+/* Opens an existing file for reading only, for tools that look and must
+ * not touch (bakery-status, bakery-trace): nothing is created, no journal
+ * mode is set, no schema is migrated, and the connection is query_only.
+ * EX_NOINPUT when the file is missing or has no schema yet (a file being
+ * created); EX_CONFIG when its schema is not the one this bakery knows. */
+int store_open_readonly(bakery_ctx *ctx, const char *path,
+    const store_schema *schema, sqlite3 **db);
 /* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox. */
 int store_open_object(bakery_ctx *ctx, const char *sandbox,
     const char *address, int create, sqlite3 **db);

@@ -12,13 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <getopt.h>
 
 #include <jv.h>
 
 const char *bakery_prog = "bakery";
 int bakery_verbosity = LOG_WARN;
+int bakery_stderr_midline;
 static char last_error[1024];
 
 void
@@ -33,6 +37,8 @@ bakery_init(const char *argv0)
 			if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
 				_exit(EX_OSERR);
 	signal(SIGPIPE, SIG_IGN);
+	/* Bad options are reported by cli_common(), in the log's format. */
+	opterr = 0;
 }
 
 int
@@ -65,25 +71,70 @@ _Noreturn void
 bakery_die_last(int code)
 {
 	fflush(stdout);
-	if (getenv("BAKERY_LOG") && strcmp(getenv("BAKERY_LOG"), "json") == 0)
-		bakery_log(LOG_ERROR, "error", "message", bakery_error(),
-		    (char *)NULL);
-	else
-		fprintf(stderr, "%s: error: %s\n", bakery_prog, bakery_error());
+	bakery_print_error("%s", bakery_error());
 	exit(code);
 }
 
+int
+bakery_log_json(void)
+{
+	const char *mode = getenv("BAKERY_LOG");
+	return mode && strcmp(mode, "json") == 0;
+}
+
+/* Whether stderr is the journal: systemd sets JOURNAL_STREAM to the
+ * "DEVICE:INODE" of the stream it connected, and a child that redirected
+ * stderr elsewhere must not prefix. */
+static int
+stderr_is_journal(void)
+{
+	static int known = -1;
+	if (known >= 0)
+		return known;
+	known = 0;
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat sb;
+	if (js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+	    fstat(STDERR_FILENO, &sb) == 0 &&
+	    (unsigned long long)sb.st_dev == dev &&
+	    (unsigned long long)sb.st_ino == ino)
+		known = 1;
+	return known;
+}
+
 static const char *level_names[] = { "error", "warning", "info", "debug" };
+static const char *const journal_prefixes[] = { "<3>", "<4>", "<6>", "<7>" };
+
+void
+bakery_print_error(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (bakery_log_json()) {
+		bakery_log(LOG_ERROR, "error", "message", msg, (char *)NULL);
+		return;
+	}
+	if (bakery_stderr_midline) {
+		fputc('\n', stderr);
+		bakery_stderr_midline = 0;
+	}
+		fprintf(stderr, "%s%s: error: %s\n",
+		    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
+		    bakery_prog, msg);
+}
 
 void
 bakery_log(enum bakery_level level, const char *event, ...)
 {
 	if ((int)level > bakery_verbosity)
 		return;
-	const char *mode = getenv("BAKERY_LOG");
 	va_list ap;
 	va_start(ap, event);
-	if (mode && strcmp(mode, "json") == 0) {
+	if (bakery_log_json()) {
 		char ts[32];
 		bakery_format_time(bakery_now_ms(), ts, sizeof ts);
 		jv o = jv_object();
@@ -102,7 +153,8 @@ bakery_log(enum bakery_level level, const char *event, ...)
 		jv_free(s);
 	} else {
 		char line[4096];
-		size_t n = (size_t)snprintf(line, sizeof line, "%s: %s: %s",
+		size_t n = (size_t)snprintf(line, sizeof line, "%s%s: %s: %s",
+		    stderr_is_journal() ? journal_prefixes[level] : "",
 		    bakery_prog, level_names[level], event);
 		const char *k;
 		while ((k = va_arg(ap, const char *)) && n < sizeof line) {
@@ -113,6 +165,10 @@ bakery_log(enum bakery_level level, const char *event, ...)
 			int quote = strpbrk(v, " \t\"=") != NULL || !*v;
 			n += (size_t)snprintf(line + n, sizeof line - n,
 			    quote ? " %s=\"%s\"" : " %s=%s", k, v);
+		}
+		if (bakery_stderr_midline) {
+			fputc('\n', stderr);
+			bakery_stderr_midline = 0;
 		}
 		fprintf(stderr, "%s\n", line);
 	}

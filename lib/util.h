@@ -7,8 +7,13 @@
  * program prints it as "PROG: error: MESSAGE" and exits with that code.
  * Nothing below cmd/ ever exits, except bakery_crash_point().
  *
- * Logs. One line per record on stderr, "PROG: LEVEL: EVENT key=value ...",
- * or one JSON object per line when BAKERY_LOG=json.
+ * Logs. Everything a program writes to stderr is a log record: one line
+ * "PROG: LEVEL: EVENT key=value ...", an error "PROG: error: MESSAGE", or,
+ * when BAKERY_LOG=json, one JSON object per line with time, prog, level and
+ * event (errors carry "message"). When stderr is the journal (JOURNAL_STREAM
+ * names stderr's device and inode, as systemd sets it), plain lines start
+ * with the syslog priority journald reads: <3> error, <4> warning, <6> info,
+ * <7> debug. A JSON line never gets a prefix: it must stay parseable.
  *
  * Time. Every time is UTC. BAKERY_NOW (seconds since the epoch, or
  * YYYY-MM-DDTHH:MM:SSZ) pins the clock so tests never wait for real time.
@@ -33,6 +38,13 @@ int bakery_fail(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 const char *bakery_error(void);
 
+/* Prints one error line on stderr in the log's format, whatever the
+ * verbosity: "PROG: error: MSG", or a JSON line with "message". */
+void bakery_print_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* Whether BAKERY_LOG=json asks for JSON lines on stderr. */
+int bakery_log_json(void);
+
 /* Prints "PROG: error: MSG" and exits with code. For cmd/ only. */
 _Noreturn void bakery_die(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -42,6 +54,9 @@ _Noreturn void bakery_die_last(int code);
 enum bakery_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* -q and -v move this: errors and warnings show by default. */
 extern int bakery_verbosity;
+/* Set while a progress line (progress.h) waits on stderr without its
+ * newline; a log line ends it first. */
+extern int bakery_stderr_midline;
 /* Logs EVENT with NULL-terminated key, value string pairs. */
 void bakery_log(enum bakery_level level, const char *event, ...)
 	__attribute__((sentinel));

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "wipe.h"
 #include "alarm.h"
+#include "progress.h"
 #include "queue.h"
 #include "util.h"
 
@@ -164,6 +165,8 @@ wipe_run(bakery_ctx *ctx, int resume_only, wipe_report_fn report, void *arg,
 		}
 		sqlite3_finalize(st);
 	}
+	bakery_progress progress;
+	progress_start(&progress, "wipe", (long)n);
 	for (size_t i = 0; i < n && !rc; i++) {
 		int64_t at;
 		if ((rc = wipe_sandbox(ctx, run, todo[i], &at)))
@@ -179,7 +182,9 @@ wipe_run(bakery_ctx *ctx, int resume_only, wipe_report_fn report, void *arg,
 		line = jv_object_set(line, jv_string("run"), jv_number((double)run));
 		line = jv_object_set(line, jv_string("wiped_at"), jv_string(ts));
 		report(arg, line);
+		progress_step(&progress);
 	}
+	progress_end(&progress);
 	for (size_t i = 0; i < n; i++)
 		free(todo[i]);
 	free(todo);

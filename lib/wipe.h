@@ -12,6 +12,7 @@
  * was killed resumes where it stopped (`bakery-wipe --resume`, which does
  * nothing when no run is unfinished). An order placed in a sandbox while
  * the wipe is removing it is removed with it: the wipe resets the sandbox.
+ * On a terminal, a progress line counts the sandboxes on stderr (progress.h).
  */
 #ifndef BAKERY_WIPE_H
 #define BAKERY_WIPE_H

@@ -18,6 +18,10 @@ if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 else
 	bold= dim= off=
 fi
+# jq 1.6 colours a terminal and knows nothing of NO_COLOR: -M says it.
+if [ -n "${NO_COLOR:-}" ]; then
+	jq() { command jq -M "$@"; }
+fi
 step() { printf '\n%s== %s%s\n' "$bold" "$*" "$off"; }
 say() { printf '%s\n' "$*"; }
 # run CMD...: shows the command, then runs it.

@@ -95,7 +95,8 @@ bats_require_minimum_version 1.5.0
 	for v in -V --version; do
 		run --separate-stderr bakery "$v"
 		assert_success
-		assert_output --regexp '^bakery [0-9]+\.[0-9]+\.[0-9]+$'
+		assert_line --index 0 --regexp '^bakery [0-9]+\.[0-9]+\.[0-9]+$'
+		assert_line --index 1 --regexp '^sqlite '
 	done
 }
 

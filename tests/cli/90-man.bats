@@ -61,3 +61,29 @@ run_examples() {
 @test "bakery-show.1 examples work" { run_examples bakery-show.1; }
 @test "bakery-envelope.5 examples work" { run_examples bakery-envelope.5; }
 @test "bakery.7 examples work" { run_examples bakery.7; }
+@test "bakery-wipe.1 examples work" { run_examples bakery-wipe.1; }
+@test "bakery-status.1 examples work" { run_examples bakery-status.1; }
+@test "bakery-trace.1 examples work" { run_examples bakery-trace.1; }
+
+@test "bakery-order.1 documents paying through Stripe: options, environment, exits 69 and 70" {
+	local page="$MAN/bakery-order.1" section
+	section() { awk -v s="$2" '/^\.Sh / { on = ($0 == ".Sh " s); next } on' "$1"; }
+	for opt in payment-method stripe-key-file card; do
+		section "$page" SYNOPSIS | grep -q "Fl -$opt" || { echo "SYNOPSIS lacks --$opt" >&2; return 1; }
+		section "$page" OPTIONS | grep -q "^\.It Fl -$opt" || { echo "OPTIONS lacks --$opt" >&2; return 1; }
+	done
+	section "$page" ENVIRONMENT | grep -q '^\.It Ev BAKERY_STRIPE_KEY$'
+	section "$page" "EXIT STATUS" | grep -qx '\.It 69'
+	section "$page" "EXIT STATUS" | grep -qx '\.It 70'
+}
+
+@test "every long option of a program is in its page" {
+	local src prog opt
+	for src in "$TOP"/cmd/*.c; do
+		prog=$(basename "$src" .c)
+		for opt in $(grep -o '{ "[a-z-]*", [a-z_]*_argument' "$src" | cut -d'"' -f2); do
+			grep -q -- "Fl -$opt" "$MAN/$prog.1" ||
+				{ echo "$prog.1 lacks --$opt" >&2; return 1; }
+		done
+	done
+}

@@ -1,0 +1,177 @@
+/*
+ * bakery-status — one screen for an operator: outboxes, alarms, the
+ * queue's depth and the dead letters of every sandbox. Reads, never writes.
+ */
+#include "../lib/cli.h"
+#include "../lib/status.h"
+#include "../lib/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-status [--json] [--prom FILE] [--max-age SECONDS]\n" \
+	"exits 1 when something needs attention: dead letters, a tripped\n" \
+	"re-arm guard, an outbox row older than --max-age (default 300)\n"
+
+enum { OPT_JSON = CLI_OPT_FIRST_FREE, OPT_PROM, OPT_MAX_AGE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "prom", required_argument, NULL, OPT_PROM },
+	{ "max-age", required_argument, NULL, OPT_MAX_AGE },
+	{ NULL, 0, NULL, 0 },
+};
+
+static double
+num(jv o, const char *field)
+{
+	jv v = jv_object_get(jv_copy(o), jv_string(field));
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
+	jv_free(v);
+	return d;
+}
+
+static const char *
+str(jv o, const char *field)
+{
+	jv v = jv_object_get(jv_copy(o), jv_string(field));
+	/* The string lives in o, which the caller holds. */
+	const char *s = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v)
+							  : "-";
+	jv_free(v);
+	return s;
+}
+
+static void
+print_queue(jv status)
+{
+	jv queue = jv_object_get(jv_copy(status), jv_string("queue"));
+	int first = 1;
+	jv_object_foreach(queue, name, s) {
+		printf("%-8s %-18s ready %.0f  leased %.0f  delayed %.0f\n",
+		    first ? "queue" : "", jv_string_value(name),
+		    num(s, "ready"), num(s, "leased"), num(s, "delayed"));
+		first = 0;
+		jv_free(name);
+		jv_free(s);
+	}
+	jv_free(queue);
+}
+
+static void
+print_sandbox(jv s)
+{
+	printf("\nsandbox %s: %.0f objects\n", str(s, "sandbox"),
+	    num(s, "objects"));
+	printf("  outbox        %.0f rows, oldest %.0f s\n",
+	    num(s, "outbox_rows"), num(s, "oldest_age_s"));
+	printf("  alarms        %.0f armed, %.0f re-arms today, "
+	    "%.0f guards tripped\n", num(s, "alarms_armed"),
+	    num(s, "rearms_today"), num(s, "guards_tripped"));
+	printf("  dead letters  %.0f\n", num(s, "dead_letters"));
+	jv busy = jv_object_get(jv_copy(s), jv_string("busy"));
+	jv_array_foreach(busy, i, b) {
+		printf("    %-40s outbox %.0f", str(b, "address"),
+		    num(b, "outbox_rows"));
+		if (num(b, "outbox_rows"))
+			printf("  oldest %.0f s", num(b, "oldest_age_s"));
+		printf("  alarm %s  re-arms %.0f%s\n", str(b, "alarm_at"),
+		    num(b, "rearms_today"),
+		    jv_equal(jv_object_get(jv_copy(b), jv_string("guard_tripped")),
+			jv_true()) ? "  GUARD TRIPPED" : "");
+		jv_free(b);
+	}
+	jv_free(busy);
+	jv dead = jv_object_get(jv_copy(s), jv_string("dead"));
+	jv_array_foreach(dead, i, d) {
+		printf("    dead %s %s x%.0f: %s\n", str(d, "id"), str(d, "type"),
+		    num(d, "times"), str(d, "error"));
+		jv_free(d);
+	}
+	jv_free(dead);
+}
+
+static void
+print_screen(jv status)
+{
+	printf("bakery status at %s, home %s\n", str(status, "time"),
+	    str(status, "home"));
+	print_queue(status);
+	jv sandboxes = jv_object_get(jv_copy(status), jv_string("sandboxes"));
+	jv_array_foreach(sandboxes, i, s) {
+		print_sandbox(s);
+		jv_free(s);
+	}
+	jv_free(sandboxes);
+	jv attention = jv_object_get(jv_copy(status), jv_string("attention"));
+	if (jv_array_length(jv_copy(attention)))
+		printf("\nneeds attention:\n");
+	else
+		printf("\nnothing needs attention\n");
+	jv_array_foreach(attention, i, a) {
+		printf("  %s\n", jv_string_value(a));
+		jv_free(a);
+	}
+	jv_free(attention);
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE, .argv = argv };
+	int json = 0, opt;
+	const char *prom = NULL;
+	long max_age = 300;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		switch (opt) {
+		case OPT_JSON: json = 1; break;
+		case OPT_PROM: prom = optarg; break;
+		case OPT_MAX_AGE: {
+			char *end;
+			max_age = strtol(optarg, &end, 10);
+			if (!*optarg || *end || max_age < 0 || max_age > 31622400)
+				cli_usage_error(&c, "bad max-age: '%s': want 0 to "
+				    "31622400 seconds", optarg);
+			break;
+		}
+		default: cli_common(&c, opt, optarg);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	if (prom && !*prom)
+		cli_usage_error(&c, "--prom needs a file name");
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	jv status;
+	/* Every sandbox, unless one was named with -s or BAKERY_SANDBOX. */
+	int named = c.sandbox || (getenv("BAKERY_SANDBOX") &&
+	    *getenv("BAKERY_SANDBOX"));
+	int rc = status_collect(&ctx, named ? ctx.sandbox : NULL, max_age,
+	    &status);
+	if (rc)
+		bakery_die_last(rc);
+	if (prom) {
+		char *text = status_prometheus(status);
+		rc = status_write_file(prom, text);
+		free(text);
+		if (rc) {
+			jv_free(status);
+			store_ctx_free(&ctx);
+			bakery_die_last(rc);
+		}
+	}
+	int ok = jv_equal(jv_object_get(jv_copy(status), jv_string("ok")),
+	    jv_true());
+	if (json)
+		cli_print(status);
+	else {
+		print_screen(status);
+		jv_free(status);
+	}
+	cli_exit(&ctx, ok ? 0 : 1);
+}

@@ -1,0 +1,106 @@
+/*
+ * bakery-trace — where one event has been: recorded, relayed, queued,
+ * applied by each subscriber, dead-lettered, redriven. Reads, never writes.
+ */
+#include "../lib/cli.h"
+#include "../lib/trace.h"
+#include "../lib/util.h"
+
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-trace [--json] EVENT_ID\n"
+
+enum { OPT_JSON = CLI_OPT_FIRST_FREE };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A field of o as text for the screen; "" when absent or not a string. */
+static const char *
+text(jv o, const char *field)
+{
+	if (jv_get_kind(o) != JV_KIND_OBJECT)
+		return "";
+	jv v = jv_object_get(jv_copy(o), jv_string(field));
+	const char *s = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : "";
+	jv_free(v); /* the string lives on in o */
+	return s;
+}
+
+static double
+number(jv o, const char *field)
+{
+	jv v = jv_object_get(jv_copy(o), jv_string(field));
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
+	jv_free(v);
+	return d;
+}
+
+static void
+print_step(jv s)
+{
+	const char *what = text(s, "step");
+	printf("%-24s  %-13s  %s", text(s, "at"), what, text(s, "where"));
+	jv d = jv_object_get(jv_copy(s), jv_string("detail"));
+	if (strcmp(what, "queued") == 0)
+		printf(": %.0f deliveries%s", number(d, "deliveries"),
+		    jv_equal(jv_object_get(jv_copy(d), jv_string("leased")),
+			jv_true()) ? ", leased" : "");
+	else if (strcmp(what, "in outbox") == 0)
+		printf(": %.0f attempts", number(d, "attempts"));
+	else if (strcmp(what, "dead-lettered") == 0)
+		printf(": %.0f deliveries, %.0f times", number(d, "attempts"),
+		    number(d, "times"));
+	else if (strcmp(what, "redriven") == 0)
+		printf(": %.0f times", number(d, "times"));
+	const char *err = strcmp(what, "dead-lettered") == 0
+	    ? text(d, "error") : text(d, "last_error");
+	if (*err)
+		printf(", last error: %s", err);
+	putchar('\n');
+	jv_free(d);
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE, .argv = argv };
+	int json = 0, opt;
+	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
+		    NULL)) != -1) {
+		if (opt == OPT_JSON)
+			json = 1;
+		else
+			cli_common(&c, opt, optarg);
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc != 1)
+		cli_usage_error(&c, argc ? "too many operands" : "missing EVENT_ID");
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	jv t;
+	int rc = trace_event(&ctx, NULL, argv[0], &t);
+	if (rc)
+		bakery_die_last(rc);
+	if (json) {
+		cli_print(t);
+		cli_exit(&ctx, 0);
+	}
+	printf("event %s %s in sandbox %s\n", argv[0],
+	    *text(t, "type") ? text(t, "type") : "(type unknown)",
+	    text(t, "sandbox"));
+	jv steps = jv_object_get(jv_copy(t), jv_string("timeline"));
+	jv_array_foreach(steps, i, s) {
+		print_step(s);
+		jv_free(s);
+	}
+	jv_free(steps);
+	jv_free(t);
+	cli_exit(&ctx, 0);
+}

@@ -1,0 +1,100 @@
+# fish completion for bakery's programs; see bakery(7).
+
+set -l __bakery_programs bakery-order bakery-relay bakery-consume bakery-dlq \
+	bakery-redrive bakery-queue bakery-fault bakery-show bakery-status \
+	bakery-trace bakery-wipe bakery-webhook
+
+# Runs a bakery program quietly with the -H, -s and --queue typed so far.
+function __bakery_run
+	set -l ctx
+	set -l words (commandline -opc)
+	for i in (seq 2 (count $words))
+		switch $words[$i]
+			case -H --home -s --sandbox --queue
+				set -a ctx $words[$i] $words[(math $i + 1)]
+			case '--home=*' '--sandbox=*' '--queue=*'
+				set -a ctx $words[$i]
+		end
+	end
+	$argv $ctx 2>/dev/null
+end
+
+function __bakery_ids
+	sed -n 's/^{"id":"\([^"]*\)".*/\1/p'
+end
+
+for p in bakery $__bakery_programs
+	complete -c $p -s h -l help -d 'show the usage'
+	complete -c $p -s V -l version -d 'show the versions'
+	complete -c $p -s H -l home -r -a '(__fish_complete_directories)' -d 'state folder'
+	complete -c $p -s s -l sandbox -x -d sandbox
+	complete -c $p -l queue -x -a 'sqlite: nats://' -d 'queue URL'
+	complete -c $p -s q -l quiet -d 'log errors only'
+	complete -c $p -s v -l verbose -d 'log more'
+end
+
+complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
+
+set -l order_cmds place pay show list events
+complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"
+complete -c bakery-order -f -n '__fish_seen_subcommand_from pay show events' -a '(__bakery_run bakery-order list | __bakery_ids)'
+complete -c bakery-order -l customer -x -d customer
+complete -c bakery-order -l day -x -d 'YYYY-MM-DD'
+complete -c bakery-order -l delivery -x -d 'deliver to'
+complete -c bakery-order -l key -x -d 'idempotency key'
+complete -c bakery-order -l card -x -a '4242424242424242 4000000000000002 4000000000009995' -d 'test card'
+complete -c bakery-order -l payment-method -x -a 'pm_card_visa pm_card_chargeDeclined pm_card_chargeDeclinedInsufficientFunds' -d 'Stripe payment method'
+complete -c bakery-order -l stripe-key-file -r -d 'file with the Stripe key'
+
+complete -c bakery-relay -f -a '(__bakery_run bakery-show --list | tr -d \'"\')'
+complete -c bakery-relay -l all -d 'every object'
+complete -c bakery-relay -l due -d 'fire due alarms'
+complete -c bakery-relay -l watch -d 'fire alarms as a service'
+
+complete -c bakery-consume -f
+complete -c bakery-consume -l drain -d 'until the queue is empty'
+complete -c bakery-consume -l once -d 'one batch'
+complete -c bakery-consume -l follow -d 'keep consuming'
+complete -c bakery-consume -l batch -x -d 'messages per batch'
+complete -c bakery-consume -l max-retries -x -d 'retries before the DLQ'
+complete -c bakery-consume -l visibility -x -d 'lease seconds'
+complete -c bakery-consume -l retry-delay -x -d 'seconds before a retry'
+complete -c bakery-consume -l stdin -d 'deliver envelopes from stdin'
+complete -c bakery-consume -l routes -d 'print the routing table'
+
+set -l dlq_cmds drain list show
+complete -c bakery-dlq -f -n "not __fish_seen_subcommand_from $dlq_cmds" -a "$dlq_cmds"
+complete -c bakery-dlq -f -n '__fish_seen_subcommand_from show' -a '(__bakery_run bakery-dlq list | __bakery_ids)'
+complete -c bakery-dlq -l follow -d 'keep draining'
+
+complete -c bakery-redrive -f -a '(__bakery_run bakery-dlq list | __bakery_ids)'
+complete -c bakery-redrive -l all -d 'every dead letter'
+
+set -l queue_cmds send peek stats
+complete -c bakery-queue -f -n "not __fish_seen_subcommand_from $queue_cmds" -a "$queue_cmds"
+complete -c bakery-queue -l dlq -d 'the dead-letter queue'
+complete -c bakery-queue -l limit -x -d messages
+
+set -l fault_cmds set clear list
+complete -c bakery-fault -f -n "not __fish_seen_subcommand_from $fault_cmds" -a "$fault_cmds"
+complete -c bakery-fault -f -n '__fish_seen_subcommand_from set clear' -a 'kitchen-refuses queue-refuses'
+
+complete -c bakery-show -f -a '(__bakery_run bakery-show --list | tr -d \'"\')'
+complete -c bakery-show -l list -d 'list the objects'
+
+complete -c bakery-status -f
+complete -c bakery-status -l json -d 'one JSON object'
+complete -c bakery-status -l prom -r -d 'Prometheus textfile'
+complete -c bakery-status -l max-age -x -d 'outbox age that needs attention'
+
+complete -c bakery-trace -f -a '(__bakery_run bakery-dlq list | __bakery_ids)'
+complete -c bakery-trace -l json -d 'one JSON object'
+
+complete -c bakery-wipe -f
+complete -c bakery-wipe -l resume -d 'only finish an unfinished wipe'
+
+complete -c bakery-webhook -f
+complete -c bakery-webhook -l signature -x -d 'Stripe-Signature header'
+complete -c bakery-webhook -l secret-file -r -d 'webhook secret file'
+complete -c bakery-webhook -l tolerance -x -d seconds
+complete -c bakery-webhook -l max-body -x -d bytes

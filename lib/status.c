@@ -1,0 +1,450 @@
+/*
+ * status.c — read every object's outbox and alarm, the dead letters and
+ * the queue's depth, without writing anything.
+ */
+#define _GNU_SOURCE
+#include "status.h"
+#include "object.h"
+#include "queue.h"
+#include "relay.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct totals {
+	jv busy, dead, attention;
+	long objects, rows, armed, rearms, tripped, dead_letters;
+	int64_t oldest_age_s;
+};
+
+static void
+attention(struct totals *t, char *sentence)
+{
+	t->attention = jv_array_append(t->attention, jv_string(sentence));
+	free(sentence);
+}
+
+static jv
+time_or_null(int64_t ms)
+{
+	if (!ms)
+		return jv_null();
+	char ts[32];
+	bakery_format_time(ms, ts, sizeof ts);
+	return jv_string(ts);
+}
+
+static void
+read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int64_t now, int64_t max_age_s, struct totals *t)
+{
+	char *path = store_object_path(ctx, sandbox, address);
+	sqlite3 *db;
+	int rc = store_open_readonly(ctx, path, &store_object_schema, &db);
+	free(path);
+	if (rc == EX_NOINPUT)
+		return; /* being created right now: nothing to see yet */
+	t->objects++;
+	if (rc) {
+		attention(t, bakery_xasprintf("sandbox %s: %s", sandbox,
+		    bakery_error()));
+		return;
+	}
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT (SELECT count(*) FROM outbox),"
+	    " (SELECT min(created_at) FROM outbox),"
+	    " (SELECT fire_at FROM alarm WHERE id = 1),"
+	    " (SELECT rearms_today FROM alarm WHERE id = 1),"
+	    " (SELECT rearm_day FROM alarm WHERE id = 1)", -1, &st, NULL);
+	if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW) {
+		long rows = sqlite3_column_int64(st, 0);
+		int64_t oldest = sqlite3_column_int64(st, 1);
+		int64_t fire_at = sqlite3_column_int64(st, 2);
+		const char *day = (const char *)sqlite3_column_text(st, 4);
+		char today[11];
+		bakery_format_day(now, today, sizeof today);
+		/* The count belongs to one UTC day; another day's is 0. */
+		long rearms = day && strcmp(day, today) == 0
+		    ? sqlite3_column_int64(st, 3) : 0;
+		int tripped = rearms >= REARM_GUARD && rows > 0;
+		int64_t age_s = rows ? (now - oldest) / 1000 : 0;
+		t->rows += rows;
+		t->armed += fire_at != 0;
+		t->rearms += rearms;
+		t->tripped += tripped;
+		if (age_s > t->oldest_age_s)
+			t->oldest_age_s = age_s;
+		if (rows || fire_at || rearms) {
+			jv b = jv_object();
+			b = jv_object_set(b, jv_string("address"),
+			    jv_string(address));
+			b = jv_object_set(b, jv_string("outbox_rows"),
+			    jv_number(rows));
+			b = jv_object_set(b, jv_string("oldest_at"),
+			    time_or_null(rows ? oldest : 0));
+			b = jv_object_set(b, jv_string("oldest_age_s"),
+			    rows ? jv_number(age_s) : jv_null());
+			b = jv_object_set(b, jv_string("alarm_at"),
+			    time_or_null(fire_at));
+			b = jv_object_set(b, jv_string("rearms_today"),
+			    jv_number(rearms));
+			b = jv_object_set(b, jv_string("guard_tripped"),
+			    jv_bool(tripped));
+			t->busy = jv_array_append(t->busy, b);
+		}
+		if (tripped)
+			attention(t, bakery_xasprintf("sandbox %s: %s: re-arm "
+			    "guard tripped, %ld rows wait for a command or the "
+			    "wipe", sandbox, address, rows));
+		if (rows && age_s > max_age_s)
+			attention(t, bakery_xasprintf("sandbox %s: %s: outbox "
+			    "row %lld s old (over %lld s)", sandbox, address,
+			    (long long)age_s, (long long)max_age_s));
+	} else {
+		store_fail(db, src, address);
+		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
+		    sandbox, bakery_error()));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+static void
+read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
+{
+	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home, sandbox);
+	sqlite3 *db;
+	int rc = store_open_readonly(ctx, path, &store_sandbox_schema, &db);
+	free(path);
+	if (rc == EX_NOINPUT)
+		return;
+	if (rc) {
+		attention(t, bakery_xasprintf("sandbox %s: %s", sandbox,
+		    bakery_error()));
+		return;
+	}
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT event_id, type, error, attempts, times, updated_at"
+	    " FROM dead_letters ORDER BY stored_at, event_id", -1, &st, NULL);
+	while (src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		jv d = jv_object();
+		d = jv_object_set(d, jv_string("id"), jv_string(
+		    (const char *)sqlite3_column_text(st, 0)));
+		d = jv_object_set(d, jv_string("type"), jv_string(
+		    (const char *)sqlite3_column_text(st, 1)));
+		d = jv_object_set(d, jv_string("error"), jv_string(
+		    (const char *)sqlite3_column_text(st, 2)));
+		d = jv_object_set(d, jv_string("attempts"),
+		    jv_number(sqlite3_column_int(st, 3)));
+		d = jv_object_set(d, jv_string("times"),
+		    jv_number(sqlite3_column_int(st, 4)));
+		d = jv_object_set(d, jv_string("updated_at"),
+		    time_or_null(sqlite3_column_int64(st, 5)));
+		t->dead = jv_array_append(t->dead, d);
+		t->dead_letters++;
+	}
+	if (src == SQLITE_OK)
+		src = sqlite3_errcode(db);
+	if (src != SQLITE_OK && src != SQLITE_DONE) {
+		store_fail(db, src, "dead letters");
+		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
+		    sandbox, bakery_error()));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	if (t->dead_letters)
+		attention(t, bakery_xasprintf("sandbox %s: %ld dead letters "
+		    "(bakery-dlq list, bakery-redrive)", sandbox,
+		    t->dead_letters));
+}
+
+static jv
+read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
+    int64_t max_age_s, jv *attention_out)
+{
+	struct totals t = { .busy = jv_array(), .dead = jv_array(),
+		.attention = *attention_out };
+	jv all;
+	object_list(ctx, sandbox, &all);
+	jv_array_foreach(all, i, a) {
+		read_object(ctx, sandbox, jv_string_value(a), now, max_age_s, &t);
+		jv_free(a);
+	}
+	jv_free(all);
+	read_dead_letters(ctx, sandbox, &t);
+	*attention_out = t.attention;
+	jv s = jv_object();
+	s = jv_object_set(s, jv_string("sandbox"), jv_string(sandbox));
+	s = jv_object_set(s, jv_string("objects"), jv_number(t.objects));
+	s = jv_object_set(s, jv_string("outbox_rows"), jv_number(t.rows));
+	s = jv_object_set(s, jv_string("oldest_age_s"),
+	    jv_number((double)t.oldest_age_s));
+	s = jv_object_set(s, jv_string("alarms_armed"), jv_number(t.armed));
+	s = jv_object_set(s, jv_string("rearms_today"), jv_number(t.rearms));
+	s = jv_object_set(s, jv_string("guards_tripped"), jv_number(t.tripped));
+	s = jv_object_set(s, jv_string("dead_letters"),
+	    jv_number(t.dead_letters));
+	s = jv_object_set(s, jv_string("busy"), t.busy);
+	s = jv_object_set(s, jv_string("dead"), t.dead);
+	return s;
+}
+
+/* The queue's stats; an embedded queue that does not exist yet is empty. */
+static int
+read_queue(bakery_ctx *ctx, jv *out)
+{
+	bakery_queue *q;
+	int rc = queue_get_existing(ctx, &q);
+	if (rc == EX_NOINPUT) {
+		*out = jv_parse("{\"" QUEUE_EVENTS "\":{\"ready\":0,\"leased\":0,"
+		    "\"delayed\":0},\"" QUEUE_DLQ "\":{\"ready\":0,\"leased\":0,"
+		    "\"delayed\":0}}");
+		return 0;
+	}
+	return rc ? rc : queue_stats(q, out);
+}
+
+static int
+compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sandbox folders under HOME, sorted; the wipe's ".wipe-*" are not names. */
+static jv
+sandbox_names(bakery_ctx *ctx)
+{
+	jv names = jv_array();
+	DIR *d = opendir(ctx->home);
+	if (!d)
+		return names;
+	char **v = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!bakery_name_valid(e->d_name))
+			continue;
+		struct stat sb;
+		char *path = bakery_xasprintf("%s/%s", ctx->home, e->d_name);
+		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+		free(path);
+		if (!dir)
+			continue;
+		v = bakery_xrealloc(v, (n + 1) * sizeof *v);
+		v[n++] = bakery_xstrdup(e->d_name);
+	}
+	closedir(d);
+	qsort(v, n, sizeof *v, compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		names = jv_array_append(names, jv_string(v[i]));
+		free(v[i]);
+	}
+	free(v);
+	return names;
+}
+
+int
+status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
+    jv *out)
+{
+	int64_t now = bakery_now_ms();
+	jv queue;
+	int rc = read_queue(ctx, &queue);
+	if (rc)
+		return rc;
+	jv attention_list = jv_array();
+	jv dlq = jv_object_get(jv_copy(queue), jv_string(QUEUE_DLQ));
+	double undrained = 0;
+	jv_object_foreach(dlq, k, v) {
+		undrained += jv_number_value(v);
+		jv_free(k);
+		jv_free(v);
+	}
+	jv_free(dlq);
+	if (undrained > 0) {
+		char *s = bakery_xasprintf("%s: %.0f messages not yet drained "
+		    "(bakery-dlq drain)", QUEUE_DLQ, undrained);
+		attention_list = jv_array_append(attention_list, jv_string(s));
+		free(s);
+	}
+	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
+			   : sandbox_names(ctx);
+	jv sandboxes = jv_array();
+	jv_array_foreach(names, i, name) {
+		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,
+		    jv_string_value(name), now, max_age_s, &attention_list));
+		jv_free(name);
+	}
+	jv_free(names);
+	jv s = jv_object();
+	s = jv_object_set(s, jv_string("time"), time_or_null(now));
+	s = jv_object_set(s, jv_string("home"), jv_string(ctx->home));
+	s = jv_object_set(s, jv_string("max_age_s"),
+	    jv_number((double)max_age_s));
+	s = jv_object_set(s, jv_string("ok"),
+	    jv_bool(jv_array_length(jv_copy(attention_list)) == 0));
+	s = jv_object_set(s, jv_string("attention"), attention_list);
+	s = jv_object_set(s, jv_string("queue"), queue);
+	s = jv_object_set(s, jv_string("sandboxes"), sandboxes);
+	*out = s;
+	return 0;
+}
+
+/* Appends to a growing buffer. */
+struct text {
+	char *buf;
+	size_t len;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *more;
+	if (vasprintf(&more, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	size_t n = strlen(more);
+	t->buf = bakery_xrealloc(t->buf, t->len + n + 1);
+	memcpy(t->buf + t->len, more, n + 1);
+	t->len += n;
+	free(more);
+}
+
+static double
+number(jv o, const char *field)
+{
+	jv v = jv_object_get(jv_copy(o), jv_string(field));
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
+	jv_free(v);
+	return d;
+}
+
+static const struct {
+	const char *field, *metric, *help;
+} sandbox_metrics[] = {
+	{ "objects", "bakery_objects", "Objects in the sandbox." },
+	{ "outbox_rows", "bakery_outbox_rows",
+	  "Outbox rows the queue has not accepted yet." },
+	{ "oldest_age_s", "bakery_outbox_oldest_age_seconds",
+	  "Age of the oldest outbox row." },
+	{ "alarms_armed", "bakery_alarms_armed", "Objects with an armed alarm." },
+	{ "rearms_today", "bakery_alarm_rearms_today",
+	  "Alarm re-arms today (UTC), summed over the objects." },
+	{ "guards_tripped", "bakery_alarm_guards_tripped",
+	  "Objects whose re-arm guard tripped today." },
+	{ "dead_letters", "bakery_dead_letters",
+	  "Dead letters stored in the sandbox." },
+};
+
+char *
+status_prometheus(jv status)
+{
+	struct text t = { bakery_xstrdup(""), 0 };
+	jv sandboxes = jv_object_get(jv_copy(status), jv_string("sandboxes"));
+	for (size_t m = 0; m < sizeof sandbox_metrics / sizeof *sandbox_metrics;
+	     m++) {
+		add(&t, "# HELP %s %s\n# TYPE %s gauge\n",
+		    sandbox_metrics[m].metric, sandbox_metrics[m].help,
+		    sandbox_metrics[m].metric);
+		jv_array_foreach(sandboxes, i, s) {
+			jv name = jv_object_get(jv_copy(s), jv_string("sandbox"));
+			add(&t, "%s{sandbox=\"%s\"} %.0f\n",
+			    sandbox_metrics[m].metric, jv_string_value(name),
+			    number(s, sandbox_metrics[m].field));
+			jv_free(name);
+			jv_free(s);
+		}
+	}
+	jv_free(sandboxes);
+	add(&t, "# HELP bakery_queue_messages Messages in the queue by state.\n"
+		"# TYPE bakery_queue_messages gauge\n");
+	jv queue = jv_object_get(jv_copy(status), jv_string("queue"));
+	jv_object_foreach(queue, name, states) {
+		jv_object_foreach(states, state, n) {
+			add(&t, "bakery_queue_messages{queue=\"%s\",state=\"%s\"} "
+			    "%.0f\n", jv_string_value(name),
+			    jv_string_value(state), jv_number_value(n));
+			jv_free(state);
+			jv_free(n);
+		}
+		jv_free(name);
+		jv_free(states);
+	}
+	jv_free(queue);
+	jv ok = jv_object_get(jv_copy(status), jv_string("ok"));
+	add(&t, "# HELP bakery_attention 1 when something needs an operator.\n"
+		"# TYPE bakery_attention gauge\nbakery_attention %d\n",
+	    jv_get_kind(ok) == JV_KIND_TRUE ? 0 : 1);
+	jv_free(ok);
+	add(&t, "# HELP bakery_status_time_seconds When this was read.\n"
+		"# TYPE bakery_status_time_seconds gauge\n"
+		"bakery_status_time_seconds %lld\n",
+	    (long long)(bakery_now_ms() / 1000));
+	return t.buf;
+}
+
+static int
+io_fail(const char *what, const char *path)
+{
+	int err = errno;
+	return bakery_fail(err == ENOSPC || err == EIO ? EX_IOERR
+		: err == EACCES || err == EPERM ? EX_NOPERM : EX_CANTCREAT,
+	    "cannot %s '%s': %s", what, path, strerror(err));
+}
+
+int
+status_write_file(const char *path, const char *text)
+{
+	char *tmp = bakery_xasprintf("%s.tmp", path);
+	int rc = 0;
+	/* node_exporter runs as another user: the file is readable (0644). */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = io_fail("create", tmp);
+		free(tmp);
+		return rc;
+	}
+	size_t len = strlen(text), off = 0;
+	while (off < len && !rc) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			rc = io_fail("write", tmp);
+		else
+			off += (size_t)w;
+	}
+	if (!rc && fsync(fd) != 0)
+		rc = io_fail("sync", tmp);
+	if (close(fd) != 0 && !rc)
+		rc = io_fail("close", tmp);
+	/* The collector sees the old file or the new one, never half. */
+	if (!rc && rename(tmp, path) != 0)
+		rc = io_fail("rename onto", path);
+	if (rc)
+		unlink(tmp);
+	else {
+		char *dir = bakery_xstrdup(path);
+		int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd); /* the rename itself survives a power loss */
+			close(dfd);
+		}
+		free(dir);
+	}
+	free(tmp);
+	return rc;
+}

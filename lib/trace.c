@@ -1,0 +1,368 @@
+/*
+ * trace.c — follow one event id through objects, queue and sandbox.
+ */
+#include "trace.h"
+#include "object.h"
+#include "queue.h"
+#include "routing.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static jv
+time_or_null(sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return jv_null();
+	char ts[32];
+	bakery_format_time(sqlite3_column_int64(st, col), ts, sizeof ts);
+	return jv_string(ts);
+}
+
+static jv
+text_or_null(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+	return s ? jv_string(s) : jv_null();
+}
+
+/* Runs sql with ?1 = id on a read-only file; row(st, arg) for each row.
+ * A file that is missing or has no schema yet holds nothing. */
+static int
+query(bakery_ctx *ctx, const char *path, const store_schema *schema,
+    const char *sql, const char *id, void (*row)(sqlite3_stmt *, void *),
+    void *arg)
+{
+	sqlite3 *db;
+	int rc = store_open_readonly(ctx, path, schema, &db);
+	if (rc)
+		return rc == EX_NOINPUT ? 0 : rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (src == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		while ((src = sqlite3_step(st)) == SQLITE_ROW)
+			row(st, arg);
+	}
+	if (src != SQLITE_DONE)
+		rc = store_fail(db, src, path);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+struct found {
+	jv t;        /* the trace being built */
+	jv envelope; /* null until found */
+	int recorded;
+};
+
+static void
+set(struct found *f, const char *field, jv v)
+{
+	f->t = jv_object_set(f->t, jv_string(field), v);
+}
+
+static void
+event_row(sqlite3_stmt *st, void *arg)
+{
+	struct found *f = arg;
+	jv_free(f->envelope);
+	f->envelope = jv_parse((const char *)sqlite3_column_text(st, 0));
+	set(f, "recorded_at", time_or_null(st, 1));
+	set(f, "relayed_at", time_or_null(st, 2));
+	f->recorded = 1;
+}
+
+static void
+outbox_row(sqlite3_stmt *st, void *arg)
+{
+	struct found *f = arg;
+	jv o = jv_object();
+	o = jv_object_set(o, jv_string("attempts"),
+	    jv_number(sqlite3_column_int(st, 0)));
+	o = jv_object_set(o, jv_string("last_error"), text_or_null(st, 1));
+	o = jv_object_set(o, jv_string("created_at"), time_or_null(st, 2));
+	set(f, "outbox", o);
+}
+
+/* The sandbox's order/ and billing/ objects hold every recorded event. */
+static int
+find_recording(bakery_ctx *ctx, const char *sandbox, const char *id,
+    struct found *f)
+{
+	jv all;
+	int rc = object_list(ctx, sandbox, &all);
+	jv_array_foreach(all, i, a) {
+		const char *address = jv_string_value(a);
+		if (!rc && !f->recorded && (strncmp(address, "order/", 6) == 0 ||
+		    strncmp(address, "billing/", 8) == 0)) {
+			char *path = store_object_path(ctx, sandbox, address);
+			rc = query(ctx, path, &store_object_schema,
+			    "SELECT envelope, recorded_at, relayed_at FROM events"
+			    " WHERE id = ?1", id, event_row, f);
+			if (!rc && f->recorded) {
+				set(f, "recorded_in", jv_string(address));
+				rc = query(ctx, path, &store_object_schema,
+				    "SELECT attempts, last_error, created_at"
+				    " FROM outbox WHERE event_id = ?1", id,
+				    outbox_row, f);
+			}
+			free(path);
+		}
+		jv_free(a);
+	}
+	jv_free(all);
+	return rc;
+}
+
+static void
+dead_row(sqlite3_stmt *st, void *arg)
+{
+	struct found *f = arg;
+	jv d = jv_object();
+	d = jv_object_set(d, jv_string("error"), text_or_null(st, 0));
+	d = jv_object_set(d, jv_string("attempts"),
+	    jv_number(sqlite3_column_int(st, 1)));
+	d = jv_object_set(d, jv_string("times"),
+	    jv_number(sqlite3_column_int(st, 2)));
+	d = jv_object_set(d, jv_string("stored_at"), time_or_null(st, 3));
+	d = jv_object_set(d, jv_string("updated_at"), time_or_null(st, 4));
+	set(f, "dead_letter", d);
+	if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
+		jv_free(f->envelope);
+		f->envelope = jv_parse((const char *)sqlite3_column_text(st, 5));
+	}
+}
+
+static void
+redrive_row(sqlite3_stmt *st, void *arg)
+{
+	struct found *f = arg;
+	jv r = jv_object();
+	r = jv_object_set(r, jv_string("times"),
+	    jv_number(sqlite3_column_int(st, 0)));
+	r = jv_object_set(r, jv_string("last_at"), time_or_null(st, 1));
+	set(f, "redriven", r);
+}
+
+static int
+find_in_queue(bakery_ctx *ctx, const char *sandbox, const char *id,
+    struct found *f)
+{
+	jv found = jv_array();
+	bakery_queue *q;
+	int rc = queue_get_existing(ctx, &q);
+	if (rc == EX_NOINPUT)
+		rc = 0, q = NULL;
+	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
+	for (int i = 0; q && !rc && i < 2; i++) {
+		jv msgs;
+		/* No lookup by id in the queue interface: peek and pick. */
+		if ((rc = queue_peek(q, names[i], 1000000, &msgs)))
+			break;
+		jv_array_foreach(msgs, j, m) {
+			jv mid = jv_object_get(jv_copy(m), jv_string("id"));
+			jv msb = jv_object_get(jv_copy(m), jv_string("sandbox"));
+			if (strcmp(jv_string_value(mid), id) == 0 &&
+			    strcmp(jv_string_value(msb), sandbox) == 0) {
+				if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
+					jv_free(f->envelope);
+					f->envelope = jv_object_get(jv_copy(m),
+					    jv_string("envelope"));
+				}
+				m = jv_object_delete(m, jv_string("envelope"));
+				m = jv_object_delete(m, jv_string("id"));
+				m = jv_object_delete(m, jv_string("sandbox"));
+				found = jv_array_append(found, jv_copy(m));
+			}
+			jv_free(mid);
+			jv_free(msb);
+			jv_free(m);
+		}
+		jv_free(msgs);
+	}
+	set(f, "queue", found);
+	return rc;
+}
+
+static void
+seen_row(sqlite3_stmt *st, void *arg)
+{
+	jv *applied = arg;
+	jv_free(*applied);
+	*applied = time_or_null(st, 0);
+}
+
+static int
+find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
+    struct found *f)
+{
+	char addresses[ROUTING_MAX_SUBSCRIBERS][130];
+	size_t n = 0;
+	jv subs = jv_array();
+	int rc = 0;
+	if (jv_get_kind(f->envelope) == JV_KIND_OBJECT &&
+	    routing_subscribers(f->envelope, addresses, &n))
+		n = 0; /* an envelope without its key fields reaches nobody */
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *path = store_object_path(ctx, sandbox, addresses[i]);
+		jv applied = jv_null();
+		rc = query(ctx, path, &store_object_schema,
+		    "SELECT applied_at FROM seen WHERE event_id = ?1", id,
+		    seen_row, &applied);
+		free(path);
+		jv s = jv_object_set(jv_object(), jv_string("address"),
+		    jv_string(addresses[i]));
+		subs = jv_array_append(subs, jv_object_set(s,
+		    jv_string("applied_at"), applied));
+	}
+	set(f, "subscribers", subs);
+	return rc;
+}
+
+static jv
+step(jv at, const char *what, jv where, jv detail)
+{
+	jv s = jv_object();
+	s = jv_object_set(s, jv_string("at"), at);
+	s = jv_object_set(s, jv_string("step"), jv_string(what));
+	s = jv_object_set(s, jv_string("where"), where);
+	return jv_object_set(s, jv_string("detail"), detail);
+}
+
+static jv
+get(jv o, const char *field)
+{
+	return jv_object_get(jv_copy(o), jv_string(field));
+}
+
+static int
+by_time(const void *a, const void *b)
+{
+	jv x = get(*(const jv *)a, "at"), y = get(*(const jv *)b, "at");
+	int nx = jv_get_kind(x) != JV_KIND_STRING;
+	int ny = jv_get_kind(y) != JV_KIND_STRING;
+	int c = nx || ny ? nx - ny
+			 : strcmp(jv_string_value(x), jv_string_value(y));
+	jv_free(x);
+	jv_free(y);
+	return c;
+}
+
+/* The steps above, in time order; those without a time come last, stably. */
+static jv
+timeline(jv t)
+{
+	jv steps[64];
+	size_t n = 0;
+	jv v;
+	if (jv_get_kind(v = get(t, "recorded_at")) == JV_KIND_STRING)
+		steps[n++] = step(v, "recorded", get(t, "recorded_in"), jv_null());
+	else
+		jv_free(v);
+	if (jv_get_kind(v = get(t, "relayed_at")) == JV_KIND_STRING)
+		steps[n++] = step(v, "relayed", jv_string(QUEUE_EVENTS), jv_null());
+	else
+		jv_free(v);
+	jv o = get(t, "outbox");
+	if (jv_get_kind(o) == JV_KIND_OBJECT)
+		steps[n++] = step(jv_null(), "in outbox", get(t, "recorded_in"),
+		    jv_copy(o));
+	jv_free(o);
+	jv d = get(t, "dead_letter");
+	if (jv_get_kind(d) == JV_KIND_OBJECT)
+		steps[n++] = step(get(d, "stored_at"), "dead-lettered",
+		    get(t, "sandbox"), jv_copy(d));
+	jv_free(d);
+	jv r = get(t, "redriven");
+	if (jv_get_kind(r) == JV_KIND_OBJECT)
+		steps[n++] = step(get(r, "last_at"), "redriven", get(t, "sandbox"),
+		    jv_copy(r));
+	jv_free(r);
+	jv subs = get(t, "subscribers");
+	jv_array_foreach(subs, i, s) {
+		jv at = get(s, "applied_at");
+		int done = jv_get_kind(at) == JV_KIND_STRING;
+		if (n < 62)
+			steps[n++] = step(at, done ? "applied" : "not applied",
+			    get(s, "address"), jv_null());
+		else
+			jv_free(at);
+		jv_free(s);
+	}
+	jv_free(subs);
+	jv queue = get(t, "queue");
+	jv_array_foreach(queue, i, m) {
+		if (n < 64)
+			steps[n++] = step(jv_null(), "queued", get(m, "queue"),
+			    jv_copy(m));
+		jv_free(m);
+	}
+	jv_free(queue);
+	/* Insertion sort: stable, and there are a dozen steps at most. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && by_time(&steps[j - 1], &steps[j]) > 0;
+		     j--) {
+			jv tmp = steps[j];
+			steps[j] = steps[j - 1];
+			steps[j - 1] = tmp;
+		}
+	jv list = jv_array();
+	for (size_t i = 0; i < n; i++)
+		list = jv_array_append(list, steps[i]);
+	return list;
+}
+
+int
+trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+{
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	struct found f = { jv_object(), jv_null(), 0 };
+	set(&f, "id", jv_string(id));
+	set(&f, "sandbox", jv_string(sandbox));
+	set(&f, "recorded_in", jv_null());
+	set(&f, "recorded_at", jv_null());
+	set(&f, "relayed_at", jv_null());
+	set(&f, "outbox", jv_null());
+	set(&f, "dead_letter", jv_null());
+	set(&f, "redriven", jv_null());
+	char *sandbox_db = bakery_xasprintf("%s/%s/sandbox.db", ctx->home,
+	    sandbox);
+	int rc = find_recording(ctx, sandbox, id, &f);
+	if (!rc)
+		rc = query(ctx, sandbox_db, &store_sandbox_schema,
+		    "SELECT error, attempts, times, stored_at, updated_at,"
+		    " envelope FROM dead_letters WHERE event_id = ?1", id,
+		    dead_row, &f);
+	if (!rc)
+		rc = query(ctx, sandbox_db, &store_sandbox_schema,
+		    "SELECT times, last_at FROM redrives WHERE event_id = ?1", id,
+		    redrive_row, &f);
+	free(sandbox_db);
+	if (!rc)
+		rc = find_in_queue(ctx, sandbox, id, &f);
+	jv redriven = get(f.t, "redriven");
+	int known = jv_get_kind(f.envelope) == JV_KIND_OBJECT ||
+	    jv_get_kind(redriven) == JV_KIND_OBJECT;
+	jv_free(redriven);
+	if (!rc && !known)
+		rc = bakery_fail(EX_NOINPUT, "no such event: '%s' in sandbox "
+		    "'%s'", id, sandbox);
+	if (!rc)
+		rc = find_subscribers(ctx, sandbox, id, &f);
+	if (rc) {
+		jv_free(f.t);
+		jv_free(f.envelope);
+		return rc;
+	}
+	int have = jv_get_kind(f.envelope) == JV_KIND_OBJECT;
+	set(&f, "type", have ? get(f.envelope, "type") : jv_null());
+	set(&f, "subject", have ? get(f.envelope, "subject") : jv_null());
+	jv_free(f.envelope);
+	set(&f, "timeline", timeline(f.t));
+	*out = f.t;
+	return 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# make install and make uninstall: programs, pages, completions, units and
+# share files in their conventional places, and the installed programs work.
+#
+# The build installs under a scratch PREFIX rather than a scratch DESTDIR:
+# the menu's installed place is compiled in (BAKERY_SHAREDIR, from PREFIX),
+# and with DESTDIR it would point outside the scratch folder. With PREFIX
+# the installed bakery-order finds its installed menu with BAKERY_MENU
+# unset, as a user's would. It builds in a copy of the tree, so the tree's
+# own build/ and bin/ are left alone.
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+	export SRC="$BATS_FILE_TMPDIR/src" ROOT="$BATS_FILE_TMPDIR/root"
+	mkdir -p "$SRC"
+	cp -r "$TOP"/Makefile "$TOP"/cmd "$TOP"/lib "$TOP"/docs "$TOP"/share \
+		"$TOP"/completions "$SRC"
+	make -C "$SRC" -j2 install PREFIX="$ROOT/usr" >"$BATS_FILE_TMPDIR/make.log" 2>&1
+}
+
+@test "the installed programs run: -h, and a real place, pay and consume with the installed menu" {
+	for p in "$ROOT"/usr/bin/bakery*; do
+		run --separate-stderr "$p" -h
+		assert_success
+		assert_line --index 0 --partial "usage: $(basename "$p")"
+	done
+	[ "$(ls "$ROOT/usr/bin" | wc -l)" -eq "$(ls "$TOP/cmd" | wc -l)" ]
+	unset BAKERY_MENU
+	export PATH="$ROOT/usr/bin:/usr/bin:/bin"
+	# The installed menu is the one read: an item only it has can be ordered.
+	printf 'install-loaf\t450\tInstall loaf\n' >>"$ROOT/usr/share/bakery/menu.tsv"
+	id=$(bakery-order place --customer ada --day "$DAY" install-loaf=2 | jq -r .id)
+	assert_equal "$(bakery-order show "$id" | jq .total_cents)" 900
+	bakery-order pay "$id" >/dev/null
+	run --separate-stderr bakery consume
+	assert_success
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" paid
+	assert_effects_once "$id"
+}
+
+@test "every installed page renders with man -l" {
+	local n=0
+	for page in "$ROOT"/usr/share/man/man[157]/*; do
+		run --separate-stderr env MANPAGER=cat MANWIDTH=80 man -l "$page"
+		assert_success
+		assert_equal "$stderr" ""
+		assert_line --regexp '^NAME$'
+		n=$((n + 1))
+	done
+	[ "$n" -eq $(($(ls "$TOP/cmd" | wc -l) + 2)) ]
+}
+
+@test "completions are installed where bash, zsh and fish look, one name per program" {
+	local bc="$ROOT/usr/share/bash-completion/completions"
+	local fc="$ROOT/usr/share/fish/vendor_completions.d"
+	for src in "$TOP"/cmd/*.c; do
+		p=$(basename "$src" .c)
+		[ -e "$bc/$p" ]
+		[ -e "$fc/$p.fish" ] || [ "$p" = bakery ]
+		run bash -c "source '$bc/$p'; complete -p $p"
+		assert_output "complete -F _bakery $p"
+	done
+	[ -e "$fc/bakery.fish" ]
+	zsh -n "$ROOT/usr/share/zsh/vendor-completions/_bakery"
+	fish -n "$fc/bakery-order.fish"
+}
+
+@test "units name the installed programs; share files are in place" {
+	grep -q "ExecStart=$ROOT/usr/bin/bakery-relay" "$ROOT/usr/lib/systemd/system/bakery-relay.service"
+	! grep -rq '@BINDIR@' "$ROOT/usr/lib/systemd/system"
+	[ -f "$ROOT/usr/share/bakery/cron/bakery.crontab" ]
+	[ -f "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf" ]
+}
+
+@test "make uninstall removes every file it installed" {
+	make -C "$SRC" uninstall PREFIX="$ROOT/usr" >/dev/null
+	run find "$ROOT" ! -type d
+	assert_output ""
+}
