@@ -525,7 +525,8 @@ object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 	}
 	closedir(d);
 	free(dir);
-	qsort(names, n, sizeof *names, compare_strings);
+	if (n) /* qsort must not be given NULL, even for nothing */
+		qsort(names, n, sizeof *names, compare_strings);
 	for (size_t i = 0; i < n; i++) {
 		*out = jv_array_append(*out, jv_string(names[i]));
 		free(names[i]);

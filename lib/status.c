@@ -245,7 +245,8 @@ sandbox_names(bakery_ctx *ctx)
 		v[n++] = bakery_xstrdup(e->d_name);
 	}
 	closedir(d);
-	qsort(v, n, sizeof *v, compare_strings);
+	if (n)
+		qsort(v, n, sizeof *v, compare_strings);
 	for (size_t i = 0; i < n; i++) {
 		names = jv_array_append(names, jv_string(v[i]));
 		free(v[i]);
