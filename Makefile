@@ -56,6 +56,10 @@ bin/%: build/cmd/%.o build/libbakery.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
+build/tests/checker: build/tests/checker.o build/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
+
 build/tests/%.t: build/tests/unit/%.o build/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
@@ -81,7 +85,7 @@ demo: deps
 	tests/demo.sh
 
 check: deps
-	$(MAKE) all $(UNIT_BIN)
+	$(MAKE) all $(UNIT_BIN) build/tests/checker
 	prove -f $(UNIT_BIN) tests/cli/*.bats
 
 UNITS = $(notdir $(wildcard share/systemd/*))
