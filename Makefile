@@ -87,6 +87,17 @@ demo: deps
 check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker
 	prove -f $(UNIT_BIN) tests/cli/*.bats
+	tests/crash-matrix.sh | tail -1
+	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 | tail -1
+
+# The proof (docs/reliability.md): the crash matrix, the chaos soak.
+SOAK_ORDERS ?= 10000
+SOAK_SEED ?= 1
+SOAK_CHECK_ORDERS ?= 300
+crash: all build/tests/checker
+	tests/crash-matrix.sh
+soak: all build/tests/checker
+	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
 
 UNITS = $(notdir $(wildcard share/systemd/*))
 
@@ -132,5 +143,5 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps demo check install uninstall clean FORCE
+.PHONY: all deps demo check crash soak install uninstall clean FORCE
 .SECONDARY:
