@@ -132,3 +132,13 @@ fail_write_loop() {
 	assert_success
 	assert_equal "$(echo "$output" | jq .paid)" "$i"
 }
+
+@test "pay on a failing disk exits 74, not 70: the test gateway passes Billing's I/O error through" {
+	id=$(place ada)
+	for n in $(seq 1 40); do
+		cp -r "$BAKERY_HOME" "$BATS_TEST_TMPDIR/h$n"
+		run --separate-stderr env BAKERY_HOME="$BATS_TEST_TMPDIR/h$n" BAKERY_FAIL_WRITE_AT="$n+" bakery-order pay "$id"
+		[ "$status" -eq 0 ] || [ "$status" -eq 74 ] || [ "$status" -eq 75 ] || {
+			echo "N=$n: exit $status: $stderr" >&2; return 1; }
+	done
+}
