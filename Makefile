@@ -64,7 +64,7 @@ build/tests/%.t: build/tests/unit/%.o build/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
-DEPS = gcc make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
+DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
 	zsh fish man-db
@@ -89,6 +89,7 @@ check: deps
 	prove -f $(UNIT_BIN) tests/cli/*.bats
 	tests/crash-matrix.sh | tail -1
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 | tail -1
+	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
 
 # The proof (docs/reliability.md): the crash matrix, the chaos soak.
 SOAK_ORDERS ?= 10000
@@ -98,6 +99,49 @@ crash: all build/tests/checker
 	tests/crash-matrix.sh
 soak: all build/tests/checker
 	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
+
+# Fuzzing with libFuzzer (clang): the library built again with the fuzzer's
+# coverage and ASan/UBSan into build/fuzz/, a harness per parser in
+# tests/fuzz/, seeds in tests/fuzz/corpus/NAME/ (new inputs go to
+# build/fuzz/corpus/NAME/). FUZZ_TIME seconds per harness.
+FUZZ_CC = clang
+FUZZ_TIME ?= 60
+FUZZ_CHECK_TIME ?= 10
+FUZZ_TARGETS = envelope lines signature menu
+FUZZ_FLAGS = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L \
+	-DBAKERY_SHAREDIR='"$(SHAREDIR)"' -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
+# libjq 1.6 (Debian 12) leaks a string token when jv_parse_sized meets some
+# malformed JSON ('{"a":.10""}', 17 bytes); not ours to fix, and no LSan
+# suppression can tell it from a leak of a parsed value, so the two JSON
+# harnesses run without leak detection (make valgrind covers bakery's own).
+FUZZ_NO_LEAKS = envelope lines
+
+build/fuzz/%.o: %.c $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/libbakery.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $(FUZZ_LIB_OBJ)
+
+build/fuzz/fuzz-%: tests/fuzz/%.c build/fuzz/libbakery.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libbakery.a $(LDLIBS)
+
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz-%)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p build/fuzz/corpus/$$t build/fuzz/crashes/$$t; \
+		leaks=1; case " $(FUZZ_NO_LEAKS) " in *" $$t "*) leaks=0;; esac; \
+		ASAN_OPTIONS=detect_leaks=$$leaks build/fuzz/fuzz-$$t \
+			-detect_leaks=$$leaks -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/crashes/$$t/ \
+			build/fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+			>build/fuzz/$$t.log 2>&1; rc=$$?; \
+		runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' build/fuzz/$$t.log); \
+		echo "fuzz $$t: $$runs executions in $(FUZZ_TIME) s, exit $$rc"; \
+		if [ $$rc -ne 0 ]; then tail -30 build/fuzz/$$t.log; exit 1; fi; \
+	done
 
 UNITS = $(notdir $(wildcard share/systemd/*))
 
@@ -143,5 +187,5 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps demo check crash soak install uninstall clean FORCE
+.PHONY: all deps demo check crash soak fuzz install uninstall clean FORCE
 .SECONDARY:
