@@ -89,6 +89,7 @@ check: deps
 	prove -f $(UNIT_BIN) tests/cli/*.bats
 	tests/crash-matrix.sh | tail -1
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 | tail -1
+	tests/stress.sh $(STRESS_CHECK_TIME) | tail -1
 	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
 
 # The proof (docs/reliability.md): the crash matrix, the chaos soak.
@@ -99,6 +100,13 @@ crash: all build/tests/checker
 	tests/crash-matrix.sh
 soak: all build/tests/checker
 	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
+	tests/stress.sh $(STRESS_TIME)
+
+# 16 writers on one object and 4 consumers on one queue.
+STRESS_TIME ?= 60
+STRESS_CHECK_TIME ?= 15
+stress: all build/tests/checker
+	tests/stress.sh $(STRESS_TIME)
 
 # Fuzzing with libFuzzer (clang): the library built again with the fuzzer's
 # coverage and ASan/UBSan into build/fuzz/, a harness per parser in
@@ -187,5 +195,5 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps demo check crash soak fuzz install uninstall clean FORCE
+.PHONY: all deps demo check crash soak stress fuzz valgrind install uninstall clean FORCE
 .SECONDARY:
