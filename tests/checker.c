@@ -13,7 +13,9 @@
  *   lost         recorded, not applied at every routed subscriber, not
  *                dead-lettered, not pending (outbox row or queue message);
  *                also an order a client saw placed (--placed) or paid
- *                (--paid) without its OrderPlaced or PaymentSucceeded
+ *                (--paid) without its OrderPlaced or PaymentSucceeded, and
+ *                an order that applied a PaymentSucceeded without an
+ *                OrderPaid
  *   unexpected   an id in a `seen` table that no object recorded, or an
  *                effect (card, ticket, hold, reservation, receipt, stop,
  *                customer order) for an order without the event behind it
@@ -348,6 +350,13 @@ static const char views[] =
 	"  WHERE NOT EXISTS (SELECT 1 FROM recorded r WHERE r.ord = x.ord"
 	"    AND r.type = CASE x.what WHEN 'placed' THEN 'OrderPlaced'"
 	"      ELSE 'PaymentSucceeded' END);"
+	/* An order that applied a PaymentSucceeded records its OrderPaid in
+	 * the same transaction. */
+	"CREATE TEMP VIEW lost_paid AS SELECT 'OrderPaid of ' || r.ord AS id"
+	"  FROM applied a JOIN recorded r ON r.id = a.id"
+	"  WHERE r.type = 'PaymentSucceeded' AND a.address LIKE '%/order/%'"
+	"  AND NOT EXISTS (SELECT 1 FROM recorded p WHERE p.type = 'OrderPaid'"
+	"    AND p.ord = r.ord) GROUP BY r.ord;"
 	"CREATE TEMP VIEW stuck AS SELECT DISTINCT m.id FROM missing m"
 	"  WHERE m.id IN (SELECT id FROM dead) OR m.id IN (SELECT id FROM pending);"
 	"CREATE TEMP VIEW unexpected_ids AS"
@@ -431,7 +440,8 @@ main(int argc, char **argv)
 
 	long recorded = one("SELECT count(*) FROM recorded");
 	long lost = one("SELECT count(*) FROM lost_events") +
-	    one("SELECT count(*) FROM lost_orders");
+	    one("SELECT count(*) FROM lost_orders") +
+	    one("SELECT count(*) FROM lost_paid");
 	long unexpected = one("SELECT count(*) FROM unexpected_ids");
 	long twice = one("SELECT count(*) FROM twice");
 	long dup = one("SELECT coalesce(sum(n - 1), 0) FROM deliveries");
@@ -441,7 +451,7 @@ main(int argc, char **argv)
 	long dead = one("SELECT count(DISTINCT id) FROM dead");
 	long complete = recorded - one("SELECT count(DISTINCT id) FROM missing");
 	report("lost", "SELECT id FROM lost_events UNION ALL"
-	    " SELECT id FROM lost_orders");
+	    " SELECT id FROM lost_orders UNION ALL SELECT id FROM lost_paid");
 	report("unexpected", "SELECT id FROM unexpected_ids");
 	report("applied twice", "SELECT id FROM twice");
 	if (drained)

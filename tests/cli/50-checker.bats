@@ -91,3 +91,16 @@ paid_and_consumed() {
 	assert_success
 	assert_equal "$(echo "$output" | jq .duplicated)" 1
 }
+
+@test "an order that applied its payment without recording OrderPaid is lost" {
+	id=$(paid_order ada)
+	bakery-consume --batch 1 --once >/dev/null # OrderPlaced
+	bakery-consume --batch 1 --once >/dev/null # PaymentSucceeded: OrderPaid recorded
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	sqlite3 "$BAKERY_HOME/default/order/$id.db" "DELETE FROM events WHERE type = 'OrderPaid'; DELETE FROM outbox"
+	sqlite3 "$BAKERY_HOME/queue.db" "DELETE FROM messages"
+	run "$CHECKER" -v "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial "checker: lost: OrderPaid of $id"
+}
