@@ -337,6 +337,11 @@ report(const char *what, const char *sql)
 /* The analysis, as views over the loaded facts. */
 static const char views[] =
 	"CREATE INDEX applied_i ON applied(id, address);"
+	"CREATE INDEX applied_a ON applied(address, id);"
+	"CREATE INDEX recorded_o ON recorded(ord, type);"
+	"CREATE INDEX pending_i ON pending(id);"
+	"CREATE INDEX dead_i ON dead(id);"
+	"CREATE INDEX delivered_i ON delivered(id);"
 	"CREATE INDEX routes_i ON routes(id);"
 	"CREATE INDEX effects_i ON effects(ord);"
 	"CREATE TEMP VIEW missing AS SELECT r.id, r.address FROM routes r"

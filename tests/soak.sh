@@ -29,10 +29,16 @@ SANDBOXES=$(( (ORDERS + 249) / 250 ))
 RANDOM=$SEED
 start=$(date +%s)
 
+# Whether pid is still one of ours (a bakery program in this home): a
+# worker's pid file may outlive it, and the pid may be reused.
+ours() {
+	grep -qz "^BAKERY_HOME=$BAKERY_HOME\$" "/proc/$1/environ" 2>/dev/null
+}
+
 cleanup() {
 	touch "$W/stop"
 	for f in "$W"/slot.*.pid; do
-		[ -e "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null
+		[ -e "$f" ] && ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null
 	done
 	wait 2>/dev/null
 	[ -n "${KEEP:-}" ] || rm -rf "$W"
@@ -109,7 +115,7 @@ chaos() {
 		case $((RANDOM % 6)) in
 		0 | 1)
 			f="$W/slot.${slots[RANDOM % 5]}.pid"
-			if [ -e "$f" ]; then
+			if [ -e "$f" ] && ours "$(cat "$f")"; then
 				pid=$(cat "$f")
 				: >"$W/killed.$pid"
 				kill -9 "$pid" 2>/dev/null
@@ -170,7 +176,7 @@ for round in $(seq 60); do
 	[ "$(queued)" = 0 ] && [ -z "$(for s in $(sandboxes); do bakery-dlq -s "$s" list; done)" ] && break
 done
 touch "$W/stop"
-for f in "$W"/slot.*.pid; do kill -TERM "$(cat "$f")" 2>/dev/null; done
+for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null; done
 wait
 # Whatever a killed worker left: the ordinary tools, the clock past leases.
 later=$(( $(date +%s) + 3600 ))
