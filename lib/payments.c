@@ -115,7 +115,10 @@ gateway_pay(bakery_ctx *ctx, const char *order_id, jv order,
 	if (rc) {
 		jv_free(order);
 		jv_free(r);
-		return bakery_fail(rc == EX_TEMPFAIL ? EX_TEMPFAIL : EX_SOFTWARE,
+		/* A full disk or a busy file is the caller's to retry; a
+		 * refusal of the event we built ourselves is a bug here. */
+		return bakery_fail(rc == EX_DATAERR || rc == EX_NOPERM ||
+		    rc == EX_USAGE ? EX_SOFTWARE : rc,
 		    "billing answered %d: %s", a.http, a.message);
 	}
 	r = jv_object_set(r, jv_string("status"), jv_string("succeeded"));

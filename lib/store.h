@@ -66,7 +66,9 @@ char *store_default_home(void);
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
-/* Opens path with schema; create=0 fails with EX_NOINPUT if missing. */
+/* Opens path with schema; create=0 fails with EX_NOINPUT if missing.
+ * Test hook: BAKERY_FAIL_WRITE_AT=N fails the process's N-th SQLite write
+ * or sync (N+ : that one and every later one), see docs/reliability.md. */
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
 /* Opens an existing file for reading only, for tools that look and must

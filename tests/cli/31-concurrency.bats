@@ -60,3 +60,22 @@ client() {
 		assert_equal "$(bakery-show "$a" | jq '(.seen | length) == (.seen | unique | length)')" true
 	done
 }
+
+@test "a payment while another is creating the webhook secret reads the whole secret" {
+	a=$(place ada)
+	b=$(place bo)
+	# The first pay's writes are slowed down (strace delays each one by
+	# 1.5 s): the second pay comes while the secret is being written.
+	strace -f -qq -o /dev/null -e trace=write -e inject=write:delay_enter=1500000 \
+		bakery-order pay "$a" >/dev/null 2>"$BATS_TEST_TMPDIR/a.err" &
+	slow=$!
+	sleep 0.5
+	run bakery-order pay "$b"
+	assert_success
+	wait "$slow"
+	run cat "$BATS_TEST_TMPDIR/a.err"
+	assert_output ""
+	bakery-consume >/dev/null
+	assert_effects_once "$a"
+	assert_effects_once "$b"
+}

@@ -5,7 +5,8 @@ bats_load_library bats-support
 bats_load_library bats-assert
 
 TOP="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)"
-export PATH="$TOP/bin:$PATH"
+# BAKERY_TEST_BIN: another folder of the programs first (make valgrind).
+export PATH="${BAKERY_TEST_BIN:+$BAKERY_TEST_BIN:}$TOP/bin:$PATH"
 export BAKERY_MENU="$TOP/share/menu.tsv"
 
 setup() {

@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# The checker (tests/checker.c) that the crash matrix, the soak and the
+# full-disk tests trust: it passes a clean home and fails each kind of harm.
+load helpers
+
+CHECKER="$TOP/build/tests/checker"
+
+# One paid, consumed order; its customer is ada.
+paid_and_consumed() {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+}
+
+@test "a clean home: every event applied where routed, exit 0" {
+	paid_and_consumed
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(echo "$output" | jq -c '[.recorded, .applied, .lost, .applied_twice]')" "[3,3,0,0]"
+}
+
+@test "an event still in the queue is pending, not lost; --drained fails on it" {
+	id=$(paid_order ada)
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(echo "$output" | jq -c '[.lost, .pending]')" "[0,2]"
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_failure 1
+}
+
+@test "a seen row removed is a lost event" {
+	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/dispatch/$DAY.db" "DELETE FROM seen"
+	run "$CHECKER" -v "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"lost":1'
+	assert_output --partial 'checker: lost: evt_'
+}
+
+@test "a dead-lettered event is not lost, but is stuck" {
+	bakery-fault set kitchen-refuses
+	paid_and_consumed
+	bakery-consume >/dev/null; bakery-consume --retry-delay 0 >/dev/null
+	bakery-dlq drain >/dev/null
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(echo "$output" | jq .lost)" 0
+	[ "$(echo "$output" | jq .dead_lettered)" -ge 1 ]
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_failure 1
+}
+
+@test "a second receipt for one order is applied twice" {
+	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/inbox/ada.db" \
+		"UPDATE state SET json = json_insert(json, '\$.receipts[#]', json_extract(json, '\$.receipts[0]'))"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"applied_twice":1'
+}
+
+@test "a CRM count above the OrderPaid events it applied is applied twice" {
+	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
+		"UPDATE state SET json = json_set(json, '\$.customers.ada.orders', 2)"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"applied_twice":1'
+}
+
+@test "a seen id nobody recorded is unexpected" {
+	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/crm/customers.db" "INSERT INTO seen VALUES ('evt_x', 'OrderPaid', 1)"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"unexpected":1'
+}
+
+@test "an order a client saw paid without its PaymentSucceeded is lost" {
+	id=$(place ada)
+	echo "$id" >"$BATS_TEST_TMPDIR/paid"
+	run "$CHECKER" --paid "$BATS_TEST_TMPDIR/paid" "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"lost":1'
+}
+
+@test "deliveries beyond the first are counted from consumer output" {
+	paid_and_consumed
+	printf '%s\n' '{"id":"evt_a","delivery":1}' '{"id":"evt_a","delivery":2}' '{"id":"evt_b","delivery":1}' \
+		>"$BATS_TEST_TMPDIR/c.out"
+	run "$CHECKER" --deliveries "$BATS_TEST_TMPDIR/c.out" "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(echo "$output" | jq .duplicated)" 1
+}
+
+@test "an order that applied its payment without recording OrderPaid is lost" {
+	id=$(paid_order ada)
+	bakery-consume --batch 1 --once >/dev/null # OrderPlaced
+	bakery-consume --batch 1 --once >/dev/null # PaymentSucceeded: OrderPaid recorded
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	sqlite3 "$BAKERY_HOME/default/order/$id.db" "DELETE FROM events WHERE type = 'OrderPaid'; DELETE FROM outbox"
+	sqlite3 "$BAKERY_HOME/queue.db" "DELETE FROM messages"
+	run "$CHECKER" -v "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial "checker: lost: OrderPaid of $id"
+}

@@ -1,0 +1,260 @@
+#!/bin/bash
+# crash-matrix.sh — invariant 8, exhaustively: every named crash point in the
+# code is hit with SIGKILL (BAKERY_CRASH_AT=NAME:N, for each N the scenario
+# passes it), then the home is recovered with the ordinary tools only (relay,
+# relay --due with the clock moved past leases and alarms, consume, dlq drain,
+# redrive, wipe --resume) and tests/checker must find nothing lost, unexpected,
+# applied twice or stuck.
+#
+#   tests/crash-matrix.sh          run it; last line:
+#                                  crash matrix: P points, K kills: L lost, T applied twice
+#   tests/crash-matrix.sh --list   the points that have a scenario
+#
+# A point in the code without a scenario here fails the run (and
+# tests/cli/51-crash-matrix.bats), so a new point cannot go untested.
+set -u
+TOP="$(cd "$(dirname "$0")/.." && pwd)"
+export PATH="$TOP/bin:$PATH" BAKERY_MENU="$TOP/share/menu.tsv"
+CHECKER="$TOP/build/tests/checker"
+unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_CRASH_AT BAKERY_LOG BAKERY_SYNC \
+	BAKERY_STRIPE_KEY BAKERY_STRIPE_API BAKERY_STRIPE_WEBHOOK_SECRET
+DAY=2026-12-01
+
+# point -> the N-th passes to kill at (each must be reached by the scenario)
+declare -A PASSES=(
+	[order.after_commit]="1"
+	[pay.after_stripe]="1 2"
+	[relay.after_send]="1 2"
+	[consume.after_apply]="1 2 3 4 5 6 7 8 9"
+	[consume.before_ack]="1 2 3"
+	[dlq.after_store]="1 2"
+	[redrive.after_send]="1 2"
+	[alarm.after_send]="1 2"
+	[alarm.before_rearm]="1 2"
+	[wipe.midway]="1 2 3"
+)
+
+code_points() {
+	grep -rhoE 'bakery_crash_point\("[a-z_.]+"\)' "$TOP/lib" "$TOP/cmd" |
+		sed -E 's/.*\("([^"]+)"\)/\1/' | sort -u
+}
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${!PASSES[@]}" | sort
+	exit 0
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/crash-matrix.XXXXXX")
+STANDIN_PID=
+cleanup() {
+	[ -z "$STANDIN_PID" ] || kill "$STANDIN_PID" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() { echo "crash-matrix: $*" >&2; failures=$((failures + 1)); }
+
+# Runs "$@" expecting death by SIGKILL at $CRASH (exit 137); its stdout
+# goes to $HOME_DIR.out. Not in a subshell: it counts the kill.
+kill_at() {
+	local rc
+	# In a subshell whose stderr is closed so that bash's "Killed" notice
+	# does not clutter the output.
+	(env BAKERY_CRASH_AT="$CRASH" "$@" >"$HOME_DIR.out" 2>"$HOME_DIR.err") 2>/dev/null
+	rc=$?
+	if [ "$rc" -ne 137 ]; then
+		fail "$CRASH: expected SIGKILL, got exit $rc from $*: $(tail -2 "$HOME_DIR.err")"
+		return 1
+	fi
+	kills=$((kills + 1))
+}
+
+place() { # SANDBOX CUSTOMER [ARGS...]: places, records the id as placed
+	local s=$1 c=$2 id
+	shift 2
+	id=$(bakery-order -s "$s" place --customer "$c" --day "$DAY" "$@" cardamom-bun=1 | jq -r .id) || return 1
+	echo "$s $id" >>"$HOME_DIR.placed"
+	echo "$id"
+}
+pay() { # SANDBOX ID: pays with the test gateway, records it as paid
+	bakery-order -s "$1" pay "$2" >/dev/null && echo "$1 $2" >>"$HOME_DIR.paid"
+}
+sandboxes() { for d in "$BAKERY_HOME"/*/; do [ -d "$d" ] && basename "$d"; done; }
+
+# The ordinary tools, with the clock moved past every lease and alarm,
+# three rounds so that a redrive out of order (OrderPaid before
+# OrderPlaced: the kitchen's 409) settles.
+recover() {
+	local round t s
+	for round in 1 2 3; do
+		t=$((T0 + 3600 * round))
+		export BAKERY_NOW=$t
+		for s in $(sandboxes); do
+			bakery-fault -s "$s" clear kitchen-refuses >/dev/null
+			bakery-fault -s "$s" clear queue-refuses >/dev/null
+			bakery-relay -s "$s" --all >/dev/null
+		done
+		bakery-relay --due >/dev/null
+		bakery-consume >>"$HOME_DIR.deliveries"
+		bakery-dlq drain >/dev/null
+		for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null; done
+		bakery-consume >>"$HOME_DIR.deliveries"
+	done 2>>"$HOME_DIR.recover.err"
+	export BAKERY_NOW=$T0
+}
+
+check() {
+	local out rc
+	out=$("$CHECKER" -v --drained --placed "$HOME_DIR.placed" --paid "$HOME_DIR.paid" \
+		--deliveries "$HOME_DIR.deliveries" "$BAKERY_HOME" 2>"$HOME_DIR.check.err")
+	rc=$?
+	lost=$((lost + $(echo "$out" | jq .lost)))
+	twice=$((twice + $(echo "$out" | jq .applied_twice)))
+	echo "$CRASH: $out"
+	[ "$rc" -eq 0 ] || fail "$CRASH: checker failed: $(cat "$HOME_DIR.check.err")"
+}
+
+# Scenarios: each leaves the home mid-flight at its point.
+s_order.after_commit() {
+	local id
+	kill_at bakery-order place --customer ada --day "$DAY" cardamom-bun=2 || return
+	id=$(jq -r .id "$HOME_DIR.out")
+	echo "default $id" >>"$HOME_DIR.placed"
+	pay default "$id"
+}
+
+s_pay.after_stripe() {
+	# Stripe's API is the stand-in. Pass 1: killed after a decline, before
+	# recording it. Pass 2: the next pay sends that pending attempt again
+	# (pass 1), then its own, the charge (pass 2), and is killed there.
+	local id
+	export BAKERY_STRIPE_API=$STANDIN BAKERY_STRIPE_KEY=$STRIPE_KEY
+	export BAKERY_STRIPE_BACKOFF_MS=20 BAKERY_STRIPE_WEBHOOK_SECRET=$WHSEC
+	id=$(place default ada)
+	local crash=$CRASH
+	CRASH=pay.after_stripe:1 kill_at bakery-order pay --card 4000000000000002 "$id"
+	CRASH=$crash
+	[ "$n" = 1 ] || kill_at bakery-order pay "$id"
+	bakery-order pay "$id" >/dev/null && echo "default $id" >>"$HOME_DIR.paid"
+	# Stripe's signed webhooks pay the order (real time: signatures age).
+	# The stand-in serves every run's charges: only this order's.
+	curl -sf "$STANDIN/_events" | jq -c --arg o "$id" \
+		'select(.body | fromjson | .data.object.metadata.order_id == $o)' |
+	while read -r line; do
+		echo "$line" | jq -j .body | env -u BAKERY_NOW bakery-webhook \
+			--signature "$(echo "$line" | jq -r .signature)" >/dev/null
+	done
+	unset BAKERY_STRIPE_API BAKERY_STRIPE_KEY BAKERY_STRIPE_WEBHOOK_SECRET
+	[ "$(curl -sf "$STANDIN/_count?order=$id" | jq .charges)" = 1 ] ||
+		fail "$CRASH: not exactly one charge for $id"
+}
+
+s_relay.after_send() {
+	bakery-fault set queue-refuses
+	local a b
+	a=$(place default ada 2>/dev/null)
+	b=$(place default bo 2>/dev/null)
+	bakery-fault clear queue-refuses
+	kill_at bakery-relay "order/$a" "order/$b"
+	pay default "$a"
+	pay default "$b"
+}
+
+s_consume.after_apply() {
+	local id
+	id=$(place default ada --delivery "1 Lane")
+	pay default "$id"
+	kill_at bakery-consume --batch 1
+}
+s_consume.before_ack() { s_consume.after_apply; }
+
+dead_letters() { # a paid order whose OrderPlaced and OrderPaid are refused
+	local id
+	bakery-fault set kitchen-refuses
+	id=$(place default ada)
+	pay default "$id"
+	bakery-consume >/dev/null
+}
+s_dlq.after_store() {
+	dead_letters
+	kill_at bakery-dlq drain
+}
+s_redrive.after_send() {
+	dead_letters
+	bakery-dlq drain >/dev/null
+	bakery-fault clear kitchen-refuses
+	kill_at bakery-redrive --all
+}
+
+s_alarm.after_send() {
+	bakery-fault set queue-refuses
+	local a b
+	a=$(place default ada 2>/dev/null)
+	b=$(place default bo 2>/dev/null)
+	bakery-fault clear queue-refuses
+	BAKERY_NOW=$((T0 + 30)) kill_at bakery-relay --due
+	pay default "$a"
+	pay default "$b"
+}
+s_alarm.before_rearm() {
+	bakery-fault set queue-refuses
+	place default ada >/dev/null 2>&1
+	place default bo >/dev/null 2>&1
+	BAKERY_NOW=$((T0 + 30)) kill_at bakery-relay --due
+}
+
+s_wipe.midway() {
+	# Three sandboxes with paid orders in flight; the wipe dies in one.
+	local s id
+	for s in default s1 s2; do
+		id=$(place "$s" ada)
+		pay "$s" "$id"
+	done
+	kill_at bakery-wipe
+	bakery-wipe --resume >/dev/null || fail "$CRASH: wipe --resume failed"
+	[ -z "$(sandboxes)" ] || fail "$CRASH: sandboxes left after the wipe: $(sandboxes)"
+	# The wiped orders are gone by design: only what follows is expected.
+	: >"$HOME_DIR.placed"
+	: >"$HOME_DIR.paid"
+	bakery-consume >>"$HOME_DIR.deliveries"
+	id=$(place default ada)
+	pay default "$id"
+}
+
+# Every point in the code needs a scenario, and every scenario a point.
+failures=0 kills=0 lost=0 twice=0 points=0
+for p in $(code_points); do
+	[ -n "${PASSES[$p]:-}" ] || fail "$p: a crash point in the code without a scenario"
+done
+for p in "${!PASSES[@]}"; do
+	code_points | grep -qx "$p" || fail "$p: a scenario for a point not in the code"
+done
+
+# The Stripe stand-in, for pay.after_stripe.
+STRIPE_KEY=sk_test_bakery4f1c9a0e27d35b86 WHSEC=whsec_standin_3b9e
+STANDIN_KEY=$STRIPE_KEY STANDIN_WEBHOOK_SECRET=$WHSEC \
+	python3 "$TOP/tests/stripe-standin.py" "$WORK/port" 3>&- &
+STANDIN_PID=$!
+for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+STANDIN=http://127.0.0.1:$(cat "$WORK/port")
+
+# CRASH_MATRIX_ONLY=POINT runs one point's scenarios (for the tests).
+for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-.*}"); do
+	points=$((points + 1))
+	for n in ${PASSES[$p]}; do
+		CRASH="$p:$n"
+		HOME_DIR="$WORK/$p.$n"
+		export BAKERY_HOME="$HOME_DIR/home"
+		T0=$(date +%s)
+		export BAKERY_NOW=$T0
+		: >"$HOME_DIR.placed"; : >"$HOME_DIR.paid"; : >"$HOME_DIR.deliveries"
+		before=$kills
+		"s_$p" 2>>"$HOME_DIR.scenario.err"
+		[ "$kills" -gt "$before" ] || continue
+		recover
+		check
+	done
+done
+
+echo "crash matrix: $points points, $kills kills: $lost lost, $twice applied twice"
+[ "$failures" -eq 0 ] && [ "$lost" -eq 0 ] && [ "$twice" -eq 0 ]

@@ -1,0 +1,211 @@
+#!/bin/bash
+# soak.sh — the chaos soak: parallel clients place and pay orders while
+# three consumers, the relay (--watch) and the DLQ handler run; faults
+# (kitchen-refuses, queue-refuses) are toggled; workers are SIGKILLed, both
+# by kill -9 from outside and at random crash points (BAKERY_CRASH_AT);
+# dead letters are redriven. Then the faults clear, everything drains with
+# the ordinary tools, and tests/checker judges the home.
+#
+#   tests/soak.sh [ORDERS [SEED]]      (make soak SOAK_ORDERS=N SOAK_SEED=S)
+#
+# Last line:
+#   soak: N orders, K kills across M points: L lost, T applied twice,
+#   D duplicate deliveries absorbed
+# Orders spread over one sandbox per 250 orders (a visitor's sandbox in the
+# demo): the kitchen board is one JSON row per sandbox, rewritten on every
+# event (see docs/reliability.md, "Throughput").
+set -u
+ORDERS=${1:-200}
+SEED=${2:-1}
+CLIENTS=${SOAK_CLIENTS:-4}
+TOP="$(cd "$(dirname "$0")/.." && pwd)"
+export PATH="$TOP/bin:$PATH" BAKERY_MENU="$TOP/share/menu.tsv"
+CHECKER="$TOP/build/tests/checker"
+unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_CRASH_AT BAKERY_LOG BAKERY_SYNC BAKERY_NOW \
+	BAKERY_STRIPE_KEY BAKERY_STRIPE_API
+W=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
+export BAKERY_HOME="$W/home" BAKERY_ALARM_DELAY=2
+SANDBOXES=$(( (ORDERS + 249) / 250 ))
+RANDOM=$SEED
+start=$(date +%s)
+
+# Whether pid is still one of ours (a bakery program in this home): a
+# worker's pid file may outlive it, and the pid may be reused.
+ours() {
+	grep -qz "^BAKERY_HOME=$BAKERY_HOME\$" "/proc/$1/environ" 2>/dev/null
+}
+
+cleanup() {
+	touch "$W/stop"
+	for f in "$W"/slot.*.pid; do
+		[ -e "$f" ] && ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null
+	done
+	wait 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$W"
+}
+trap cleanup EXIT
+
+# A worker slot: runs its program again and again until $W/stop (or
+# $W/drain for the chaos), sometimes with a crash point; each exit is
+# logged as "SLOT STATUS POINT".
+slot() {
+	local name=$1 points=$2 r=$3 point pid rc
+	shift 3
+	RANDOM=$r
+	while [ ! -e "$W/stop" ]; do
+		point=
+		if [ ! -e "$W/drain" ] && [ -n "$points" ] && [ $((RANDOM % 3)) = 0 ]; then
+			local a=($points)
+			point="${a[RANDOM % ${#a[@]}]}:$((RANDOM % 40 + 1))"
+		fi
+		env ${point:+BAKERY_CRASH_AT=$point} "$@" >>"$W/out.$name" 2>>"$W/err.$name" 3>&- &
+		pid=$!
+		echo "$pid" >"$W/slot.$name.pid"
+		wait "$pid"
+		rc=$?
+		[ -e "$W/killed.$pid" ] && point=kill-9
+		echo "$name $rc ${point%%:*}" >>"$W/exits"
+	done
+}
+
+# A client: places and pays its share of the orders, sometimes killed at a
+# crash point of its own; a paid order is one whose pay exited 0.
+client() {
+	local k=$1 i s c day id out rc point delivery
+	RANDOM=$((SEED * 100 + k))
+	for ((i = k; i < ORDERS; i += CLIENTS)); do
+		s=s$((i % SANDBOXES))
+		c=c$((RANDOM % 40))
+		day=2026-12-0$((RANDOM % 7 + 1))
+		point=
+		[ $((RANDOM % 10)) = 0 ] && point=order.after_commit
+		[ $((RANDOM % 20)) = 0 ] && point=relay.after_send
+		delivery=()
+		[ $((RANDOM % 2)) = 0 ] && delivery=(--delivery "$i Lane")
+		out=$(env ${point:+BAKERY_CRASH_AT=$point} bakery-order -s "$s" place --customer "$c" \
+			--day "$day" "${delivery[@]}" cardamom-bun=$((RANDOM % 3 + 1)) 2>>"$W/err.client$k")
+		rc=$?
+		[ -n "$point" ] && echo "client$k $rc $point" >>"$W/exits"
+		id=$(echo "$out" | jq -r '.id // empty' 2>/dev/null)
+		if [ -z "$id" ]; then
+			echo "client$k: place $i failed: $rc" >>"$W/client-failures"
+			continue
+		fi
+		echo "$s $id" >>"$W/placed"
+		for _ in 1 2 3 4 5; do
+			point=
+			[ $((RANDOM % 15)) = 0 ] && point=relay.after_send
+			env ${point:+BAKERY_CRASH_AT=$point} bakery-order -s "$s" pay "$id" \
+				>/dev/null 2>>"$W/err.client$k"
+			rc=$?
+			[ -n "$point" ] && echo "client$k $rc $point" >>"$W/exits"
+			[ "$rc" = 0 ] && { echo "$s $id" >>"$W/paid"; break; }
+		done
+	done
+}
+
+# The chaos: every ~0.3 s one of kill -9 a random worker, set a fault,
+# clear one, or redrive a sandbox's dead letters (sometimes killed).
+chaos() {
+	RANDOM=$((SEED * 7))
+	local slots=(consume1 consume2 consume3 relay dlq) f s pid
+	while [ ! -e "$W/drain" ]; do
+		sleep 0.$((RANDOM % 4 + 1))
+		s=s$((RANDOM % SANDBOXES))
+		case $((RANDOM % 6)) in
+		0 | 1)
+			f="$W/slot.${slots[RANDOM % 5]}.pid"
+			if [ -e "$f" ] && ours "$(cat "$f")"; then
+				pid=$(cat "$f")
+				: >"$W/killed.$pid"
+				kill -9 "$pid" 2>/dev/null
+			fi
+			;;
+		2) bakery-fault -s "$s" set kitchen-refuses >/dev/null 2>>"$W/err.chaos" ;;
+		3) bakery-fault -s "$s" set queue-refuses >/dev/null 2>>"$W/err.chaos" ;;
+		4)
+			bakery-fault -s "$s" clear kitchen-refuses >/dev/null 2>>"$W/err.chaos"
+			bakery-fault -s "$s" clear queue-refuses >/dev/null 2>>"$W/err.chaos"
+			;;
+		5)
+			local point=
+			[ $((RANDOM % 3)) = 0 ] && point=redrive.after_send
+			env ${point:+BAKERY_CRASH_AT=$point} bakery-redrive -s "$s" --all \
+				>/dev/null 2>>"$W/err.chaos"
+			local rc=$?
+			[ -n "$point" ] && echo "chaos $rc $point" >>"$W/exits"
+			;;
+		esac
+	done
+}
+
+sandboxes() { for d in "$BAKERY_HOME"/*/; do [ -d "$d" ] && basename "$d"; done; }
+queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
+
+mkdir -p "$BAKERY_HOME"
+: >"$W/exits"; : >"$W/placed"; : >"$W/paid"
+CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
+for n in 1 2 3; do
+	slot "consume$n" "$CONSUME_POINTS" $((SEED + n)) \
+		bakery-consume --follow --visibility 3 --retry-delay 1 &
+done
+slot relay "relay.after_send alarm.after_send alarm.before_rearm" $((SEED + 4)) bakery-relay --watch &
+slot dlq "dlq.after_store" $((SEED + 5)) bakery-dlq drain --follow &
+chaos &
+chaos_pid=$!
+clients=()
+for ((k = 0; k < CLIENTS; k++)); do
+	client "$k" &
+	clients+=($!)
+done
+for p in "${clients[@]}"; do wait "$p"; done
+placed_at=$(date +%s)
+
+# Drain: no more chaos or crash points; faults cleared; the workers finish
+# what is queued; dead letters are redriven until none are left.
+touch "$W/drain"
+wait "$chaos_pid"
+for s in $(sandboxes); do
+	bakery-fault -s "$s" clear kitchen-refuses >/dev/null
+	bakery-fault -s "$s" clear queue-refuses >/dev/null
+done
+for round in $(seq 60); do
+	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
+	for s in $(sandboxes); do bakery-relay -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
+	sleep 2
+	[ "$(queued)" = 0 ] && [ -z "$(for s in $(sandboxes); do bakery-dlq -s "$s" list; done)" ] && break
+done
+touch "$W/stop"
+for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null; done
+wait
+# Whatever a killed worker left: the ordinary tools, the clock past leases.
+later=$(( $(date +%s) + 3600 ))
+for round in 1 2; do
+	for s in $(sandboxes); do
+		bakery-relay -s "$s" --all >/dev/null
+		BAKERY_NOW=$later bakery-relay --due >/dev/null
+	done
+	BAKERY_NOW=$later bakery-consume >>"$W/out.final"
+	BAKERY_NOW=$later bakery-dlq drain >/dev/null
+	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null; done
+	BAKERY_NOW=$later bakery-consume >>"$W/out.final"
+done 2>>"$W/err.drain"
+
+args=()
+for f in "$W"/out.consume* "$W/out.final"; do args+=(--deliveries "$f"); done
+result=$("$CHECKER" -v --drained --placed "$W/placed" --paid "$W/paid" "${args[@]}" "$BAKERY_HOME" 2>"$W/check.err")
+rc=$?
+end=$(date +%s)
+kills=$(awk '$2 == 137' "$W/exits" | wc -l)
+points=$(awk '$2 == 137 { print $3 }' "$W/exits" | sort -u | wc -l)
+busy=$(cat "$W"/err.* 2>/dev/null | grep -ci 'database is locked\|busy' || true)
+echo "soak: seed $SEED, $CLIENTS clients, $SANDBOXES sandboxes, placing $((placed_at - start)) s, total $((end - start)) s"
+echo "soak: kills by point: $(awk '$2 == 137 { print $3 }' "$W/exits" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')"
+echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(cat "$W/client-failures" 2>/dev/null | wc -l), busy errors $busy"
+echo "soak: checker: $result"
+[ "$rc" = 0 ] || { cat "$W/check.err" | head -20; }
+lost=$(echo "$result" | jq .lost)
+twice=$(echo "$result" | jq .applied_twice)
+dup=$(echo "$result" | jq .duplicated)
+echo "soak: $ORDERS orders, $kills kills across $points points: $lost lost, $twice applied twice, $dup duplicate deliveries absorbed"
+[ "$rc" = 0 ] && [ "$(wc -l <"$W/paid")" -gt 0 ]
