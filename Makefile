@@ -25,7 +25,7 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
-LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats
+LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats -lpthread
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
