@@ -37,11 +37,11 @@ nats_stop() {
 	local pid=$1 i
 	kill "$pid" 2>/dev/null || return 0
 	for i in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
 		sleep 0.1
 	done
 	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
 	return 0
 }
 

@@ -15,11 +15,6 @@ dead_lettered_order() {
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 }
 
-queue_ids() {
-	sqlite3 "$BAKERY_HOME/queue.db" \
-	    "SELECT id FROM messages WHERE queue = '${1:-bakery-events}' ORDER BY seq"
-}
-
 dead_ids() {
 	bakery-dlq list | jq -r .id
 }
@@ -195,10 +190,7 @@ dead_ids() {
 }
 
 @test "redrive of a dead letter whose stored body is malformed does not crash" {
-	bakery-queue stats >/dev/null
-	now=$(($(date +%s) * 1000))
-	sqlite3 "$BAKERY_HOME/queue.db" "INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
-		VALUES ('bakery-events', 'evt_garbled', 'default', '{not json', $now, $now)"
+	queue_raw evt_garbled '{not json'
 	bakery-consume >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	run --separate-stderr bakery-redrive evt_garbled
