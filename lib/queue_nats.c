@@ -26,15 +26,14 @@
  *             bakery-all (bakery.events.>) or bakery-s-SANDBOX
  *             (bakery.events.SANDBOX.>); AckWait is the visibility; the
  *             delivery count is JetStream's.
- *   ack       acks (and waits for the server's answer), then deletes the
- *             message from the stream, so the stream holds what is still
- *             owed and a second consumer with an overlapping filter does
- *             not get it later (if it already had it, the subscribers'
- *             seen tables absorb it).
+ *   ack       deletes the message from the stream, then acks it, so the
+ *             stream holds what is still owed and a second consumer with an
+ *             overlapping filter does not get it later (if it already had
+ *             it, the subscribers' seen tables absorb it).
  *   retry     Nak, with the delay when there is one. JetStream keeps no
  *             error with a Nak: last_error is known only in the DLQ.
- *   dead_letter  publishes to the DLQ and waits for its ack, then Terms and
- *             deletes the original: a crash between sends it twice.
+ *   dead_letter  publishes to the DLQ and waits for its ack, then deletes
+ *             and Terms the original: a crash between sends it twice.
  *   wipe_sandbox  writes the fence to BAKERY_FENCES, then purges the
  *             sandbox's subjects from both streams. A send reads the fence
  *             and drops items recorded before it; one that slips between
@@ -538,19 +537,19 @@ release(struct held *h)
 }
 
 /* Removes an answered message from the stream: what stays is what is owed.
- * Gone already (another consumer, a purge) is fine. */
-static void
+ * Gone already (another consumer, a purge) is fine. This comes before the
+ * ack: a delete that fails leaves the message unacked, to come back and be
+ * absorbed; an ack first could leave an acked message in the stream that
+ * no consumer of that filter would ever deliver again. */
+static int
 forget(nats_queue *n, const char *queue, uint64_t seq)
 {
 	jsErrCode jerr = 0;
 	natsStatus s = js_DeleteMsg(n->js, stream_of(queue), seq, NULL, &jerr);
-	if (s != NATS_OK && s != NATS_NOT_FOUND && jerr != JSStreamMsgDeleteFailed &&
-	    jerr != JSNoMessageFoundErr) {
-		char seqs[24];
-		snprintf(seqs, sizeof seqs, "%llu", (unsigned long long)seq);
-		bakery_log(LOG_WARN, "queue_delete_failed", "seq", seqs, "error",
-		    natsStatus_GetText(s), (char *)NULL);
-	}
+	if (s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr ||
+	    jerr == JSStreamMsgDeleteFailed)
+		return 0;
+	return nats_failed(EX_TEMPFAIL, "delete", s, jerr);
 }
 
 static int
@@ -560,13 +559,17 @@ nats_ack(bakery_queue *q, const char *queue, queue_message *m)
 	struct held *h = held_of(n, m);
 	if (!h)
 		return EX_SOFTWARE;
+	int rc = forget(n, queue, h->seq);
+	if (rc) {
+		release(h); /* unacked: it comes back after AckWait */
+		return rc;
+	}
+	/* Deleted is done; the ack only spares the server a redelivery
+	 * attempt, which would find nothing. */
 	jsErrCode jerr = 0;
-	natsStatus s = natsMsg_AckSync(h->msg, NULL, &jerr);
-	uint64_t seq = h->seq;
+	if (natsMsg_AckSync(h->msg, NULL, &jerr) != NATS_OK)
+		bakery_log(LOG_WARN, "ack_failed", "id", m->id, (char *)NULL);
 	release(h);
-	if (s != NATS_OK)
-		return nats_failed(EX_TEMPFAIL, "ack", s, jerr);
-	forget(n, queue, seq);
 	return 0;
 }
 
@@ -625,11 +628,11 @@ nats_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		return nats_failed(EX_UNAVAILABLE, "dead-letter", s, jerr);
 	}
 	bakery_crash_point("nats.after_dlq_publish");
-	uint64_t seq = h->seq;
-	natsMsg_Term(h->msg, NULL);
+	int rc = forget(n, QUEUE_EVENTS, h->seq);
+	if (!rc)
+		natsMsg_Term(h->msg, NULL);
 	release(h);
-	forget(n, QUEUE_EVENTS, seq);
-	return 0;
+	return rc;
 }
 
 /* ---- stats, peek ---- */

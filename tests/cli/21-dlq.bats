@@ -115,7 +115,7 @@ dlq_count() {
 	refused_order
 	bakery-dlq drain >/dev/null
 	# The same envelope goes round again while its dead letter is kept.
-	bakery-dlq show "$placed" | jq -c .envelope | bakery-queue send >/dev/null
+	queue_raw "$placed" "$(bakery-dlq show "$placed" | jq -c .envelope)"
 	run --separate-stderr bakery-consume --max-retries 1
 	assert_success
 	run jq -sc '[.[] | [.id, .delivery, .outcome]]' <<<"$output"

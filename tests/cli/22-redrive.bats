@@ -117,14 +117,16 @@ dead_ids() {
 	[ "$(queue_ids)" = "$placed" ]
 	run --separate-stderr bakery-redrive "$placed"
 	assert_success
-	[ "$(queue_ids)" = "$placed" ]
+	# One message on sqlite (a pending id is not queued twice); two on
+	# NATS, where each redrive is a message of its own.
+	[ "$(queue_ids | sort -u)" = "$placed" ]
 	run bakery-dlq show "$placed"
 	assert_failure 66
 	bakery-redrive "$paid" >/dev/null
 	run --separate-stderr bakery-consume
 	assert_success
-	run jq -sc '[.[] | [.id, .delivery, .outcome]]' <<<"$output"
-	assert_output "[[\"$placed\",1,\"acked\"],[\"$paid\",1,\"acked\"]]"
+	run jq -sc '[.[] | [.id, .delivery, .outcome]] | unique' <<<"$output"
+	assert_output "$(jq -nc --arg a "$placed" --arg b "$paid" '[[$a,1,"acked"],[$b,1,"acked"]] | sort')"
 	assert_effects_once "$id"
 	[ -z "$(dead_ids)" ]
 	[ -z "$(queue_ids)" ]

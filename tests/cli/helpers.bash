@@ -79,6 +79,7 @@ assert_effects_once() {
 # BODY as it is (malformed, say), as no program of bakery would.
 queue_raw() {
 	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		bakery-queue init >/dev/null
 		"$TOP/tests/nats-tool.py" "${BAKERY_TEST_NATS#nats://}" pub \
 			bakery.events.default.unknown "$2" "Nats-Msg-Id=$1.raw.$RANDOM" \
 			"Bakery-Id=$1" Bakery-Sandbox=default >/dev/null
