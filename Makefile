@@ -83,6 +83,12 @@ demo: deps
 check: deps
 	$(MAKE) all $(UNIT_BIN)
 	prove -f $(UNIT_BIN) tests/cli/*.bats
+	tests/nats-cli.sh
+
+# The CLI suite once more with BAKERY_QUEUE=nats://... (one nats-server).
+check-nats: deps
+	$(MAKE) all
+	tests/nats-cli.sh
 
 UNITS = $(notdir $(wildcard share/systemd/*))
 
@@ -128,5 +134,5 @@ uninstall:
 clean:
 	rm -rf build bin
 
-.PHONY: all deps demo check install uninstall clean FORCE
+.PHONY: all deps demo check check-nats install uninstall clean FORCE
 .SECONDARY:

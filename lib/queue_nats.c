@@ -88,6 +88,8 @@ static int
 nats_failed(int code, const char *what, natsStatus s, jsErrCode jerr)
 {
 	const char *text = nats_GetLastError(NULL);
+	if (text && !*text)
+		text = NULL;
 	if (jerr)
 		return bakery_fail(code, "nats: %s: %s (jetstream error %d)", what,
 		    text ? text : natsStatus_GetText(s), (int)jerr);
