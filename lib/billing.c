@@ -36,18 +36,30 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 	char buf[128] = "";
 	int fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (!rc && fd < 0 && errno == ENOENT) {
-		/* First use: a fresh secret, created exclusively so two
-		 * processes racing here agree on one. */
+		/* First use: a fresh secret, written whole to a file of
+		 * this process's own and linked into place, so two processes
+		 * racing here agree on one and neither reads it half
+		 * written (O_EXCL on the path itself would let the loser
+		 * read an empty file). */
 		char fresh[64];
 		bakery_random_id("whsec_", fresh, sizeof fresh);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd >= 0) {
+		char *tmp = bakery_xasprintf("%s.%ld", path, (long)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			rc = bakery_fail(EX_IOERR, "cannot create '%s': %s", tmp,
+			    strerror(errno));
+		} else {
 			ssize_t w = write(fd, fresh, strlen(fresh));
 			if (w != (ssize_t)strlen(fresh) || fsync(fd) != 0)
 				rc = bakery_fail(EX_IOERR, "cannot write '%s': %s",
-				    path, strerror(errno));
+				    tmp, strerror(errno));
 			close(fd);
+			if (!rc && link(tmp, path) != 0 && errno != EEXIST)
+				rc = bakery_fail(EX_IOERR, "cannot create '%s': %s",
+				    path, strerror(errno));
+			unlink(tmp);
 		}
+		free(tmp);
 		fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	}
 	if (!rc && fd < 0)
