@@ -80,7 +80,7 @@ demo: deps
 	$(MAKE) all
 	tests/demo.sh
 
-# Orders in the NATS cluster test (tests/cli/51-nats-cluster.bats) inside
+# Orders in the NATS cluster test (tests/cli/56-nats-cluster.bats) inside
 # make check; the issue's full run of 1,000 is make check-nats-cluster.
 CLUSTER_ORDERS ?= 200
 
@@ -97,7 +97,7 @@ check-nats: deps
 # The three-node cluster test with the issue's 1,000 orders (a few minutes).
 check-nats-cluster: deps
 	$(MAKE) all
-	BAKERY_TEST_CLUSTER_ORDERS=1000 prove -f tests/cli/51-nats-cluster.bats
+	BAKERY_TEST_CLUSTER_ORDERS=1000 prove -f tests/cli/56-nats-cluster.bats
 
 UNITS = $(notdir $(wildcard share/systemd/*))
 
