@@ -1,5 +1,6 @@
 /*
- * bakery-queue — plumbing: send envelopes, peek, stats.
+ * bakery-queue — plumbing: create or check the queue, send envelopes,
+ * peek, stats.
  */
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
@@ -11,16 +12,18 @@
 #include <string.h>
 
 #define USAGE \
-	"usage: bakery-queue send < envelopes.jsonl\n" \
+	"usage: bakery-queue init [--replicas N]\n" \
+	"       bakery-queue send < envelopes.jsonl\n" \
 	"       bakery-queue peek [--dlq] [--limit N]\n" \
 	"       bakery-queue stats\n"
 
-enum { OPT_DLQ = CLI_OPT_FIRST_FREE, OPT_LIMIT };
+enum { OPT_DLQ = CLI_OPT_FIRST_FREE, OPT_LIMIT, OPT_REPLICAS };
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "dlq", no_argument, NULL, OPT_DLQ },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "replicas", required_argument, NULL, OPT_REPLICAS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -78,7 +81,7 @@ send_line(void *arg, const char *line, size_t len, long lineno)
 	s->sandboxes[s->n] = bakery_xstrdup(envelope_str(env, "sandbox"));
 	s->bodies[s->n] = envelope_dump(env);
 	s->items[s->n] = (queue_item){ s->ids[s->n], s->sandboxes[s->n],
-		s->bodies[s->n], envelope_time_ms(env), 0 };
+		s->bodies[s->n], envelope_time_ms(env), 0, 0 };
 	jv_free(env);
 	if (++s->n == OUTBOX_BATCH)
 		flush_batch(s);
@@ -90,7 +93,7 @@ main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
-	int dlq = 0, opt;
+	int dlq = 0, replicas = 0, opt;
 	long limit = 100;
 	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
 		    NULL)) != -1) {
@@ -103,6 +106,12 @@ main(int argc, char **argv)
 				cli_usage_error(&c, "bad limit: '%s'", optarg);
 			break;
 		}
+		case OPT_REPLICAS:
+			if (strlen(optarg) != 1 || optarg[0] < '1' || optarg[0] > '5')
+				cli_usage_error(&c, "bad replicas: '%s': want 1 to 5",
+				    optarg);
+			replicas = optarg[0] - '0';
+			break;
 		default: cli_common(&c, opt, optarg);
 		}
 	}
@@ -111,8 +120,11 @@ main(int argc, char **argv)
 	if (argc != 1)
 		cli_usage_error(&c, argc ? "too many operands" : "missing command");
 	const char *cmd = argv[0];
-	if (strcmp(cmd, "send") && strcmp(cmd, "peek") && strcmp(cmd, "stats"))
+	if (strcmp(cmd, "send") && strcmp(cmd, "peek") && strcmp(cmd, "stats") &&
+	    strcmp(cmd, "init"))
 		cli_usage_error(&c, "unknown command: '%s'", cmd);
+	if (replicas && strcmp(cmd, "init"))
+		cli_usage_error(&c, "--replicas goes with init");
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
 	bakery_queue *q;
@@ -134,6 +146,12 @@ main(int argc, char **argv)
 			  (size_t)limit, &out))) {
 			jv_array_foreach(out, i, m)
 				cli_print(m);
+			jv_free(out);
+		}
+	} else if (strcmp(cmd, "init") == 0) {
+		if (!(rc = queue_init(q, replicas ? replicas : 1, &out))) {
+			jv_array_foreach(out, i, a)
+				cli_print(a);
 			jv_free(out);
 		}
 	} else {

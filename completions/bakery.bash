@@ -15,7 +15,7 @@ _bakery_options()
 	bakery-consume) echo "--drain --once --follow --batch= --max-retries=
 		--visibility= --retry-delay= --stdin --routes" ;;
 	bakery-dlq) echo "--follow" ;;
-	bakery-queue) echo "--dlq --limit=" ;;
+	bakery-queue) echo "--dlq --limit= --replicas=" ;;
 	bakery-redrive) echo "--all" ;;
 	bakery-relay) echo "--all --due --watch" ;;
 	bakery-show) echo "--list" ;;
@@ -32,7 +32,7 @@ _bakery_subcommands()
 	case $1 in
 	bakery-order) echo "place pay show list events" ;;
 	bakery-dlq) echo "drain list show" ;;
-	bakery-queue) echo "send peek stats" ;;
+	bakery-queue) echo "init send peek stats" ;;
 	bakery-fault) echo "set clear list" ;;
 	esac
 }
@@ -100,7 +100,7 @@ _bakery()
 			pm_card_chargeDeclinedInsufficientFunds" -- "$cur"))
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
-	--visibility | --retry-delay | --limit | --max-age | --signature | \
+	--visibility | --retry-delay | --limit | --replicas | --max-age | --signature | \
 	--tolerance | --max-body)
 		return ;;
 	esac

@@ -70,10 +70,11 @@ complete -c bakery-dlq -l follow -d 'keep draining'
 complete -c bakery-redrive -f -a '(__bakery_run bakery-dlq list | __bakery_ids)'
 complete -c bakery-redrive -l all -d 'every dead letter'
 
-set -l queue_cmds send peek stats
+set -l queue_cmds init send peek stats
 complete -c bakery-queue -f -n "not __fish_seen_subcommand_from $queue_cmds" -a "$queue_cmds"
 complete -c bakery-queue -l dlq -d 'the dead-letter queue'
 complete -c bakery-queue -l limit -x -d messages
+complete -c bakery-queue -l replicas -x -d 'streams on NATS'
 
 set -l fault_cmds set clear list
 complete -c bakery-fault -f -n "not __fish_seen_subcommand_from $fault_cmds" -a "$fault_cmds"

@@ -37,7 +37,7 @@ enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
 	"common options:\n"                                             \
 	"  -H, --home DIR      state folder (BAKERY_HOME)\n"            \
 	"  -s, --sandbox NAME  sandbox (BAKERY_SANDBOX, default 'default')\n" \
-	"      --queue URL     queue, sqlite:PATH (BAKERY_QUEUE)\n"     \
+	"      --queue URL     sqlite:PATH or nats://HOST:PORT[,...] (BAKERY_QUEUE)\n"     \
 	"  -q, --quiet         log errors only\n"                       \
 	"  -v, --verbose       log more (twice for debug)\n"            \
 	"  -h, --help          show this help\n"                        \

@@ -214,7 +214,9 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
 		return rc;
 	}
 	bakery_queue *q;
-	queue_item item = { id, sandbox, body, envelope_time_ms(checked), 0 };
+	/* A redrive: on NATS a fresh message id, so the duplicate window that
+	 * swallows a relay's repeat does not swallow this. */
+	queue_item item = { id, sandbox, body, envelope_time_ms(checked), 0, 1 };
 	if (!(rc = queue_get(ctx, &q)))
 		rc = queue_send(q, QUEUE_EVENTS, &item, 1);
 	free(body);

@@ -64,7 +64,7 @@ batch_read(bakery_object *o, batch *b)
 		b->ids[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 1));
 		b->bodies[b->n] = bakery_xstrdup((const char *)sqlite3_column_text(st, 2));
 		b->items[b->n] = (queue_item){ b->ids[b->n], o->sandbox,
-			b->bodies[b->n], sqlite3_column_int64(st, 3), 0 };
+			b->bodies[b->n], sqlite3_column_int64(st, 3), 0, 0 };
 		b->n++;
 	}
 	int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;

@@ -1,5 +1,6 @@
 /*
- * queue.c — picks the driver from the URL and forwards to it.
+ * queue.c — picks the driver from the URL (sqlite: or nats://) and
+ * forwards to it.
  */
 #include "queue.h"
 #include "util.h"
@@ -13,8 +14,13 @@ queue_url_check(const char *url)
 {
 	if (!url || (strncmp(url, "sqlite:", 7) == 0 && url[7]))
 		return 0;
+	/* nats://HOST:PORT[,HOST:PORT...]: no empty member, no spaces. */
+	if (strncmp(url, "nats://", 7) == 0 && url[7] && url[7] != ',' &&
+	    !strstr(url, ",,") && url[strlen(url) - 1] != ',' &&
+	    !strpbrk(url, " \t\n"))
+		return 0;
 	return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
-	    "want sqlite:PATH");
+	    "want sqlite:PATH or nats://HOST:PORT[,HOST:PORT...]");
 }
 
 int
@@ -32,6 +38,8 @@ queue_get(bakery_ctx *ctx, bakery_queue **q)
 		char *path = bakery_xasprintf("%s/queue.db", ctx->home);
 		rc = queue_sqlite_open(ctx, path, q);
 		free(path);
+	} else if (strncmp(url, "nats://", 7) == 0) {
+		rc = queue_nats_open(ctx, url, q);
 	} else {
 		rc = queue_sqlite_open(ctx, url + 7, q);
 	}
@@ -123,6 +131,12 @@ int
 queue_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 {
 	return q->ops->wipe_sandbox(q, sandbox, fence_ms);
+}
+
+int
+queue_init(bakery_queue *q, int replicas, jv *out)
+{
+	return q->ops->init(q, replicas, out);
 }
 
 int

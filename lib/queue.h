@@ -7,6 +7,9 @@
  *
  *   sqlite:PATH   the embedded default (queue_sqlite.c), PATH defaulting to
  *                 HOME/queue.db: one file, a row per message.
+ *   nats://HOST:PORT[,HOST:PORT...]  NATS JetStream (queue_nats.c): two
+ *                 streams and a key-value bucket of fences, for several
+ *                 hosts (docs/nats.md).
  *
  * What a driver promises:
  *   send      accepts a batch and marks each item it accepted; a repeat of an
@@ -43,6 +46,7 @@ typedef struct queue_item {
 	const char *body;
 	int64_t recorded_at; /* ms; 0 when unknown (never fenced off) */
 	int accepted;        /* set by send */
+	int redrive;         /* a redrive: never taken for a repeat */
 } queue_item;
 
 typedef struct queue_message {
@@ -75,6 +79,9 @@ struct queue_ops {
 	    int64_t fence_ms);
 	/* The sandbox's fence (ms since the epoch), 0 when never wiped. */
 	int64_t (*fence)(bakery_queue *, const char *sandbox);
+	/* Creates what the driver needs, or checks it is there; *out is a jv
+	 * array, one object per asset with its "status" (created, exists). */
+	int (*init)(bakery_queue *, int replicas, jv *out);
 	void (*close)(bakery_queue *);
 };
 
@@ -105,11 +112,14 @@ int queue_dead_letter(bakery_queue *, queue_message *, const char *error);
 int queue_stats(bakery_queue *, jv *out);
 int queue_peek(bakery_queue *, const char *queue, size_t max, jv *out);
 int queue_wipe_sandbox(bakery_queue *, const char *sandbox, int64_t fence_ms);
+/* Creates or checks the queue's storage; replicas matters on NATS only. */
+int queue_init(bakery_queue *, int replicas, jv *out);
 /* Whether an event of sandbox recorded at recorded_at (ms) predates the
  * sandbox's last wipe, and so must be dropped. */
 int queue_fenced(bakery_queue *, const char *sandbox, int64_t recorded_at);
 
 /* Drivers. */
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **q);
+int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);
 
 #endif

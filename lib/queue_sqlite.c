@@ -356,6 +356,19 @@ sqlite_fence(bakery_queue *q, const char *sandbox)
 	return at;
 }
 
+/* The file and its schema exist once it is open: report it. */
+static int
+sqlite_init(bakery_queue *q, int replicas, jv *out)
+{
+	(void)replicas;
+	const char *path = sqlite3_db_filename(DB(q), "main");
+	jv r = jv_object();
+	r = jv_object_set(r, jv_string("file"), jv_string(path ? path : ""));
+	r = jv_object_set(r, jv_string("status"), jv_string("exists"));
+	*out = jv_array_append(jv_array(), r);
+	return 0;
+}
+
 static void
 sqlite_close(bakery_queue *q)
 {
@@ -373,6 +386,7 @@ static const struct queue_ops sqlite_ops = {
 	.peek = sqlite_peek,
 	.wipe_sandbox = sqlite_wipe_sandbox,
 	.fence = sqlite_fence,
+	.init = sqlite_init,
 	.close = sqlite_close,
 };
 

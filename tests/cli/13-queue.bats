@@ -169,12 +169,38 @@ ready() {
 	done
 }
 
-@test "a queue URL that is not sqlite:PATH exits 78" {
-	run --separate-stderr bakery-queue --queue nats://127.0.0.1:1 stats
-	assert_failure 78
-	assert_output ""
+@test "a queue URL that is neither sqlite:PATH nor nats://HOST:PORT[,...] exits 78" {
+	for url in bogus sqlite: nats:// nats://a:1,,b:2 nats://a:1, http://a:1; do
+		run --separate-stderr bakery-queue --queue "$url" stats
+		assert_failure 78
+		assert_output ""
+		[[ "$stderr" == *"bad queue URL: '$url'"* ]]
+	done
 	run --separate-stderr env BAKERY_QUEUE=bogus bakery-queue stats
 	assert_failure 78
+}
+
+@test "a nats:// queue with no server listening exits 69" {
+	run --separate-stderr bakery-queue --queue nats://127.0.0.1:1 stats
+	assert_failure 69
+	assert_output ""
+	[[ "$stderr" == *"cannot connect to 'nats://127.0.0.1:1'"* ]]
+}
+
+@test "init creates or checks the queue and prints one line per part" {
+	run --separate-stderr bakery-queue init
+	assert_success
+	[ "${#lines[@]}" -ge 1 ]
+	for line in "${lines[@]}"; do
+		echo "$line" | jq -e '.status == "created" or .status == "exists"'
+	done
+	run --separate-stderr bakery-queue init
+	assert_success
+	for line in "${lines[@]}"; do
+		echo "$line" | jq -e '.status == "exists"'
+	done
+	run --separate-stderr bakery-queue stats --replicas 3
+	assert_failure 64
 }
 
 @test "--queue sqlite:PATH keeps messages in that file" {
@@ -199,7 +225,7 @@ ready() {
 @test "-h prints the usage on stdout and exits 0" {
 	run --separate-stderr bakery-queue -h
 	assert_success
-	assert_line --index 0 "usage: bakery-queue send < envelopes.jsonl"
+	assert_line --index 0 "usage: bakery-queue init [--replicas N]"
 	assert_equal "$stderr" ""
 }
 

@@ -225,10 +225,10 @@ unsent_order() {
 	[[ "$stderr" == *"usage: bakery-relay"* ]]
 }
 
-@test "a queue URL that is not sqlite:PATH exits 78 and keeps the rows" {
+@test "a queue URL that names no driver exits 78 and keeps the rows" {
 	id=$(unsent_order ada)
 	bakery-fault clear queue-refuses
-	run --separate-stderr bakery-relay --queue nats://127.0.0.1:1 "order/$id"
+	run --separate-stderr bakery-relay --queue nats:/127.0.0.1:1 "order/$id"
 	assert_failure 78
 	[[ "$stderr" == *"bad queue URL"* ]]
 	assert_output ""

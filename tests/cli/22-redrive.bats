@@ -15,11 +15,6 @@ dead_lettered_order() {
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 }
 
-queue_ids() {
-	sqlite3 "$BAKERY_HOME/queue.db" \
-	    "SELECT id FROM messages WHERE queue = '${1:-bakery-events}' ORDER BY seq"
-}
-
 dead_ids() {
 	bakery-dlq list | jq -r .id
 }
@@ -122,14 +117,16 @@ dead_ids() {
 	[ "$(queue_ids)" = "$placed" ]
 	run --separate-stderr bakery-redrive "$placed"
 	assert_success
-	[ "$(queue_ids)" = "$placed" ]
+	# One message on sqlite (a pending id is not queued twice); two on
+	# NATS, where each redrive is a message of its own.
+	[ "$(queue_ids | sort -u)" = "$placed" ]
 	run bakery-dlq show "$placed"
 	assert_failure 66
 	bakery-redrive "$paid" >/dev/null
 	run --separate-stderr bakery-consume
 	assert_success
-	run jq -sc '[.[] | [.id, .delivery, .outcome]]' <<<"$output"
-	assert_output "[[\"$placed\",1,\"acked\"],[\"$paid\",1,\"acked\"]]"
+	run jq -sc '[.[] | [.id, .delivery, .outcome]] | unique' <<<"$output"
+	assert_output "$(jq -nc --arg a "$placed" --arg b "$paid" '[[$a,1,"acked"],[$b,1,"acked"]] | sort')"
 	assert_effects_once "$id"
 	[ -z "$(dead_ids)" ]
 	[ -z "$(queue_ids)" ]
@@ -195,10 +192,7 @@ dead_ids() {
 }
 
 @test "redrive of a dead letter whose stored body is malformed does not crash" {
-	bakery-queue stats >/dev/null
-	now=$(($(date +%s) * 1000))
-	sqlite3 "$BAKERY_HOME/queue.db" "INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
-		VALUES ('bakery-events', 'evt_garbled', 'default', '{not json', $now, $now)"
+	queue_raw evt_garbled '{not json'
 	bakery-consume >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	run --separate-stderr bakery-redrive evt_garbled

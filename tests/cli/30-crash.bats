@@ -47,7 +47,12 @@ later() { echo $(( $(date +%s) + 120 )); }
 	assert_success
 	run bakery-consume
 	assert_success
-	assert_output --partial '"status":200'
+	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		# NATS's duplicate window took the repeat for what it is.
+		assert_output ""
+	else
+		assert_output --partial '"status":200'
+	fi
 	bakery-order pay "$id" >/dev/null
 	bakery-consume >/dev/null
 	assert_effects_once "$id"
@@ -56,12 +61,13 @@ later() { echo $(( $(date +%s) + 120 )); }
 
 @test "killed after the first subscriber applied: the lease expires and the rest apply once" {
 	id=$(paid_order ada)
-	crash_at consume.after_apply bakery-consume --batch 1
+	crash_at consume.after_apply bakery-consume --batch 1 --visibility 1
 	# OrderPlaced reached the schedule, not yet the kitchen.
 	assert_equal "$(bakery-show "schedule/$DAY" | jq '.state.holds | length')" 1
 	run bakery-show kitchen/board
 	assert_failure 66
-	run env BAKERY_NOW="$(later)" bakery-consume
+	sleep 1.5 # the lease expires (the server's clock on NATS)
+	run bakery-consume --visibility 1
 	assert_success
 	assert_output --partial '"delivery":2'
 	assert_effects_once "$id"
@@ -69,14 +75,16 @@ later() { echo $(( $(date +%s) + 120 )); }
 
 @test "killed before the ack: the message comes again and changes nothing" {
 	id=$(paid_order ada)
-	crash_at consume.before_ack bakery-consume --batch 1
-	run env BAKERY_NOW="$(later)" bakery-consume
+	crash_at consume.before_ack bakery-consume --batch 1 --visibility 1
+	sleep 1.5
+	run bakery-consume --visibility 1
 	assert_success
 	assert_output --partial '"delivery":2'
 	assert_effects_once "$id"
 }
 
 @test "killed after storing a dead letter, before the ack: one dead letter" {
+	sqlite_only "the lease's clock is BAKERY_NOW here, the server's on NATS"
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
 	bakery-consume >/dev/null
@@ -101,7 +109,8 @@ later() { echo $(( $(date +%s) + 120 )); }
 	assert_equal "$(bakery-queue peek | jq -r .id)" "$placed"
 	run bakery-redrive "$placed"
 	assert_success
-	assert_equal "$(bakery-queue peek | jq -s length)" 1
+	# Queued once on sqlite; on NATS each redrive is a message of its own.
+	assert_equal "$(bakery-queue peek | jq -s 'map(.id) | unique | length')" 1
 	bakery-consume >/dev/null
 	bakery-redrive "$paid" >/dev/null
 	bakery-consume >/dev/null

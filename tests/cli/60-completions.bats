@@ -52,7 +52,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run complete_bash bakery-dlq ""
 	assert_equal "$(echo $output)" "drain list show"
 	run complete_bash bakery-queue --limit 5 ""
-	assert_equal "$(echo $output)" "send peek stats"
+	assert_equal "$(echo $output)" "init send peek stats"
 	run complete_bash bakery fault set ""
 	assert_equal "$(echo $output)" "kitchen-refuses queue-refuses"
 	run complete_bash bakery-order place ""

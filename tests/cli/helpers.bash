@@ -15,6 +15,18 @@ setup() {
 	unset BAKERY_STRIPE_WEBHOOK_SECRET BAKERY_STRIPE_WEBHOOK_SECRET_FILE BAKERY_SYNC
 	unset BAKERY_STRIPE_KEY BAKERY_STRIPE_API
 	DAY=2026-12-01
+	# The suite's second run (tests/nats-cli.sh): every test on a NATS
+	# server, its streams deleted first so each test starts empty.
+	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		"$TOP/tests/nats-tool.py" "${BAKERY_TEST_NATS#nats://}" reset
+		export BAKERY_QUEUE="$BAKERY_TEST_NATS"
+	fi
+}
+
+# sqlite_only REASON: skips the test on the NATS run, saying why. For tests
+# that read or write queue.db itself; keep them few.
+sqlite_only() {
+	[ -z "${BAKERY_TEST_NATS:-}" ] || skip "sqlite queue only: $1"
 }
 
 # place CUSTOMER [ITEMS...]: places an order for $DAY, prints its id.
@@ -62,4 +74,27 @@ assert_effects_once() {
 	[ "$n" = 0 ] || { echo "holds left for $id: $n" >&2; return 1; }
 	n=$(bakery-show "customer/$customer" | jq --arg o "$id" '[.state.orders[] | select(.order == $o)] | length')
 	[ "$n" = 1 ] || { echo "customer orders for $id: $n" >&2; return 1; }
+}
+
+# queue_raw ID BODY: puts a message on bakery-events of sandbox default with
+# BODY as it is (malformed, say), as no program of bakery would.
+queue_raw() {
+	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		bakery-queue init >/dev/null
+		"$TOP/tests/nats-tool.py" "${BAKERY_TEST_NATS#nats://}" pub \
+			bakery.events.default.unknown "$2" "Nats-Msg-Id=$1.raw.$RANDOM" \
+			"Bakery-Id=$1" Bakery-Sandbox=default >/dev/null
+	else
+		bakery-queue stats >/dev/null
+		local now=$(($(date +%s) * 1000))
+		sqlite3 "$BAKERY_HOME/queue.db" "INSERT INTO messages(queue, id,
+			sandbox, body, visible_at, enqueued_at) VALUES ('bakery-events',
+			'$1', 'default', '${2//\'/\'\'}', $now, $now)"
+	fi
+}
+
+# queue_ids [QUEUE]: ids of the messages in bakery-events (or QUEUE), oldest
+# first, through bakery-queue peek (either driver).
+queue_ids() {
+	bakery-queue peek --limit 1000 ${1:+--dlq} | jq -r .id
 }

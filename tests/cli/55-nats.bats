@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# The queue on NATS JetStream (docs/nats.md) against real nats-servers,
+# each started here on a free loopback port with a store in the test's
+# folder and stopped by pid.
+load helpers
+load ../nats
+bats_require_minimum_version 1.5.0
+
+teardown() {
+	local p
+	[ -z "${NATS_PID:-}" ] || nats_stop "$NATS_PID"
+	for p in "${NATS_PIDS[@]:-}"; do
+		[ -z "$p" ] || nats_stop "$p"
+	done
+}
+
+outbox_rows() {
+	sqlite3 "$BAKERY_HOME/default/$1.db" "select count(*) from outbox"
+}
+
+@test "nats-server down when the relay sends: rows stay and relay_error is logged; up again: sent once" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	nats_stop "$NATS_PID"
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	id=$(jq -r .id <<<"$output")
+	[[ "$stderr" == *relay_error* ]]
+	assert_equal "$(outbox_rows "order/$id")" 1
+	run --separate-stderr bakery-relay "order/$id"
+	assert_failure
+	[[ "$stderr" == *relay_error* ]]
+	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/$id.db" "select attempts from outbox")" 2
+	# The same port and store again.
+	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$BATS_TEST_TMPDIR/nats/store" \
+		-l "$BATS_TEST_TMPDIR/nats/server2.log" &
+	NATS_PID=$!
+	nats_wait_port "$NATS_PORT"
+	run --separate-stderr bakery-relay "order/$id"
+	assert_success
+	assert_equal "$(outbox_rows "order/$id")" 0
+	# A second relay finds nothing to send; the queue holds one message.
+	bakery-relay "order/$id" >/dev/null
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_equal "$(jq -s 'map(select(.outcome == "acked")) | length' <<<"$output")" 1
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+}
+
+@test "a poison message on NATS reaches the dead letters after exactly max_retries retries" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" pub bakery.events.default.unknown \
+		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
+		Bakery-Sandbox=default >/dev/null
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume --max-retries 3
+	assert_success
+	run jq -sc '[.[] | select(.id == "evt_poison") | [.delivery, .status, .outcome]]' <<<"$output"
+	assert_output '[[1,422,"retried"],[2,422,"retried"],[3,422,"retried"],[4,422,"dead-lettered"]]'
+	assert_equal "$(bakery-queue stats | jq -c '[."bakery-events".ready, ."bakery-events-dlq".ready]')" '[0,1]'
+	run --separate-stderr bakery-dlq drain
+	assert_success
+	echo "$output" | jq -e '.id == "evt_poison" and .attempts == 4 and (.error | startswith("malformed envelope"))'
+	assert_equal "$(bakery-queue stats | jq '."bakery-events-dlq".ready')" 0
+	assert_equal "$(bakery-dlq list | jq -r .id)" evt_poison
+	assert_effects_once "$id"
+}
+
+@test "a redrive on NATS is not swallowed by the duplicate window" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
+	bakery-fault clear kitchen-refuses
+	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
+	# Well inside the 10-minute window of the first send of this id.
+	run --separate-stderr bakery-redrive "$placed"
+	assert_success
+	assert_equal "$(bakery-queue peek | jq -r .id)" "$placed"
+	run --separate-stderr bakery-redrive --all
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_effects_once "$id"
+}
+
+@test "consume -s S on NATS takes only bakery.events.S.>" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	a=$(paid_order ada)
+	b=$(BAKERY_SANDBOX=shop2 paid_order bea)
+	run --separate-stderr bakery-consume -s shop2
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output" | sort -u)" shop2
+	assert_equal "$(bakery-queue peek | jq -r .sandbox | sort -u)" default
+	run --separate-stderr bakery-consume -s default
+	assert_success
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
+	assert_effects_once "$a"
+}
+
+@test "a wipe on NATS purges the sandbox's subjects and fences its old events" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	a=$(paid_order ada)
+	b=$(BAKERY_SANDBOX=shop2 paid_order bea)
+	old=$(bakery-order events "$a" | head -1)
+	run --separate-stderr bakery-wipe
+	assert_success
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
+	# An envelope recorded before the wipe is accepted and dropped.
+	run --separate-stderr bakery-queue send <<<"$old"
+	assert_success
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# A three-node JetStream cluster on loopback with R3 streams: the stream
+# leader is SIGKILLed while orders are placed, paid and consumed, then
+# restarted. Prints the duplicate deliveries the subscribers absorbed.
+load helpers
+load ../nats
+bats_require_minimum_version 1.5.0
+
+ORDERS=${BAKERY_TEST_CLUSTER_ORDERS:-1000}
+
+teardown() {
+	local p
+	touch "$BATS_TEST_TMPDIR/stop"
+	for p in "${NATS_PIDS[@]:-}"; do
+		[ -z "$p" ] || nats_stop "$p"
+	done
+}
+
+# produce FIRST LAST: places and pays orders FIRST..LAST, one line each in
+# placed.txt (order id) and paid.txt. A place that exits non-zero recorded
+# nothing: it is a refused order (refused.txt, with its status), not a lost
+# one. A pay is idempotent (the order id is its key): one that fails is
+# tried again, up to three times.
+produce() {
+	local i out st id try
+	for i in $(seq "$1" "$2"); do
+		st=0
+		out=$(bakery-order place --customer "c$((i % 10))" --day "$DAY" \
+			cardamom-bun=1 2>>"$BATS_TEST_TMPDIR/produce.err") || st=$?
+		if [ "$st" != 0 ]; then
+			echo "place $i exited $st" >>"$BATS_TEST_TMPDIR/refused.txt"
+			continue
+		fi
+		id=$(jq -r .id <<<"$out")
+		if [[ "$id" != ord_* ]]; then
+			echo "place $i exited 0 and printed '$out'" >>"$BATS_TEST_TMPDIR/silent.txt"
+			continue
+		fi
+		echo "$id" >>"$BATS_TEST_TMPDIR/placed.txt"
+		for try in 1 2 3; do
+			st=0
+			bakery-order pay "$id" >/dev/null \
+				2>>"$BATS_TEST_TMPDIR/produce.err" || st=$?
+			[ "$st" = 0 ] && break
+			echo "pay $id exited $st (try $try)" >>"$BATS_TEST_TMPDIR/pay-failed.txt"
+			sleep 1
+		done
+		[ "$st" = 0 ] && echo "$id" >>"$BATS_TEST_TMPDIR/paid.txt"
+	done
+}
+
+# lines FILE: how many lines FILE has, 0 when it is not there yet.
+lines() {
+	if [ -e "$1" ]; then wc -l <"$1"; else echo 0; fi
+}
+
+@test "SIGKILL of the stream leader while orders (1,000 unless told) are placed, paid and consumed: 0 lost, 0 applied twice" {
+	nats_cluster_start "$BATS_TEST_TMPDIR/cluster"
+	export BAKERY_QUEUE=$NATS_URL
+	# JetStream answers once the cluster has elected its meta leader.
+	for i in $(seq 100); do
+		bakery-queue init --replicas 3 >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	run --separate-stderr bakery-queue init --replicas 3
+	assert_success
+	[ "$(jq -s '[.[] | select(.stream) | .replicas] | unique' <<<"$output" | jq -c .)" = "[3]" ]
+	leader=$("$TOP/tests/nats-tool.py" "127.0.0.1:${NATS_PORTS[0]}" leader BAKERY_EVENTS)
+	[[ "$leader" == n[012] ]]
+	li=${leader#n}
+
+	# Consumers run throughout; one that fails (the leader gone) starts again.
+	(
+		while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
+			bakery-consume --visibility 5 2>>"$BATS_TEST_TMPDIR/consume.err" ||
+				echo "consume exited $?" >>"$BATS_TEST_TMPDIR/consume.err"
+			sleep 0.1
+		done
+	) >"$BATS_TEST_TMPDIR/consumed.jsonl" &
+	consumer=$!
+	half=$((ORDERS / 2))
+	produce 1 "$half" & p1=$!
+	produce $((half + 1)) "$ORDERS" & p2=$!
+	# A third of the way in, the leader dies without a word; it comes back.
+	while [ $(($(lines "$BATS_TEST_TMPDIR/placed.txt") + $(lines "$BATS_TEST_TMPDIR/refused.txt"))) -lt $((ORDERS / 3)) ]; do
+		sleep 0.2
+	done
+	kill -KILL "${NATS_PIDS[$li]}"
+	wait "${NATS_PIDS[$li]}" 2>/dev/null || true
+	sleep 2
+	nats_node_start "$BATS_TEST_TMPDIR/cluster" "$li"
+	wait "$p1" "$p2"
+	# Every place answered: with an order id, or with an error and a
+	# non-zero status (refused: nothing recorded). Every placed order
+	# was paid.
+	placed=$(sort -u "$BATS_TEST_TMPDIR/placed.txt" | wc -l)
+	refused=$(lines "$BATS_TEST_TMPDIR/refused.txt")
+	assert_equal $((placed + refused)) "$ORDERS"
+	assert_equal "$(sort -u "$BATS_TEST_TMPDIR/paid.txt" | wc -l)" "$placed"
+
+	# Drain: rows the relay could not send during the failover go now.
+	for i in $(seq 60); do
+		bakery-relay --all >/dev/null 2>&1 &&
+		[ "$(bakery-queue stats | jq '."bakery-events" | .ready + .leased')" = 0 ] &&
+		[ -z "$(find "$BAKERY_HOME/default" -name '*.db' -exec sqlite3 {} \
+			"select 1 from outbox limit 1" \; 2>/dev/null)" ] && break
+		sleep 1
+	done
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait "$consumer"
+	assert_equal "$(bakery-queue stats | jq -c '[."bakery-events".ready, ."bakery-events-dlq".ready]')" "[0,0]"
+
+	# 0 lost, 0 applied twice: each order once in every subscriber that
+	# keeps a row per order.
+	once='[.[]] | (length == ($n | tonumber)) and (group_by(.) | all(length == 1))'
+	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.tickets[].order] | $once"
+	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.cards[] | select(.status == \"confirmed\") | .order] | $once"
+	bakery-show "schedule/$DAY" | jq -e --arg n "$placed" "[.state.reservations[].order] | $once"
+	bakery-show "schedule/$DAY" | jq -e '.state.holds | length == 0'
+	for c in $(seq 0 9); do bakery-show "inbox/c$c"; done |
+		jq -se --arg n "$placed" "[.[].state.receipts[].order] | $once"
+	for c in $(seq 0 9); do bakery-show "customer/c$c"; done |
+		jq -se --arg n "$placed" "[.[].state.orders[].order] | $once"
+
+	# Every delivery is a line (acked, retried, lease-lost...); each one
+	# past an event's first reached subscribers that had applied it.
+	distinct=$(jq -s 'map(select(.outcome == "acked") | .id) | unique | length' "$BATS_TEST_TMPDIR/consumed.jsonl")
+	assert_equal "$distinct" $((placed * 3))
+	deliveries=$(jq -s 'length' "$BATS_TEST_TMPDIR/consumed.jsonl")
+	outcomes=$(jq -r .outcome "$BATS_TEST_TMPDIR/consumed.jsonl" | sort | uniq -c |
+		awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}')
+	echo "# $ORDERS places: $placed orders, $refused refused; leader $leader killed; 0 lost, 0 applied twice; $deliveries deliveries ($outcomes) for $distinct events: $((deliveries - distinct)) duplicate deliveries absorbed; $(lines "$BATS_TEST_TMPDIR/pay-failed.txt") pays tried again" >&3
+}

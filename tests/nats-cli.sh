@@ -1,0 +1,14 @@
+#!/bin/bash
+# The CLI suite a second time, on NATS JetStream: one nats-server on a free
+# loopback port with a temporary store, BAKERY_QUEUE=nats://... for every
+# test (tests/cli/helpers.bash), stopped by pid at the end.
+set -eu
+cd "$(dirname "$0")/.."
+. tests/nats.bash
+dir=$(mktemp -d)
+trap 'nats_stop "$NATS_PID"; rm -rf "$dir"' EXIT
+nats_start "$dir"
+export BAKERY_TEST_NATS="$NATS_URL"
+[ $# -gt 0 ] || set -- tests/cli/0*.bats tests/cli/1*.bats tests/cli/2*.bats \
+	tests/cli/30-*.bats tests/cli/31-*.bats
+prove -f "$@"

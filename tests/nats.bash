@@ -1,0 +1,81 @@
+# Starts and stops real nats-servers for the tests: loopback only, a free
+# port each, a temporary store, stopped by pid. Source it, then:
+#   nats_start DIR            one JetStream node; sets NATS_PORT, NATS_PID
+#   nats_cluster_start DIR    three nodes, cluster "bakery"; sets
+#                             NATS_PORTS[0..2], NATS_PIDS[0..2], NATS_URL
+#   nats_node_start DIR I     (re)starts node I of the cluster
+#   nats_stop PID             SIGTERM, then waits for it to go
+
+# A TCP port nothing listens on now.
+nats_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# Waits until something accepts connections on port $1 (up to ~10 s).
+nats_wait_port() {
+	local i
+	for i in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "nats-server on port $1 did not come up" >&2
+	return 1
+}
+
+nats_start() {
+	local dir=$1
+	mkdir -p "$dir/store"
+	NATS_PORT=$(nats_free_port)
+	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
+		-l "$dir/server.log" &
+	NATS_PID=$!
+	nats_wait_port "$NATS_PORT"
+	NATS_URL="nats://127.0.0.1:$NATS_PORT"
+}
+
+nats_stop() {
+	local pid=$1 i
+	kill "$pid" 2>/dev/null || return 0
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	return 0
+}
+
+nats_node_start() {
+	local dir=$1 i=$2 routes="" j
+	for j in 0 1 2; do
+		[ "$j" = "$i" ] && continue
+		routes="${routes:+$routes,}nats://127.0.0.1:${NATS_CPORTS[$j]}"
+	done
+	mkdir -p "$dir/n$i"
+	cat >"$dir/n$i.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:${NATS_PORTS[$i]}
+jetstream { store_dir: "$dir/n$i" }
+cluster {
+  name: bakery
+  listen: 127.0.0.1:${NATS_CPORTS[$i]}
+  routes: [ $(echo "$routes" | sed 's/,/, /g') ]
+}
+CONF
+	nats-server -c "$dir/n$i.conf" -l "$dir/n$i.log" &
+	NATS_PIDS[$i]=$!
+	nats_wait_port "${NATS_PORTS[$i]}"
+}
+
+nats_cluster_start() {
+	local dir=$1 i
+	NATS_PORTS=() NATS_CPORTS=() NATS_PIDS=()
+	for i in 0 1 2; do
+		NATS_PORTS[$i]=$(nats_free_port)
+		NATS_CPORTS[$i]=$(nats_free_port)
+	done
+	for i in 0 1 2; do
+		nats_node_start "$dir" "$i"
+	done
+	NATS_URL="nats://127.0.0.1:${NATS_PORTS[0]},127.0.0.1:${NATS_PORTS[1]},127.0.0.1:${NATS_PORTS[2]}"
+}
