@@ -119,3 +119,26 @@ outbox_rows() {
 	assert_success
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
 }
+
+@test "killed after the DLQ publish, before the Term: the poison message is dead-lettered, not lost" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" pub bakery.events.default.unknown \
+		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
+		Bakery-Sandbox=default >/dev/null
+	crash_at nats.after_dlq_publish bakery-consume --max-retries 3 --visibility 1
+	# The original is still on bakery-events, unacknowledged: once its ack
+	# wait passes it comes again, is dead-lettered again and terminated.
+	for _ in $(seq 100); do
+		run --separate-stderr bakery-consume --max-retries 3 --visibility 1
+		[[ "$output" == *dead-lettered* ]] && break
+		sleep 0.2
+	done
+	assert_output --partial '"outcome":"dead-lettered"'
+	assert_equal "$(bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delayed')" 0
+	run --separate-stderr bakery-dlq drain
+	assert_success
+	assert_equal "$(bakery-dlq list | jq -r .id)" evt_poison
+	assert_equal "$(bakery-queue stats | jq '."bakery-events-dlq".ready')" 0
+}
