@@ -6,7 +6,7 @@
  * a consumer receives batches of 10, applies each message at one
  * subscriber that records its id (inbox/hop, the way subscriber_apply
  * does: open, BEGIN IMMEDIATE, seen check, mark seen, commit, close) and
- * acks it, until N messages are acked. Messages already in the queue (a
+ * acks the batch, as bakery-consume does, until N messages are acked. Messages already in the queue (a
  * backlog, B5) are taken first, oldest first, like any consumer would.
  *
  *   hop N     prints msgs_per_s, relay_s, consume_s
@@ -82,6 +82,8 @@ main(int argc, char **argv)
 			    acked, n);
 			return EX_SOFTWARE;
 		}
+		queue_message *done[10];
+		int rcs[10];
 		for (size_t i = 0; i < got; i++) {
 			jv env;
 			bench_check(envelope_parse(msgs[i].body,
@@ -89,7 +91,12 @@ main(int argc, char **argv)
 			apply_once(&ctx, envelope_str(env, "sandbox"),
 			    envelope_str(env, "id"));
 			jv_free(env);
-			bench_check(queue_ack(q, QUEUE_EVENTS, &msgs[i]), "ack");
+			done[i] = &msgs[i];
+		}
+		/* Acked together, as bakery-consume does (consume_batch). */
+		bench_check(queue_ack_many(q, QUEUE_EVENTS, done, got, rcs), "ack");
+		for (size_t i = 0; i < got; i++) {
+			bench_check(rcs[i], "ack");
 			queue_message_free(&msgs[i]);
 			acked++;
 		}
