@@ -9,7 +9,9 @@
  *       starts CONSUMER (bakery-consume --follow), places N orders at RATE
  *       a second, and reads the consumer's result lines: the latency of an
  *       order is from its commit to the line that acks its OrderPlaced,
- *       that is, applied at every subscriber. Prints p50_ms, p99_ms, max_ms.
+ *       that is, applied at every subscriber. Prints p50_ms, p99_ms, max_ms
+ *       and unapplied (orders still not applied two minutes after the
+ *       last was placed; their latency is the time waited).
  */
 #include "bench.h"
 
@@ -155,7 +157,9 @@ steady(bakery_ctx *ctx, long n, long rate, char **consumer)
 		place(ctx, i, id, sizeof id, p[i].event, sizeof p[i].event,
 		    &p[i].t0);
 	}
-	double deadline = bench_now() + 60;
+	/* A consumer that fell behind gets two minutes to catch up; an order
+	 * still not applied then counts the time waited, a lower bound. */
+	double deadline = bench_now() + 120;
 	while (matched < n && bench_now() < deadline) {
 		struct pollfd pf = { fds[0], POLLIN, 0 };
 		poll(&pf, 1, 100);
@@ -163,17 +167,14 @@ steady(bakery_ctx *ctx, long n, long rate, char **consumer)
 	}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	if (matched < n) {
-		fprintf(stderr, "fanout: error: %ld of %ld orders applied\n",
-		    matched, n);
-		return EX_SOFTWARE;
-	}
+	double end = bench_now();
 	double *lat = bakery_xmalloc((size_t)n * sizeof *lat);
 	for (long i = 0; i < n; i++)
-		lat[i] = p[i].latency * 1000;
+		lat[i] = (p[i].latency < 0 ? end - p[i].t0 : p[i].latency) * 1000;
 	qsort(lat, (size_t)n, sizeof *lat, by_value);
-	printf("p50_ms %.1f\np99_ms %.1f\nmax_ms %.1f\n", lat[(n - 1) / 2],
-	    lat[(long)((double)(n - 1) * 0.99)], lat[n - 1]);
+	printf("p50_ms %.1f\np99_ms %.1f\nmax_ms %.1f\nunapplied %ld\n",
+	    lat[(n - 1) / 2], lat[(long)((double)(n - 1) * 0.99)], lat[n - 1],
+	    n - matched);
 	free(lat);
 	free(p);
 	return 0;
