@@ -43,15 +43,18 @@ mkdir -p "$FIGS"
 
 note() { echo "bench: $*" >&2; }
 now() { date +%s.%N; }
-# calc EXPR: a number, 3 significant decimals.
-calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
+# calc EXPR: a number, 3 significant decimals; null if a figure is missing.
+calc() {
+	case $1 in *null*) echo null ;; *) awk "BEGIN { printf \"%.3f\", $1 }" ;; esac
+}
 # add NAME VALUE: one run's value of a figure.
 add() { echo "$2" >> "$FIGS/$1"; }
-# median/min/max NAME
-median() { sort -g "$FIGS/$1" | awk '{ v[NR] = $1 } END {
+# median/min/max NAME; null for a part that did not run.
+has() { [ -s "$FIGS/$1" ]; }
+median() { has "$1" || { echo null; return; }; sort -g "$FIGS/$1" | awk '{ v[NR] = $1 } END {
 	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-lo() { sort -g "$FIGS/$1" | head -1; }
-hi() { sort -g "$FIGS/$1" | tail -1; }
+lo() { has "$1" && sort -g "$FIGS/$1" | head -1 || echo null; }
+hi() { has "$1" && sort -g "$FIGS/$1" | tail -1 || echo null; }
 # figure PROGRAM-OUTPUT NAME: the value of "NAME value" in the output.
 figure() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
 # fresh: an empty home, exported.
@@ -66,9 +69,17 @@ fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
 }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6} "
+want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
+B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
+B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
+
 LOAD_START=$(load)
+JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
 STARTED=$(date -u +%Y-%m-%dT%H:%MZ)
 
+if want 0; then
 # B0 — the disk's limit: single-row commits with the sqlite3 shell, and dd.
 b0_sqlite() { # MODE
 	local db=$SCRATCH/b0.db
@@ -95,7 +106,9 @@ for i in $(seq "$RUNS"); do
 	add b0_dd "$(calc "$B0_N / ($t1 - $t0)")"
 done
 rm -f "$SCRATCH/dd" "$SCRATCH"/b0.*
+fi
 
+if want 1; then
 # B1 — the outbox: N commands recorded in one process.
 note "B1 outbox"
 for i in $(seq "$RUNS"); do
@@ -106,7 +119,9 @@ done
 B1_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/default/order/bench.db") / $B1_N")
 fresh
 B1_FSYNCS=$(calc "$(fsyncs "$BENCH/outbox" "$STRACE_N") / $STRACE_N")
+fi
 
+if want 2; then
 # B2 — the queue hop, and plainjob doing the same at the same setting.
 PLAINJOB=$SCRATCH/plainjob
 plainjob_ok=0
@@ -139,7 +154,9 @@ fresh
 B2_FSYNCS=$(calc "$(fsyncs "$BENCH/hop" "$STRACE_N") / $STRACE_N")
 "$BENCH/hop" "$STRACE_N" > /dev/null
 B2_QUEUE_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/queue.db") / $STRACE_N")
+fi
 
+if want 3; then
 # B3 — fan-out: paid orders to every subscriber; latency at a steady rate.
 note "B3 fan-out"
 B3_EVENTS=$((3 * B3_N)) # OrderPlaced, PaymentSucceeded, OrderPaid
@@ -162,11 +179,12 @@ for i in $(seq "$RUNS"); do
 	add b3_p99 "$(figure "$out" p99_ms)"
 	add b3_unapplied "$(figure "$out" unapplied)"
 done
+fi
 
+if want 4; then
 # B4 — one command as a whole process, against one sqlite3 INSERT.
 note "B4 process cost"
 fresh
-JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
 sqlite3 "$SCRATCH/b4.db" "PRAGMA journal_mode=$JOURNAL;
 	CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);" > /dev/null
 for i in $(seq "$RUNS"); do
@@ -185,7 +203,9 @@ for i in $(seq "$RUNS"); do
 	add b4_sqlite "$(calc "($t2 - $t1) * 1000 / $B4_N")"
 done
 rm -f "$SCRATCH"/b4.db*
+fi
 
+if want 5; then
 # B5 — growth. A backlog built with SQL straight into queue.db: messages
 # that are ready and older than the hop's, so the consumer takes them first.
 backlog() { # N
@@ -240,8 +260,13 @@ alarms() { # OBJECTS
 			cp "$SCRATCH/template.db" \
 				"$dir/$(printf 'o%07d.db' $((k * $1 / 10)))"
 		done
-		sqlite3 "$BAKERY_HOME/alarms.db" "UPDATE alarms SET fire_at = 0
-			WHERE rowid % ($1 / 10) = 0"
+		# A run that finds an alarm disarmed removes its entry.
+		sqlite3 "$BAKERY_HOME/alarms.db" "
+		WITH RECURSIVE n(i) AS (SELECT $1 / 10 UNION ALL
+			SELECT i + $1 / 10 FROM n WHERE i < $1)
+		INSERT INTO alarms(sandbox, address, fire_at)
+		SELECT 'default', printf('order/o%07d', i), 0 FROM n WHERE 1
+		ON CONFLICT DO UPDATE SET fire_at = 0"
 		t0=$(now)
 		bakery-relay --due > "$SCRATCH/b5.out"
 		t1=$(now)
@@ -293,7 +318,9 @@ wait "$pid" || true
 B5_RSS=$(calc "$B5_HWM / 1024")
 B5_RSS_TENTH=$(calc "${rss_tenth:-$B5_RSS_END} / 1024")
 B5_RSS_LAST=$(calc "$B5_RSS_END / 1024")
+fi
 
+if want 6; then
 # B6 — NATS: the hop on bakery's NATS driver against raw nats.c.
 note "B6 NATS"
 B6_STATE=blocked
@@ -325,10 +352,10 @@ if [ "${BENCH_PEERS:-1}" = 1 ] &&
 	wait "$NATS_PID" 2>/dev/null || true
 	NATS_PID=
 fi
+fi
 
 # The table.
 LOAD_END=$(load)
-has() { [ -s "$FIGS/$1" ]; }
 ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
 B1_RATIO=$(ratio b1 b0_truncate)
 B2_FULL=$(ratio b2_full plainjob_full)
