@@ -35,6 +35,8 @@ LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%.t)
 BINS = $(PROGS:%=bin/%)
+BENCH_SRC = $(filter-out tests/bench/raw-nats.c,$(wildcard tests/bench/*.c))
+BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
 all: $(BINS)
 
@@ -64,6 +66,15 @@ build/tests/%.t: build/tests/unit/%.o build/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
+build/bench/%: build/tests/bench/%.o build/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
+
+# The raw NATS client B6 compares the NATS driver with.
+build/bench/raw-nats: build/tests/bench/raw-nats.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -lnats
+
 DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
@@ -89,7 +100,7 @@ demo: deps
 CLUSTER_ORDERS ?= 200
 
 check: deps
-	$(MAKE) all $(UNIT_BIN) build/tests/checker
+	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
 	tests/crash-matrix.sh >build/crash.log || { cat build/crash.log; exit 1; }
 	tail -1 build/crash.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
@@ -193,6 +204,11 @@ check-nats-cluster: deps
 	$(MAKE) all
 	BAKERY_TEST_CLUSTER_ORDERS=1000 prove -f tests/cli/56-nats-cluster.bats
 
+# Figures, not tests: see tests/bench/run.sh and docs/costs.md.
+bench: deps
+	$(MAKE) all $(BENCH_BIN) build/bench/raw-nats
+	tests/bench/run.sh
+
 UNITS = $(notdir $(wildcard share/systemd/*))
 
 install: all
@@ -238,5 +254,5 @@ clean:
 	rm -rf build bin
 
 .PHONY: all deps demo check check-nats check-nats-cluster crash soak stress fuzz valgrind \
-	install uninstall clean FORCE
+	bench install uninstall clean FORCE
 .SECONDARY:

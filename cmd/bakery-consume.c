@@ -134,6 +134,7 @@ main(int argc, char **argv)
 	/* -s names one sandbox; without it every sandbox's events are ours. */
 	const char *only = c.sandbox ? ctx.sandbox : NULL;
 	queue_message *msgs = bakery_xmalloc((size_t)batch * sizeof *msgs);
+	jv *results = bakery_xmalloc((size_t)batch * sizeof *results);
 	long idle_ms = 0;
 	while (!stopping) {
 		size_t got;
@@ -146,11 +147,12 @@ main(int argc, char **argv)
 			got = 0;
 			rc = 0;
 		}
-		for (size_t i = 0; i < got; i++) {
-			jv result;
-			int mrc = consume_message(&ctx, q, &msgs[i], &copt, &result);
-			cli_print(result);
-			queue_message_free(&msgs[i]);
+		if (got > 0) {
+			int mrc = consume_batch(&ctx, q, msgs, got, &copt, results);
+			for (size_t i = 0; i < got; i++) {
+				cli_print(results[i]);
+				queue_message_free(&msgs[i]);
+			}
 			if (mrc && !rc)
 				rc = mrc;
 		}
@@ -171,6 +173,7 @@ main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	free(msgs);
+	free(results);
 	if (rc)
 		bakery_die_last(rc);
 	cli_exit(&ctx, 0);

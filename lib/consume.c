@@ -7,6 +7,7 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static jv
@@ -28,52 +29,111 @@ result_line(jv env, const char *id, const char *sandbox, int delivery,
 	return o;
 }
 
+/* Delivers m to every subscriber of its event; fills r and *env. */
+static void
+deliver(bakery_ctx *ctx, queue_message *m, apply_result *r, jv *env)
+{
+	r->status = 200;
+	r->error[0] = '\0';
+	if (envelope_parse(m->body, strlen(m->body), env)) {
+		r->status = 422;
+		snprintf(r->error, sizeof r->error, "malformed envelope: %s",
+		    bakery_error());
+		*env = jv_null();
+	} else {
+		subscriber_deliver(ctx, *env, r);
+	}
+}
+
+/* The lease was lost to another consumer, or the queue stayed locked:
+ * either way the message stays queued, comes again, and finds every
+ * effect it had already applied. */
+static int
+unsettled(queue_message *m, const char **outcome)
+{
+	bakery_log(LOG_WARN, "lease_lost", "id", m->id, "error",
+	    bakery_error(), (char *)NULL);
+	*outcome = "lease-lost";
+	return 0;
+}
+
+/* A refused message: retried, or dead-lettered past max_retries. */
+static int
+give_back(bakery_queue *q, queue_message *m, const apply_result *r,
+    const consume_options *opt, const char **outcome)
+{
+	int rc;
+	if (m->deliveries > opt->max_retries) {
+		rc = queue_dead_letter(q, m, r->error);
+		*outcome = "dead-lettered";
+		if (!rc)
+			bakery_log(LOG_WARN, "dead_lettered", "id", m->id,
+			    "sandbox", m->sandbox, "error", r->error, (char *)NULL);
+	} else {
+		rc = queue_retry(q, QUEUE_EVENTS, m, opt->retry_delay_s, r->error);
+		*outcome = "retried";
+	}
+	if (rc == EX_TEMPFAIL)
+		rc = unsettled(m, outcome);
+	return rc;
+}
+
+int
+consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
+    size_t n, const consume_options *opt, jv *results)
+{
+	apply_result *r = bakery_xmalloc(n * sizeof *r);
+	jv *env = bakery_xmalloc(n * sizeof *env);
+	const char **outcome = bakery_xmalloc(n * sizeof *outcome);
+	queue_message **done = bakery_xmalloc(n * sizeof *done);
+	size_t *which = bakery_xmalloc(n * sizeof *which);
+	int *rcs = bakery_xmalloc(n * sizeof *rcs);
+	size_t k = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		deliver(ctx, &msgs[i], &r[i], &env[i]);
+		if (r[i].status >= 200 && r[i].status < 300) {
+			/* 205: recorded before its sandbox was wiped, dropped. */
+			outcome[i] = r[i].status == 205 ? "wiped" : "acked";
+			if (r[i].status != 205)
+				bakery_crash_point("consume.before_ack");
+			done[k] = &msgs[i];
+			which[k++] = i;
+		} else {
+			int mrc = give_back(q, &msgs[i], &r[i], opt, &outcome[i]);
+			if (mrc && !rc)
+				rc = mrc;
+		}
+	}
+	/* Every message of the batch that all its subscribers applied is
+	 * acked in one go: one commit for the batch. An ack still comes only
+	 * after all 2xx; a crash before it delivers them again, and the
+	 * receivers find them seen. */
+	int arc = queue_ack_many(q, QUEUE_EVENTS, done, k, rcs);
+	for (size_t j = 0; j < k; j++)
+		if (arc == EX_TEMPFAIL || (!arc && rcs[j] == EX_TEMPFAIL))
+			unsettled(done[j], &outcome[which[j]]);
+	if (arc && arc != EX_TEMPFAIL && !rc)
+		rc = arc;
+	for (size_t i = 0; i < n; i++) {
+		results[i] = result_line(env[i], msgs[i].id, msgs[i].sandbox,
+		    msgs[i].deliveries, &r[i], outcome[i]);
+		jv_free(env[i]);
+	}
+	free(r);
+	free(env);
+	free(outcome);
+	free(done);
+	free(which);
+	free(rcs);
+	return rc;
+}
+
 int
 consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
     const consume_options *opt, jv *result)
 {
-	apply_result r = { 200, "" };
-	jv env;
-	if (envelope_parse(m->body, strlen(m->body), &env)) {
-		r.status = 422;
-		snprintf(r.error, sizeof r.error, "malformed envelope: %s",
-		    bakery_error());
-		env = jv_null();
-	} else {
-		subscriber_deliver(ctx, env, &r);
-	}
-	const char *outcome;
-	int rc;
-	if (r.status == 205) {
-		/* Recorded before its sandbox was wiped: dropped. */
-		rc = queue_ack(q, QUEUE_EVENTS, m);
-		outcome = "wiped";
-	} else if (r.status >= 200 && r.status < 300) {
-		bakery_crash_point("consume.before_ack");
-		rc = queue_ack(q, QUEUE_EVENTS, m);
-		outcome = "acked";
-	} else if (m->deliveries > opt->max_retries) {
-		rc = queue_dead_letter(q, m, r.error);
-		outcome = "dead-lettered";
-		if (!rc)
-			bakery_log(LOG_WARN, "dead_lettered", "id", m->id,
-			    "sandbox", m->sandbox, "error", r.error, (char *)NULL);
-	} else {
-		rc = queue_retry(q, QUEUE_EVENTS, m, opt->retry_delay_s, r.error);
-		outcome = "retried";
-	}
-	if (rc == EX_TEMPFAIL) {
-		/* The lease was lost to another consumer, or the queue stayed
-		 * locked: either way the message stays queued, comes again,
-		 * and finds every effect it had already applied. */
-		bakery_log(LOG_WARN, "lease_lost", "id", m->id, "error",
-		    bakery_error(), (char *)NULL);
-		rc = 0;
-		outcome = "lease-lost";
-	}
-	*result = result_line(env, m->id, m->sandbox, m->deliveries, &r, outcome);
-	jv_free(env);
-	return rc;
+	return consume_batch(ctx, q, m, 1, opt, result);
 }
 
 int

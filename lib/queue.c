@@ -103,6 +103,22 @@ queue_ack(bakery_queue *q, const char *queue, queue_message *m)
 }
 
 int
+queue_ack_many(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	if (n == 0)
+		return 0;
+	if (q->ops->ack_many)
+		return q->ops->ack_many(q, queue, m, n, rcs);
+	for (size_t i = 0; i < n; i++) {
+		rcs[i] = q->ops->ack(q, queue, m[i]);
+		if (rcs[i] && rcs[i] != EX_TEMPFAIL)
+			return rcs[i];
+	}
+	return 0;
+}
+
+int
 queue_retry(bakery_queue *q, const char *queue, queue_message *m,
     int delay_s, const char *error)
 {

@@ -18,6 +18,9 @@
  *             lease that expires makes the message deliverable again, so a
  *             consumer that dies loses nothing. Each receive counts a delivery.
  *   ack       deletes a leased message (EX_TEMPFAIL if the lease was lost).
+ *   ack_many  acks several at once (optional; queue_ack_many() falls back
+ *             to one ack each): the embedded queue does it in one
+ *             transaction, one commit instead of one per message.
  *   retry     gives the message back after `delay` seconds with an error.
  *   dead_letter  moves it with its last error to bakery-events-dlq in one
  *             transaction.
@@ -83,6 +86,10 @@ struct queue_ops {
 	 * array, one object per asset with its "status" (created, exists). */
 	int (*init)(bakery_queue *, int replicas, jv *out);
 	void (*close)(bakery_queue *);
+	/* Optional. rcs[i]: 0, or EX_TEMPFAIL when m[i]'s lease was lost;
+	 * any other failure acks none and is returned. */
+	int (*ack_many)(bakery_queue *, const char *queue, queue_message **m,
+	    size_t n, int *rcs);
 };
 
 struct bakery_queue {
@@ -106,6 +113,10 @@ int queue_send(bakery_queue *, const char *queue, queue_item *, size_t);
 int queue_receive(bakery_queue *, const char *queue, const char *sandbox,
     size_t max, int visibility_s, queue_message *out, size_t *got);
 int queue_ack(bakery_queue *, const char *queue, queue_message *);
+/* Acks n messages; rcs[i] as for queue_ack. Returns 0 unless the queue
+ * failed, and then no message was acked by the failing call. */
+int queue_ack_many(bakery_queue *, const char *queue, queue_message **m,
+    size_t n, int *rcs);
 int queue_retry(bakery_queue *, const char *queue, queue_message *,
     int delay_s, const char *error);
 int queue_dead_letter(bakery_queue *, queue_message *, const char *error);

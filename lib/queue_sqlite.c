@@ -191,6 +191,27 @@ sqlite_ack(bakery_queue *q, const char *queue, queue_message *m)
 	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
 }
 
+/* One transaction for the lot: a lost lease deletes nothing and is
+ * reported for its message; anything else rolls every ack back. */
+static int
+sqlite_ack_many(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	sqlite3 *db = DB(q);
+	int rc = store_begin(db);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rcs[i] = sqlite_ack(q, queue, m[i]);
+		if (rcs[i] && rcs[i] != EX_TEMPFAIL)
+			rc = rcs[i];
+	}
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	return rc;
+}
+
 static int
 sqlite_retry(bakery_queue *q, const char *queue, queue_message *m,
     int delay_s, const char *error)
@@ -388,6 +409,7 @@ static const struct queue_ops sqlite_ops = {
 	.fence = sqlite_fence,
 	.init = sqlite_init,
 	.close = sqlite_close,
+	.ack_many = sqlite_ack_many,
 };
 
 int

@@ -129,6 +129,27 @@ main(void)
 	free_all(m, 1);
 	free_all(m2, 1);
 
+	/* Ack many: one transaction; a lost lease is reported for its own
+	 * message and keeps it, the others go. */
+	at(T0 + 40);
+	send_one(q, "evt_m1", "default", "{}", NULL);
+	send_one(q, "evt_m2", "default", "{}", NULL);
+	queue_receive(q, QUEUE_EVENTS, NULL, 4, 30, m, &got);
+	is_int((long long)got, 2, "two messages to ack together");
+	snprintf(m[1].lease, sizeof m[1].lease, "stale");
+	queue_message *both[2] = { &m[0], &m[1] };
+	int rcs[2] = { -1, -1 };
+	is_int(queue_ack_many(q, QUEUE_EVENTS, both, 2, rcs), 0, "ack many");
+	is_int(rcs[0], 0, "  the live lease is acked");
+	is_int(rcs[1], EX_TEMPFAIL, "  the lost lease is EX_TEMPFAIL");
+	is_int(count("id = 'evt_m1'"), 0, "  its message is deleted");
+	is_int(count("id = 'evt_m2'"), 1, "  the other stays");
+	free_all(m, 2);
+	at(T0 + 80);
+	queue_receive(q, QUEUE_EVENTS, NULL, 4, 30, m, &got);
+	queue_ack(q, QUEUE_EVENTS, &m[0]);
+	free_all(m, got);
+
 	/* Retry. */
 	at(T0 + 100);
 	send_one(q, "evt_b", "default", "{}", NULL);

@@ -1,0 +1,201 @@
+/*
+ * fanout.c — B3: paid orders from the command to every subscriber.
+ *
+ *   fanout feed N
+ *       places and pays N orders the way bakery-order place and pay do
+ *       (commit, then send the outbox), in one process; the consumer runs
+ *       after it (run.sh). Prints seconds.
+ *   fanout steady N RATE CONSUMER [ARG...]
+ *       starts CONSUMER (bakery-consume --follow), places N orders at RATE
+ *       a second, and reads the consumer's result lines: the latency of an
+ *       order is from its commit to the line that acks its OrderPlaced,
+ *       that is, applied at every subscriber. Prints p50_ms, p99_ms, max_ms
+ *       and unapplied (orders still not applied two minutes after the
+ *       last was placed; their latency is the time waited).
+ */
+#include "bench.h"
+
+#include "../../lib/envelope.h"
+#include "../../lib/order.h"
+#include "../../lib/outbox.h"
+#include "../../lib/payments.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *items[] = { "cardamom-bun=2", "country-loaf=1" };
+
+static void
+place(bakery_ctx *ctx, long i, char *id, size_t idsize, char *event,
+    size_t eventsize, double *committed)
+{
+	char customer[32], day[16];
+	snprintf(customer, sizeof customer, "c%ld", i % 50);
+	snprintf(day, sizeof day, "2026-12-%02ld", 1 + i % 7);
+	order_request req = { customer, day, NULL, NULL, items, 2 };
+	jv out;
+	bakery_object *o;
+	bench_check(order_place(ctx, &req, &out, &o), "place");
+	if (committed)
+		*committed = bench_now();
+	snprintf(id, idsize, "%s", envelope_str(out, "id"));
+	jv_free(out);
+	if (event) {
+		jv evs;
+		bench_check(object_events(o, &evs), "events");
+		jv last = jv_array_get(jv_copy(evs),
+		    jv_array_length(jv_copy(evs)) - 1);
+		snprintf(event, eventsize, "%s", envelope_str(last, "id"));
+		jv_free(last);
+		jv_free(evs);
+	}
+	outbox_send(o, NULL);
+	object_close(o);
+}
+
+static int
+feed(bakery_ctx *ctx, long n)
+{
+	double t0 = bench_now();
+	for (long i = 0; i < n; i++) {
+		char id[64];
+		place(ctx, i, id, sizeof id, NULL, 0, NULL);
+		payment_request pay = { id, PAYMENTS_TEST_CARD, NULL, NULL };
+		jv res;
+		bakery_object *billing;
+		bench_check(payment_pay(ctx, &pay, &res, &billing) > 1, "pay");
+		jv_free(res);
+		outbox_send(billing, NULL);
+		object_close(billing);
+	}
+	printf("seconds %.3f\n", bench_now() - t0);
+	return 0;
+}
+
+typedef struct pending {
+	char event[64];
+	double t0;
+	double latency; /* < 0 until acked */
+} pending;
+
+static int
+by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Reads what the consumer wrote; matches acked lines to orders. */
+static void
+drain(int fd, char *buf, size_t *len, size_t cap, pending *p, long placed,
+    long *matched)
+{
+	ssize_t r;
+	while ((r = read(fd, buf + *len, cap - *len - 1)) > 0) {
+		double now = bench_now();
+		*len += (size_t)r;
+		buf[*len] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			jv res = jv_parse(line);
+			const char *id = jv_is_valid(res) ? envelope_str(res, "id")
+							  : NULL;
+			const char *outcome = id ? envelope_str(res, "outcome")
+						 : NULL;
+			for (long i = placed - 1; outcome &&
+			    strcmp(outcome, "acked") == 0 && i >= 0; i--) {
+				if (p[i].latency < 0 && strcmp(p[i].event, id) == 0) {
+					p[i].latency = now - p[i].t0;
+					(*matched)++;
+					break;
+				}
+			}
+			jv_free(res);
+			line = nl + 1;
+		}
+		*len -= (size_t)(line - buf);
+		memmove(buf, line, *len);
+	}
+}
+
+static int
+steady(bakery_ctx *ctx, long n, long rate, char **consumer)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		bench_check(EX_OSERR, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execvp(consumer[0], consumer);
+		_exit(127);
+	}
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	pending *p = bakery_xmalloc((size_t)n * sizeof *p);
+	static char buf[1 << 16];
+	size_t len = 0;
+	long matched = 0;
+	double start = bench_now();
+	for (long i = 0; i < n; i++) {
+		double due = start + (double)i / (double)rate;
+		for (double now; (now = bench_now()) < due;) {
+			struct pollfd pf = { fds[0], POLLIN, 0 };
+			poll(&pf, 1, (int)((due - now) * 1000) + 1);
+			drain(fds[0], buf, &len, sizeof buf, p, i, &matched);
+		}
+		char id[64];
+		p[i].latency = -1;
+		place(ctx, i, id, sizeof id, p[i].event, sizeof p[i].event,
+		    &p[i].t0);
+	}
+	/* A consumer that fell behind gets two minutes to catch up; an order
+	 * still not applied then counts the time waited, a lower bound. */
+	double deadline = bench_now() + 120;
+	while (matched < n && bench_now() < deadline) {
+		struct pollfd pf = { fds[0], POLLIN, 0 };
+		poll(&pf, 1, 100);
+		drain(fds[0], buf, &len, sizeof buf, p, n, &matched);
+	}
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	double end = bench_now();
+	double *lat = bakery_xmalloc((size_t)n * sizeof *lat);
+	for (long i = 0; i < n; i++)
+		lat[i] = (p[i].latency < 0 ? end - p[i].t0 : p[i].latency) * 1000;
+	qsort(lat, (size_t)n, sizeof *lat, by_value);
+	printf("p50_ms %.1f\np99_ms %.1f\nmax_ms %.1f\nunapplied %ld\n",
+	    lat[(n - 1) / 2], lat[(long)((double)(n - 1) * 0.99)], lat[n - 1],
+	    n - matched);
+	free(lat);
+	free(p);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	signal(SIGPIPE, SIG_IGN);
+	bakery_ctx ctx;
+	if (argc == 3 && strcmp(argv[1], "feed") == 0) {
+		bench_context(&ctx);
+		return feed(&ctx, bench_count(argv[2]));
+	}
+	if (argc >= 5 && strcmp(argv[1], "steady") == 0) {
+		bench_context(&ctx);
+		return steady(&ctx, bench_count(argv[2]), bench_count(argv[3]),
+		    argv + 4);
+	}
+	fprintf(stderr, "usage: fanout feed N\n"
+			"       fanout steady N RATE CONSUMER [ARG...]\n");
+	return EX_USAGE;
+}

@@ -1,0 +1,452 @@
+#!/bin/bash
+# run.sh — bakery's benchmarks side by side (make bench).
+#
+# Every part runs BENCH_RUNS times (3) in a scratch folder on the disk that
+# TMPDIR names (/var/tmp by default; never a tmpfs, or the fsyncs are free),
+# and the table shows the median with min–max. Ratios are of medians taken
+# in the same run. BENCH_JSON=FILE also writes the figures as JSON.
+# BENCH_QUICK=1 shrinks every size so that the harness itself can be
+# tested (make check does); its figures mean nothing. BENCH_PEERS=0 leaves
+# out the peers that need the network or a server (plainjob from npm, NATS).
+#
+# What each part measures is in docs/costs.md; the programs it runs are
+# the other files of this folder.
+set -eu
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BENCH=$TOP/build/bench
+export PATH="$TOP/bin:$PATH"
+export BAKERY_MENU="$TOP/share/menu.tsv"
+unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG \
+	BAKERY_SYNC BAKERY_STRIPE_KEY
+RUNS=${BENCH_RUNS:-3}
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
+	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
+	STRACE_N=20
+else
+	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
+	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
+	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000
+fi
+
+SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
+NATS_PID=
+cleanup() {
+	[ -z "$NATS_PID" ] || kill "$NATS_PID" 2>/dev/null || true
+	rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+FIGS=$SCRATCH/figures
+mkdir -p "$FIGS"
+
+note() { echo "bench: $*" >&2; }
+now() { date +%s.%N; }
+# calc EXPR: a number, 3 significant decimals; null if a figure is missing.
+calc() {
+	case $1 in *null*) echo null ;; *) awk "BEGIN { printf \"%.3f\", $1 }" ;; esac
+}
+# add NAME VALUE: one run's value of a figure.
+add() { echo "$2" >> "$FIGS/$1"; }
+# median/min/max NAME; null for a part that did not run.
+has() { [ -s "$FIGS/$1" ]; }
+median() { has "$1" || { echo null; return; }; sort -g "$FIGS/$1" | awk '{ v[NR] = $1 } END {
+	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+lo() { has "$1" && sort -g "$FIGS/$1" | head -1 || echo null; }
+hi() { has "$1" && sort -g "$FIGS/$1" | tail -1 || echo null; }
+# figure PROGRAM-OUTPUT NAME: the value of "NAME value" in the output.
+figure() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
+# fresh: an empty home, exported.
+fresh() {
+	export BAKERY_HOME=$SCRATCH/home
+	rm -rf "$BAKERY_HOME"
+	mkdir -p "$BAKERY_HOME"
+}
+fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
+	strace -f -c -e trace=fsync,fdatasync -o "$SCRATCH/strace" "$@" >/dev/null
+	awk '$NF == "total" { print $(NF - 1) }' "$SCRATCH/strace"
+}
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6} "
+want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
+B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
+B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
+
+LOAD_START=$(load)
+JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
+STARTED=$(date -u +%Y-%m-%dT%H:%MZ)
+
+if want 0; then
+# B0 — the disk's limit: single-row commits with the sqlite3 shell, and dd.
+b0_sqlite() { # MODE
+	local db=$SCRATCH/b0.db
+	rm -f "$db" "$db"-*
+	{
+		echo "PRAGMA journal_mode=$1; PRAGMA synchronous=FULL;"
+		echo "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);"
+		awk -v n="$B0_N" 'BEGIN { for (i = 0; i < n; i++)
+			printf "INSERT INTO t(v) VALUES (\x27%0200d\x27);\n", i }'
+	} > "$SCRATCH/b0.sql"
+	local t0 t1
+	t0=$(now)
+	sqlite3 "$db" < "$SCRATCH/b0.sql" > /dev/null
+	t1=$(now)
+	calc "$B0_N / ($t1 - $t0)"
+}
+note "B0 limits"
+for i in $(seq "$RUNS"); do
+	add b0_wal "$(b0_sqlite wal)"
+	add b0_truncate "$(b0_sqlite truncate)"
+	t0=$(now)
+	dd if=/dev/zero of="$SCRATCH/dd" bs=4k count="$B0_N" oflag=dsync 2>/dev/null
+	t1=$(now)
+	add b0_dd "$(calc "$B0_N / ($t1 - $t0)")"
+done
+rm -f "$SCRATCH/dd" "$SCRATCH"/b0.*
+fi
+
+if want 1; then
+# B1 — the outbox: N commands recorded in one process.
+note "B1 outbox"
+for i in $(seq "$RUNS"); do
+	fresh
+	out=$("$BENCH/outbox" "$B1_N")
+	add b1 "$(figure "$out" commits_per_s)"
+done
+B1_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/default/order/bench.db") / $B1_N")
+fresh
+B1_FSYNCS=$(calc "$(fsyncs "$BENCH/outbox" "$STRACE_N") / $STRACE_N")
+fi
+
+if want 2; then
+# B2 — the queue hop, and plainjob doing the same at the same setting.
+PLAINJOB=$SCRATCH/plainjob
+plainjob_ok=0
+note "B2 installing plainjob@0.0.14 and better-sqlite3@12 in $PLAINJOB"
+if [ "${BENCH_PEERS:-1}" = 1 ] &&
+	command -v node > /dev/null && command -v npm > /dev/null &&
+	mkdir -p "$PLAINJOB" && cp "$TOP/tests/bench/plainjob.mjs" "$PLAINJOB" &&
+	(cd "$PLAINJOB" && echo '{"type":"module","private":true}' > package.json &&
+	npm install --silent --no-audit --no-fund plainjob@0.0.14 \
+		better-sqlite3@12 > /dev/null 2>&1); then
+	plainjob_ok=1
+else
+	note "B2 plainjob: cannot install it; its figures are left out"
+fi
+note "B2 queue hop"
+for i in $(seq "$RUNS"); do
+	for sync in full normal; do
+		fresh
+		out=$(BAKERY_SYNC=$sync "$BENCH/hop" "$B2_N")
+		add "b2_$sync" "$(figure "$out" msgs_per_s)"
+		if [ "$plainjob_ok" = 1 ]; then
+			rm -f "$SCRATCH"/pj.db*
+			out=$(node "$PLAINJOB/plainjob.mjs" "$SCRATCH/pj.db" "$B2_N" "$sync")
+			add "plainjob_$sync" "$(figure "$out" msgs_per_s)"
+		fi
+	done
+done
+rm -f "$SCRATCH"/pj.db*
+fresh
+B2_FSYNCS=$(calc "$(fsyncs "$BENCH/hop" "$STRACE_N") / $STRACE_N")
+"$BENCH/hop" "$STRACE_N" > /dev/null
+B2_QUEUE_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/queue.db") / $STRACE_N")
+fi
+
+if want 3; then
+# B3 — fan-out: paid orders to every subscriber; latency at a steady rate.
+note "B3 fan-out"
+B3_EVENTS=$((3 * B3_N)) # OrderPlaced, PaymentSucceeded, OrderPaid
+for i in $(seq "$RUNS"); do
+	fresh
+	t0=$(now)
+	"$BENCH/fanout" feed "$B3_N" > /dev/null
+	bakery-consume --drain > "$SCRATCH/b3.out"
+	t1=$(now)
+	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b3.out" || true)
+	[ "$acked" = "$B3_EVENTS" ] || {
+		echo "bench: B3: $acked of $B3_EVENTS events acked" >&2
+		exit 1
+	}
+	add b3 "$(calc "$B3_EVENTS / ($t1 - $t0)")"
+	fresh
+	out=$("$BENCH/fanout" steady "$B3_STEADY_N" "$B3_RATE" \
+		bakery-consume --follow)
+	add b3_p50 "$(figure "$out" p50_ms)"
+	add b3_p99 "$(figure "$out" p99_ms)"
+	add b3_unapplied "$(figure "$out" unapplied)"
+done
+fi
+
+if want 4; then
+# B4 — one command as a whole process, against one sqlite3 INSERT.
+note "B4 process cost"
+fresh
+sqlite3 "$SCRATCH/b4.db" "PRAGMA journal_mode=$JOURNAL;
+	CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);" > /dev/null
+for i in $(seq "$RUNS"); do
+	t0=$(now)
+	for j in $(seq "$B4_N"); do
+		bakery-order place --customer c1 --day 2026-12-01 \
+			cardamom-bun=1 > /dev/null
+	done
+	t1=$(now)
+	for j in $(seq "$B4_N"); do
+		sqlite3 "$SCRATCH/b4.db" "PRAGMA synchronous=FULL;
+			INSERT INTO t(v) VALUES ('$j')" > /dev/null
+	done
+	t2=$(now)
+	add b4_order "$(calc "($t1 - $t0) * 1000 / $B4_N")"
+	add b4_sqlite "$(calc "($t2 - $t1) * 1000 / $B4_N")"
+done
+rm -f "$SCRATCH"/b4.db*
+fi
+
+if want 5; then
+# B5 — growth. A backlog built with SQL straight into queue.db: messages
+# that are ready and older than the hop's, so the consumer takes them first.
+backlog() { # N
+	sqlite3 "$BAKERY_HOME/queue.db" "PRAGMA synchronous=OFF;
+	WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+		WHERE i < $1)
+	INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
+	SELECT 'bakery-events', printf('evt_backlog%08d', i), 'default',
+	printf('{\"specversion\":\"1.0\",\"id\":\"evt_backlog%08d\",'
+	|| '\"type\":\"OrderPlaced\",\"source\":\"bakery:default/order/hop\",'
+	|| '\"subject\":\"order/hop\",\"time\":\"2026-11-30T00:00:00.000Z\",'
+	|| '\"datacontenttype\":\"application/json\",\"sandbox\":\"default\",'
+	|| '\"data\":{\"order\":\"hop\",\"day\":\"2026-12-01\",\"note\":\"%s\"}}',
+	i, printf('%.200c', 'x')), 0, 0 FROM n;"
+}
+note "B5 backlog"
+for size in "$B5_SMALL" "$B5_LARGE"; do
+	fresh
+	"$BENCH/hop" 10 > /dev/null # creates the queue and the subscriber
+	backlog "$size"
+	for i in $(seq "$RUNS"); do
+		out=$("$BENCH/hop" "$B5_N")
+		add "b5_backlog_$size" "$(calc "1000 / $(figure "$out" msgs_per_s)")"
+	done
+done
+
+# The due-alarm scan: objects whose outbox the queue refused, copied from
+# one real object; FEW of them due, the rest armed for tomorrow.
+note "B5 alarm scan"
+alarms() { # OBJECTS
+	fresh
+	bakery-fault set queue-refuses
+	bakery-order place --customer c1 --day 2026-12-01 cardamom-bun=1 \
+		> /dev/null 2>&1
+	bakery-fault clear queue-refuses
+	local dir=$BAKERY_HOME/default/order template
+	template=$(ls "$dir"/ord_*.db)
+	sqlite3 "$template" "UPDATE alarm SET fire_at = 1"
+	mv "$template" "$SCRATCH/template.db"
+	rm -f "$dir"/*
+	(umask 077 && seq -f "o%07g.db" "$1" | (cd "$dir" &&
+		xargs sh -c 'tee "$@" < "$0" > /dev/null' "$SCRATCH/template.db"))
+	sqlite3 "$BAKERY_HOME/alarms.db" "DELETE FROM alarms;
+	WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+		WHERE i < $1)
+	INSERT INTO alarms(sandbox, address, fire_at)
+	SELECT 'default', printf('order/o%07d', i),
+	CASE WHEN i % ($1 / 10) = 0 THEN 0 ELSE 4102444800000 END FROM n;"
+	for i in $(seq "$RUNS"); do
+		# The due ten again, as they were before the last run fired them.
+		for k in $(seq 10); do
+			cp "$SCRATCH/template.db" \
+				"$dir/$(printf 'o%07d.db' $((k * $1 / 10)))"
+		done
+		# A run that finds an alarm disarmed removes its entry.
+		sqlite3 "$BAKERY_HOME/alarms.db" "
+		WITH RECURSIVE n(i) AS (SELECT $1 / 10 UNION ALL
+			SELECT i + $1 / 10 FROM n WHERE i < $1)
+		INSERT INTO alarms(sandbox, address, fire_at)
+		SELECT 'default', printf('order/o%07d', i), 0 FROM n WHERE 1
+		ON CONFLICT DO UPDATE SET fire_at = 0"
+		t0=$(now)
+		bakery-relay --due > "$SCRATCH/b5.out"
+		t1=$(now)
+		[ "$(grep -c '"sent":1' "$SCRATCH/b5.out")" = 10 ] || {
+			echo "bench: B5: the due scan did not fire 10 alarms" >&2
+			exit 1
+		}
+		add "b5_alarm_$1" "$(calc "($t1 - $t0) * 1000")"
+	done
+}
+alarms "$B5_FEW"
+alarms "$B5_MANY"
+
+# Peak RSS of a following consumer over many messages: OrderPlaced events
+# spread over sandboxes of 100 orders and five days each.
+note "B5 consumer memory"
+fresh
+"$BENCH/hop" 1 > /dev/null
+sqlite3 "$BAKERY_HOME/queue.db" "DELETE FROM messages;
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+	WHERE i < $B5_RSS_N)
+INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
+SELECT 'bakery-events', printf('evt_rss%08d', i), printf('s%04d', i / 100),
+printf('{\"specversion\":\"1.0\",\"id\":\"evt_rss%08d\",'
+|| '\"type\":\"OrderPlaced\",\"source\":\"bakery:s%04d/order/ord_%08d\",'
+|| '\"subject\":\"order/ord_%08d\",\"time\":\"2026-11-30T00:00:00.000Z\",'
+|| '\"datacontenttype\":\"application/json\",\"sandbox\":\"s%04d\",'
+|| '\"data\":{\"customer\":\"c1\",\"day\":\"2026-12-0%d\",\"delivery\":null,'
+|| '\"items\":[{\"item\":\"cardamom-bun\",\"qty\":1,\"price_cents\":450}],'
+|| '\"total_cents\":450,\"currency\":\"eur\",'
+|| '\"placed_at\":\"2026-11-30T00:00:00.000Z\",\"order\":\"ord_%08d\"}}',
+i, i / 100, i, i, i / 100, 1 + i % 5, i), 0, 0 FROM n;"
+BAKERY_SYNC=normal bakery-consume --follow > /dev/null &
+pid=$!
+rss_tenth=
+left=$B5_RSS_N
+while [ "$left" -gt 0 ]; do
+	sleep 0.5
+	left=$(sqlite3 "$BAKERY_HOME/queue.db" ".timeout 5000" \
+		"SELECT count(*) FROM messages WHERE queue = 'bakery-events'")
+	if [ -z "$rss_tenth" ] && [ "$left" -le $((B5_RSS_N * 9 / 10)) ]; then
+		rss_tenth=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")
+	fi
+done
+B5_HWM=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")
+B5_RSS_END=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")
+kill "$pid"
+wait "$pid" || true
+B5_RSS=$(calc "$B5_HWM / 1024")
+B5_RSS_TENTH=$(calc "${rss_tenth:-$B5_RSS_END} / 1024")
+B5_RSS_LAST=$(calc "$B5_RSS_END / 1024")
+fi
+
+if want 6; then
+# B6 — NATS: the hop on bakery's NATS driver against raw nats.c.
+note "B6 NATS"
+B6_STATE=blocked
+if [ "${BENCH_PEERS:-1}" = 1 ] &&
+	command -v nats-server > /dev/null && [ -x "$BENCH/raw-nats" ]; then
+	port=$((20000 + $$ % 20000))
+	nats-server -js -a 127.0.0.1 -p "$port" -sd "$SCRATCH/nats" \
+		> "$SCRATCH/nats.log" 2>&1 &
+	NATS_PID=$!
+	sleep 1
+	url=nats://127.0.0.1:$port
+	driver=0
+	fresh
+	if bakery-queue --queue "$url" stats > /dev/null 2>&1; then
+		driver=1
+	fi
+	for i in $(seq "$RUNS"); do
+		out=$("$BENCH/raw-nats" "$url" "$B2_N")
+		add b6_raw "$(figure "$out" msgs_per_s)"
+		if [ "$driver" = 1 ]; then
+			fresh
+			out=$(BAKERY_QUEUE=$url "$BENCH/hop" "$B2_N")
+			add b6_bakery "$(figure "$out" msgs_per_s)"
+		fi
+	done
+	[ "$driver" = 1 ] && B6_STATE=measured ||
+		B6_STATE="blocked: bakery-queue does not take a nats:// URL yet"
+	kill "$NATS_PID"
+	wait "$NATS_PID" 2>/dev/null || true
+	NATS_PID=
+fi
+fi
+
+# The table.
+LOAD_END=$(load)
+ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
+B1_RATIO=$(ratio b1 b0_truncate)
+B2_FULL=$(ratio b2_full plainjob_full)
+B2_NORMAL=$(ratio b2_normal plainjob_normal)
+SUBS=3 # subscriber applications per event: (2 + 1 + 6) / 3
+B3_RATIO=$(calc "$(median b3) / ($(median b0_truncate) / (1 + $SUBS))")
+B4_RATIO=$(ratio b4_order b4_sqlite)
+B5_BACKLOG=$(ratio "b5_backlog_$B5_LARGE" "b5_backlog_$B5_SMALL")
+B5_ALARM=$(ratio "b5_alarm_$B5_MANY" "b5_alarm_$B5_FEW")
+B6_RATIO=$(ratio b6_bakery b6_raw)
+
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+fs=$(df -T "$SCRATCH" | awk 'NR == 2 { print $2 " on " $1 }')
+sqlite=$(sqlite3 -version | cut -d' ' -f1)
+MACHINE="$(uname -sm), $(nproc) cores ($cpu), $mem, $fs; SQLite $sqlite, bakery journal_mode=$JOURNAL; load $LOAD_START at start, $LOAD_END at end"
+
+row() { # LABEL FIGURE UNIT
+	printf '%-46s %10s %-8s %s–%s\n' "$1" "$(median "$2")" "$3" "$(lo "$2")" "$(hi "$2")"
+}
+line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
+{
+	echo "bakery bench, $STARTED, $RUNS runs: median (min–max)"
+	echo "machine: $MACHINE"
+	echo
+	row "B0 sqlite3, WAL, FULL" b0_wal commits/s
+	row "B0 sqlite3, TRUNCATE, FULL" b0_truncate commits/s
+	row "B0 dd oflag=dsync, 4 KiB" b0_dd writes/s
+	row "B1 commands recorded, $B1_N, FULL" b1 commits/s
+	line "B1 b1_ratio (÷ B0 TRUNCATE)" "$B1_RATIO" "target ≥ 0.8"
+	line "B1 fsyncs per event" "$B1_FSYNCS" ""
+	line "B1 bytes per event in the object file" "$B1_BYTES" ""
+	row "B2 hop, $B2_N, FULL" b2_full msgs/s
+	row "B2 hop, $B2_N, NORMAL" b2_normal msgs/s
+	if has plainjob_full; then
+		row "B2 plainjob, FULL" plainjob_full msgs/s
+		row "B2 plainjob, NORMAL" plainjob_normal msgs/s
+	fi
+	line "B2 b2_vs_plainjob_full" "$B2_FULL" "target ≥ 5"
+	line "B2 b2_vs_plainjob_normal" "$B2_NORMAL" "target ≥ 1"
+	line "B2 fsyncs per message, FULL" "$B2_FSYNCS" ""
+	line "B2 bytes per message in queue.db" "$B2_QUEUE_BYTES" ""
+	row "B3 paid orders, $B3_N, FULL" b3 events/s
+	line "B3 b3_ratio_floor" "$B3_RATIO" "target ≥ 0.7"
+	row "B3 latency p50 at $B3_RATE orders/s" b3_p50 ms
+	row "B3 latency p99 at $B3_RATE orders/s" b3_p99 ms
+	line "B3 target p99 ≤ 50 ms; orders not applied in 2 min" "$(hi b3_unapplied)" ""
+	row "B4 bakery-order place" b4_order ms
+	row "B4 sqlite3 FILE INSERT" b4_sqlite ms
+	line "B4 b4_ratio" "$B4_RATIO" "target ≤ 2"
+	row "B5 hop per event, $B5_SMALL backlog" "b5_backlog_$B5_SMALL" ms
+	row "B5 hop per event, $B5_LARGE backlog" "b5_backlog_$B5_LARGE" ms
+	line "B5 b5_backlog_ratio" "$B5_BACKLOG" "target ≤ 1.2"
+	row "B5 due scan, $B5_FEW objects, 10 due" "b5_alarm_$B5_FEW" ms
+	row "B5 due scan, $B5_MANY objects, 10 due" "b5_alarm_$B5_MANY" ms
+	line "B5 b5_alarm_ratio" "$B5_ALARM" "target ≤ 2"
+	line "B5 consumer peak RSS, $B5_RSS_N messages" "$B5_RSS" "MiB, target ≤ 16 (RSS $B5_RSS_TENTH at 10%, $B5_RSS_LAST at the end)"
+	if has b6_raw; then
+		row "B6 raw nats.c" b6_raw msgs/s
+	fi
+	if has b6_bakery; then
+		row "B6 hop on the NATS driver" b6_bakery msgs/s
+		line "B6 b6_vs_raw_nats" "$B6_RATIO" "target ≥ 0.7"
+	else
+		line "B6 b6_vs_raw_nats" "-" "$B6_STATE"
+	fi
+}
+
+if [ -n "${BENCH_JSON:-}" ]; then
+	num() { [ "$1" = null ] && echo null || echo "$1"; }
+	jq -n --arg machine "$MACHINE" --arg date "$STARTED" \
+		--argjson runs "$RUNS" \
+		--argjson b0_wal "$(median b0_wal)" \
+		--argjson b0_truncate "$(median b0_truncate)" \
+		--argjson b0_dd "$(median b0_dd)" \
+		--argjson b1 "$(median b1)" \
+		--argjson b1_ratio "$(num "$B1_RATIO")" \
+		--argjson b1_fsyncs "$B1_FSYNCS" \
+		--argjson b2_full "$(median b2_full)" \
+		--argjson b2_normal "$(median b2_normal)" \
+		--argjson b2_vs_plainjob_full "$(num "$B2_FULL")" \
+		--argjson b2_vs_plainjob_normal "$(num "$B2_NORMAL")" \
+		--argjson b3 "$(median b3)" \
+		--argjson b3_ratio_floor "$B3_RATIO" \
+		--argjson b3_p50_ms "$(median b3_p50)" \
+		--argjson b3_p99_ms "$(median b3_p99)" \
+		--argjson b4_ratio "$(num "$B4_RATIO")" \
+		--argjson b5_backlog_ratio "$(num "$B5_BACKLOG")" \
+		--argjson b5_alarm_ratio "$(num "$B5_ALARM")" \
+		--argjson b5_rss_mib "$B5_RSS" \
+		--argjson b6_vs_raw_nats "$(num "$B6_RATIO")" \
+		--arg b6_state "$B6_STATE" \
+		'$ARGS.named' > "$BENCH_JSON"
+fi

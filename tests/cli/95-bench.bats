@@ -1,0 +1,19 @@
+#!/usr/bin/env bats
+# The benchmark harness runs and writes its figures as JSON. Tiny sizes and
+# no peers: nothing here depends on timing, only on the harness working.
+
+load helpers
+
+@test "make bench's harness runs at tiny sizes and writes valid JSON" {
+	BENCH_QUICK=1 BENCH_RUNS=1 BENCH_PEERS=0 TMPDIR="$BATS_TEST_TMPDIR" \
+		BENCH_JSON="$BATS_TEST_TMPDIR/bench.json" \
+		run "$TOP/tests/bench/run.sh"
+	assert_success
+	assert_line --partial "machine:"
+	run jq -e '["b1_ratio", "b2_vs_plainjob_full", "b2_vs_plainjob_normal",
+		"b3_ratio_floor", "b3_p50_ms", "b3_p99_ms", "b4_ratio",
+		"b5_backlog_ratio", "b5_alarm_ratio", "b5_rss_mib",
+		"b6_vs_raw_nats"] - keys == [] and (.b1_ratio | type) == "number"' \
+		"$BATS_TEST_TMPDIR/bench.json"
+	assert_success
+}
