@@ -10,11 +10,6 @@ queued() {
 
 # Files under the test's folder that are neither in BAKERY_HOME, nor the
 # working folder, nor bats' own.
-outside_home() {
-	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
-		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
-		-not -name 'separate-stderr-*'
-}
 
 order_db() {
 	echo "$BAKERY_HOME/default/order/$1.db"

@@ -2,12 +2,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-outside_home() {
-	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
-		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
-		-not -name 'separate-stderr-*'
-}
-
 # A paid, consumed order with a delivery; prints its id.
 consumed_order() {
 	local id

@@ -2,12 +2,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-outside_home() {
-	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
-		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
-		-not -name 'separate-stderr-*'
-}
-
 @test "list of a fresh sandbox prints nothing and exits 0" {
 	run --separate-stderr bakery-fault list
 	assert_success

@@ -2,12 +2,6 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-outside_home() {
-	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
-		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
-		-not -name 'separate-stderr-*'
-}
-
 # envelope ID [JQ-FILTER]: a valid OrderPlaced envelope with that id.
 envelope() {
 	jq -cn --arg id "$1" '{specversion: "1.0", id: $id, type: "OrderPlaced",

@@ -98,3 +98,11 @@ queue_raw() {
 queue_ids() {
 	bakery-queue peek --limit 1000 ${1:+--dlq} | jq -r .id
 }
+
+# Files a test made outside its home (bats's own stderr files aside): a
+# bad name must never become a path.
+outside_home() {
+	find "$BATS_TEST_TMPDIR" -mindepth 1 -not -path "$BAKERY_HOME" \
+		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
+		-not -name 'separate-stderr-*'
+}
