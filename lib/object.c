@@ -375,16 +375,6 @@ object_events(bakery_object *o, jv *out)
 	return 0;
 }
 
-static jv
-time_or_null(sqlite3_stmt *st, int col)
-{
-	if (sqlite3_column_type(st, col) == SQLITE_NULL)
-		return jv_null();
-	char ts[32];
-	bakery_format_time(sqlite3_column_int64(st, col), ts, sizeof ts);
-	return jv_string(ts);
-}
-
 int
 object_show(bakery_object *o, jv *out)
 {
@@ -411,7 +401,7 @@ object_show(bakery_object *o, jv *out)
 			t = jv_object_set(t, jv_string("items"), jv_parse(
 			    (const char *)sqlite3_column_text(st, 2)));
 			t = jv_object_set(t, jv_string("created_at"),
-			    time_or_null(st, 3));
+			    store_column_time(st, 3));
 			tickets = jv_array_append(tickets, t);
 		}
 		sqlite3_finalize(st);
@@ -443,7 +433,7 @@ object_show(bakery_object *o, jv *out)
 			r = jv_object_set(r, jv_string("attempts"),
 			    jv_number(sqlite3_column_int(st, 1)));
 			r = jv_object_set(r, jv_string("created_at"),
-			    time_or_null(st, 2));
+			    store_column_time(st, 2));
 			const char *e = (const char *)sqlite3_column_text(st, 3);
 			r = jv_object_set(r, jv_string("last_error"),
 			    e ? jv_string(e) : jv_null());
@@ -459,7 +449,7 @@ object_show(bakery_object *o, jv *out)
 			jv_free(alarm);
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
-			    time_or_null(st, 0));
+			    store_column_time(st, 0));
 			/* The count belongs to one UTC day; another day's is 0. */
 			char today[11];
 			bakery_format_day(bakery_now_ms(), today, sizeof today);

@@ -33,16 +33,6 @@ attention(struct totals *t, char *sentence)
 	free(sentence);
 }
 
-static jv
-time_or_null(int64_t ms)
-{
-	if (!ms)
-		return jv_null();
-	char ts[32];
-	bakery_format_time(ms, ts, sizeof ts);
-	return jv_string(ts);
-}
-
 static void
 read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t now, int64_t max_age_s, struct totals *t)
@@ -91,11 +81,11 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 			b = jv_object_set(b, jv_string("outbox_rows"),
 			    jv_number(rows));
 			b = jv_object_set(b, jv_string("oldest_at"),
-			    time_or_null(rows ? oldest : 0));
+			    bakery_time_jv(rows ? oldest : 0));
 			b = jv_object_set(b, jv_string("oldest_age_s"),
 			    rows ? jv_number(age_s) : jv_null());
 			b = jv_object_set(b, jv_string("alarm_at"),
-			    time_or_null(fire_at));
+			    bakery_time_jv(fire_at));
 			b = jv_object_set(b, jv_string("rearms_today"),
 			    jv_number(rearms));
 			b = jv_object_set(b, jv_string("guard_tripped"),
@@ -150,7 +140,7 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 		d = jv_object_set(d, jv_string("times"),
 		    jv_number(sqlite3_column_int(st, 4)));
 		d = jv_object_set(d, jv_string("updated_at"),
-		    time_or_null(sqlite3_column_int64(st, 5)));
+		    bakery_time_jv(sqlite3_column_int64(st, 5)));
 		t->dead = jv_array_append(t->dead, d);
 		t->dead_letters++;
 	}
@@ -289,7 +279,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	}
 	jv_free(names);
 	jv s = jv_object();
-	s = jv_object_set(s, jv_string("time"), time_or_null(now));
+	s = jv_object_set(s, jv_string("time"), bakery_time_jv(now));
 	s = jv_object_set(s, jv_string("home"), jv_string(ctx->home));
 	s = jv_object_set(s, jv_string("max_age_s"),
 	    jv_number((double)max_age_s));

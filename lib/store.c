@@ -223,6 +223,14 @@ store_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
 	    sandbox ? sandbox : ctx->sandbox, address);
 }
 
+jv
+store_column_time(sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return jv_null();
+	return bakery_time_jv(sqlite3_column_int64(st, col));
+}
+
 int
 store_wal_reset_fixed(int version)
 {

@@ -26,6 +26,7 @@
 #ifndef BAKERY_STORE_H
 #define BAKERY_STORE_H
 
+#include <jv.h>
 #include <sqlite3.h>
 
 struct bakery_queue;
@@ -96,6 +97,8 @@ int store_exec(sqlite3 *db, const char *sql);
 /* Records "WHAT: sqlite's message" with the exit code for rc. */
 int store_fail(sqlite3 *db, int rc, const char *what);
 
+/* A time column (ms) as a JSON string, or null when the column is NULL. */
+jv store_column_time(sqlite3_stmt *st, int col);
 /* Whether SQLite version (as sqlite3_libversion_number()) has the fix. */
 int store_wal_reset_fixed(int version);
 /* "truncate" or "wal", chosen from sqlite3_libversion_number(). */

@@ -11,16 +11,6 @@
 #include <string.h>
 
 static jv
-time_or_null(sqlite3_stmt *st, int col)
-{
-	if (sqlite3_column_type(st, col) == SQLITE_NULL)
-		return jv_null();
-	char ts[32];
-	bakery_format_time(sqlite3_column_int64(st, col), ts, sizeof ts);
-	return jv_string(ts);
-}
-
-static jv
 text_or_null(sqlite3_stmt *st, int col)
 {
 	const char *s = (const char *)sqlite3_column_text(st, col);
@@ -70,8 +60,8 @@ event_row(sqlite3_stmt *st, void *arg)
 	struct found *f = arg;
 	jv_free(f->envelope);
 	f->envelope = jv_parse((const char *)sqlite3_column_text(st, 0));
-	set(f, "recorded_at", time_or_null(st, 1));
-	set(f, "relayed_at", time_or_null(st, 2));
+	set(f, "recorded_at", store_column_time(st, 1));
+	set(f, "relayed_at", store_column_time(st, 2));
 	f->recorded = 1;
 }
 
@@ -83,7 +73,7 @@ outbox_row(sqlite3_stmt *st, void *arg)
 	o = jv_object_set(o, jv_string("attempts"),
 	    jv_number(sqlite3_column_int(st, 0)));
 	o = jv_object_set(o, jv_string("last_error"), text_or_null(st, 1));
-	o = jv_object_set(o, jv_string("created_at"), time_or_null(st, 2));
+	o = jv_object_set(o, jv_string("created_at"), store_column_time(st, 2));
 	set(f, "outbox", o);
 }
 
@@ -127,8 +117,8 @@ dead_row(sqlite3_stmt *st, void *arg)
 	    jv_number(sqlite3_column_int(st, 1)));
 	d = jv_object_set(d, jv_string("times"),
 	    jv_number(sqlite3_column_int(st, 2)));
-	d = jv_object_set(d, jv_string("stored_at"), time_or_null(st, 3));
-	d = jv_object_set(d, jv_string("updated_at"), time_or_null(st, 4));
+	d = jv_object_set(d, jv_string("stored_at"), store_column_time(st, 3));
+	d = jv_object_set(d, jv_string("updated_at"), store_column_time(st, 4));
 	set(f, "dead_letter", d);
 	if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
 		jv_free(f->envelope);
@@ -143,7 +133,7 @@ redrive_row(sqlite3_stmt *st, void *arg)
 	jv r = jv_object();
 	r = jv_object_set(r, jv_string("times"),
 	    jv_number(sqlite3_column_int(st, 0)));
-	r = jv_object_set(r, jv_string("last_at"), time_or_null(st, 1));
+	r = jv_object_set(r, jv_string("last_at"), store_column_time(st, 1));
 	set(f, "redriven", r);
 }
 
@@ -192,7 +182,7 @@ seen_row(sqlite3_stmt *st, void *arg)
 {
 	jv *applied = arg;
 	jv_free(*applied);
-	*applied = time_or_null(st, 0);
+	*applied = store_column_time(st, 0);
 }
 
 static int

@@ -236,6 +236,16 @@ bakery_format_time(int64_t ms, char *buf, size_t size)
 	snprintf(buf, size, "%s.%03dZ", base, (int)(ms % 1000));
 }
 
+jv
+bakery_time_jv(int64_t ms)
+{
+	if (!ms)
+		return jv_null();
+	char ts[32];
+	bakery_format_time(ms, ts, sizeof ts);
+	return jv_string(ts);
+}
+
 void
 bakery_format_day(int64_t ms, char *buf, size_t size)
 {

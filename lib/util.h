@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sysexits.h>
 
+#include <jv.h>
+
 #define BAKERY_VERSION "0.1.0"
 
 /* The program's name, set once by main() through bakery_init(). */
@@ -71,6 +73,8 @@ int64_t bakery_now_ms(void);
 /* "2026-11-30T10:00:00.000Z" (buf >= 32) and "2026-11-30" (buf >= 11). */
 void bakery_format_time(int64_t ms, char *buf, size_t size);
 void bakery_format_day(int64_t ms, char *buf, size_t size);
+/* The time as a JSON string, or null when ms is 0 (never). */
+jv bakery_time_jv(int64_t ms);
 /* Accepts a calendar day YYYY-MM-DD that exists. */
 int bakery_day_valid(const char *day);
 
