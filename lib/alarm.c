@@ -60,6 +60,27 @@ alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
 }
 
 int
+alarm_index_covers(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int64_t fire_at)
+{
+	sqlite3 *db;
+	if (index_db(ctx, &db))
+		return 0;
+	sqlite3_stmt *st;
+	int covered = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM alarms WHERE sandbox = ?1"
+		" AND address = ?2 AND fire_at <= ?3", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, address, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, fire_at);
+		covered = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return covered;
+}
+
+int
 alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e)
 {
 	return index_write(ctx,

@@ -6,13 +6,17 @@
  * that grows with the number of due alarms, not with the number of objects.
  *
  * The rule: an armed alarm always has an index entry that fires no later
- * than it. An entry is written before the commit that arms a disarmed alarm;
- * it is moved or removed only by an alarm run, and removed only when the
- * object is seen disarmed. Each write of an entry bumps its generation, and
- * an alarm run moves or removes an entry only if the generation is the one
- * it read, so it never removes an entry a command wrote meanwhile. A crash
- * at any point leaves at worst a stale entry (one extra open), never an
- * armed alarm that cannot be found.
+ * than it. A command that arms a disarmed alarm, holding the object's write
+ * lock, writes an entry before its commit unless an entry for the object
+ * already fires no later (the entry an earlier arming left: an outbox
+ * emptied by a send disarms the alarm but leaves its entry). An entry is
+ * moved or removed only by an alarm run, and removed only while the run
+ * holds the object's write lock and sees it disarmed, or once its file is
+ * gone; so a command that found an entry under the lock keeps it. Each
+ * write of an entry bumps its generation, and an alarm run moves or
+ * removes an entry only if the generation is the one it read. A crash at
+ * any point leaves at worst a stale entry (one extra open), never an armed
+ * alarm that cannot be found.
  */
 #ifndef BAKERY_ALARM_H
 #define BAKERY_ALARM_H
@@ -32,6 +36,10 @@ typedef struct alarm_entry {
 /* Writes the entry (a new generation) for an alarm being armed. */
 int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at);
+/* 1 when the index holds an entry for the object firing at or before
+ * fire_at, 0 when not (or when the index cannot be read). */
+int alarm_index_covers(bakery_ctx *ctx, const char *sandbox,
+    const char *address, int64_t fire_at);
 /* Up to max entries due at now, earliest first. */
 int alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max,
     alarm_entry *out, size_t *n);

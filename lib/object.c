@@ -29,7 +29,12 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	if (!rc) {
 		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
 		snprintf(o->address, sizeof o->address, "%s", address);
-		rc = store_open_object(ctx, sandbox, address, create, &o->db);
+		rc = store_open_object(ctx, sandbox, address,
+		    create ? STORE_CREATE_BEGUN : 0, &o->db);
+	}
+	if (!rc && !sqlite3_get_autocommit(o->db)) {
+		o->schema_pending = 1;
+		rc = store_exec(o->db, "SAVEPOINT schema");
 	}
 	if (rc) {
 		object_close(o);
@@ -106,7 +111,8 @@ object_load(bakery_object *o)
 int
 object_begin(bakery_object *o)
 {
-	int rc = store_begin(o->db);
+	/* A new file's schema transaction is this one already. */
+	int rc = o->schema_pending ? 0 : store_begin(o->db);
 	if (rc)
 		return rc;
 	o->dirty = 0;
@@ -119,6 +125,14 @@ object_begin(bakery_object *o)
 void
 object_rollback(bakery_object *o)
 {
+	/* The change goes; a new file's schema stays, as it would have had
+	 * it been committed on its own. */
+	if (o->schema_pending && !sqlite3_get_autocommit(o->db) &&
+	    (store_exec(o->db, "ROLLBACK TO schema") ||
+		store_commit(o->db)))
+		bakery_log(LOG_WARN, "schema_error", "object", o->address,
+		    "error", bakery_error(), (char *)NULL);
+	o->schema_pending = 0;
 	store_rollback(o->db);
 	o->dirty = 0;
 	o->recorded = 0;
@@ -251,9 +265,11 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
  *
  * The rule that keeps alarms findable: an armed alarm always has an index
  * entry firing no later than it. So an alarm that was disarmed gets its
- * entry written here, inside this transaction and before the commit; one
- * already armed keeps the earlier of its time and the new one, and its
- * entry stands. */
+ * entry written here, inside this transaction and before the commit,
+ * unless the entry its last arming left fires no later (read under this
+ * transaction's write lock, which an alarm run must hold to remove it);
+ * one already armed keeps the earlier of its time and the new one, and
+ * its entry stands. */
 static int
 arm_if_needed(bakery_object *o)
 {
@@ -274,8 +290,9 @@ arm_if_needed(bakery_object *o)
 	sqlite3_finalize(st);
 	if (rows == 0)
 		return 0;
-	if (!armed && (rc = alarm_index_add(o->ctx, o->sandbox, o->address,
-			   fire_at)))
+	if (!armed && !alarm_index_covers(o->ctx, o->sandbox, o->address,
+			  fire_at) &&
+	    (rc = alarm_index_add(o->ctx, o->sandbox, o->address, fire_at)))
 		return rc;
 	if ((rc = prepare(o,
 		 "INSERT INTO alarm(id, fire_at) VALUES (1, ?1)"
@@ -356,6 +373,7 @@ object_commit(bakery_object *o)
 		rc = store_commit(o->db);
 	if (rc)
 		object_rollback(o);
+	o->schema_pending = 0;
 	o->dirty = 0;
 	return rc;
 }

@@ -44,9 +44,14 @@ typedef struct bakery_object {
 	jv state;     /* jv_null() when the object has no state yet */
 	int dirty;    /* state changed in this transaction */
 	int recorded; /* events recorded in this transaction */
+	/* A new file's schema is written in a transaction object_open leaves
+	 * open; object_begin takes it over, so the first change commits with
+	 * the schema. A rollback keeps the schema and drops the change. */
+	int schema_pending;
 } bakery_object;
 
-/* create=0: EX_NOINPUT when the object's file does not exist. */
+/* create=0: EX_NOINPUT when the object's file does not exist. A file
+ * created here gets its schema in the transaction object_begin continues. */
 int object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
     int create, bakery_object **o);
 void object_close(bakery_object *o);

@@ -8,7 +8,9 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static jv
 line_for(bakery_object *o, const char *sandbox, const char *address, int sent)
@@ -59,8 +61,15 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 	bakery_object *o;
 	int rc = object_open(ctx, e->sandbox, e->address, 0, &o);
 	if (rc == EX_NOINPUT || rc == EX_USAGE) {
-		/* Wiped, or an entry no object can own: nothing to fire. */
+		/* Wiped, or an entry no object can own: nothing to fire. A
+		 * command may have created the file and found this entry
+		 * meanwhile; then the entry is its, and goes back. */
 		alarm_index_remove(ctx, e);
+		char *path = rc == EX_NOINPUT ? store_object_path(ctx,
+		    e->sandbox, e->address) : NULL;
+		if (path && access(path, F_OK) == 0)
+			alarm_index_add(ctx, e->sandbox, e->address, e->fire_at);
+		free(path);
 		jv line = line_for(NULL, e->sandbox, e->address, 0);
 		report(arg, jv_object_set(line, jv_string("alarm"),
 		    jv_string("gone")));
@@ -109,9 +118,11 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 			rc = object_commit(o);
 		if (rc)
 			goto out;
-		/* After the commit: a crash before this leaves a stale entry. */
+		/* After the commit: a crash before this leaves a stale entry.
+		 * The entry goes only under the object's lock and if still
+		 * disarmed: a command that armed it meanwhile may rely on it. */
 		if (guard) {
-			alarm_index_remove(ctx, e);
+			drop_entry_if_disarmed(o, e, &a);
 			char n[24];
 			snprintf(n, sizeof n, "%d", rows);
 			bakery_log(LOG_WARN, "alarm_guard", "object", e->address,

@@ -310,8 +310,11 @@ store_rollback(sqlite3 *db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* keep_open: when the schema was written, the transaction is left open
+ * for the caller's first change. */
 static int
-migrate(sqlite3 *db, const store_schema *schema, const char *path)
+migrate(sqlite3 *db, const store_schema *schema, const char *path,
+    int keep_open)
 {
 	sqlite3_stmt *st;
 	int version = 0;
@@ -333,6 +336,7 @@ migrate(sqlite3 *db, const store_schema *schema, const char *path)
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	int wrote = version < schema->count;
 	for (; version < schema->count; version++) {
 		char *bump = bakery_xasprintf("PRAGMA user_version = %d",
 		    version + 1);
@@ -345,7 +349,7 @@ migrate(sqlite3 *db, const store_schema *schema, const char *path)
 			return rc;
 		}
 	}
-	return store_commit(db);
+	return keep_open && wrote ? 0 : store_commit(db);
 }
 
 /*
@@ -521,7 +525,7 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 		sqlite3_close(db);
 		return rc;
 	}
-	if ((rc = migrate(db, schema, path))) {
+	if ((rc = migrate(db, schema, path, create == STORE_CREATE_BEGUN))) {
 		sqlite3_close(db);
 		return rc;
 	}

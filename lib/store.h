@@ -68,8 +68,12 @@ int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
 /* Opens path with schema; create=0 fails with EX_NOINPUT if missing.
+ * create=STORE_CREATE_BEGUN: a file that needs its schema gets it in a
+ * write transaction that is left open (sqlite3_get_autocommit() is 0), so
+ * that the caller's first change commits with it: one commit, not two.
  * Test hook: BAKERY_FAIL_WRITE_AT=N fails the process's N-th SQLite write
  * or sync (N+ : that one and every later one), see docs/reliability.md. */
+#define STORE_CREATE_BEGUN 2
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
 /* Opens an existing file for reading only, for tools that look and must
@@ -79,7 +83,8 @@ int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
  * created); EX_CONFIG when its schema is not the one this bakery knows. */
 int store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **db);
-/* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox. */
+/* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
+ * store_open (object_open passes STORE_CREATE_BEGUN). */
 int store_open_object(bakery_ctx *ctx, const char *sandbox,
     const char *address, int create, sqlite3 **db);
 int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,

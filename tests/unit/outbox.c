@@ -97,14 +97,13 @@ main(void)
 	is_str(envelope_str(env, "source"), "bakery:default/order/ord_1",
 	    "  its source is the object");
 
-	/* Before the commit another connection sees nothing. */
+	/* Before the commit another connection sees nothing, not even the
+	 * new file's schema: it commits with the first change, in one go. */
 	char *path = store_object_path(&ctx, NULL, "order/ord_1");
 	sqlite3 *other;
 	sqlite3_open(path, &other);
-	is_int(sql_int(other, "SELECT count(*) FROM events"), 0,
-	    "before commit: no event visible");
-	is_int(sql_int(other, "SELECT count(*) FROM outbox"), 0,
-	    "before commit: no outbox row visible");
+	is_int(sql_int(other, "SELECT count(*) FROM sqlite_master"), 0,
+	    "before commit: no table visible, no event, no outbox row");
 	is_int(object_commit(o), 0, "object_commit");
 	is_int(sql_int(other, "SELECT count(*) FROM events"), 1,
 	    "after commit: one event");
@@ -215,7 +214,44 @@ main(void)
 		" FROM state", buf, sizeof buf), "placed", "  and the old state");
 	ok(count(o, "SELECT count(*) FROM alarm WHERE fire_at IS NULL") == 1,
 	    "  and no armed alarm");
+	/* Armed again: the entry the first arming left still fires no later,
+	 * so the index is not written (its generation stays 1). */
+	object_begin(o);
+	object_record(o, "OrderPlaced", order_data(1), NULL);
+	is_int(object_commit(o), 0, "a second event arms the alarm again");
+	{
+		char *apath = bakery_xasprintf("%s/alarms.db", home);
+		sqlite3_open(apath, &other);
+		free(apath);
+		is_int(sql_int(other, "SELECT gen FROM alarms WHERE"
+			" address = 'order/ord_1'"), 1,
+		    "  the index entry left by the first arming serves");
+		ok(sql_int(other, "SELECT fire_at FROM alarms WHERE"
+		       " address = 'order/ord_1'") <= count(o,
+		       "SELECT fire_at FROM alarm"),
+		    "  and fires no later than the alarm");
+		sqlite3_close(other);
+	}
+	outbox_send(o, &sent);
 	object_close(o);
+
+	/* A new file whose first change is rolled back keeps its schema. */
+	is_int(object_open(&ctx, NULL, "order/ord_gone", 1, &o), 0,
+	    "open a new object");
+	object_begin(o);
+	object_record(o, "OrderPlaced", order_data(2), NULL);
+	object_rollback(o);
+	object_close(o);
+	{
+		char *gpath = store_object_path(&ctx, NULL, "order/ord_gone");
+		sqlite3_open(gpath, &other);
+		free(gpath);
+		is_int(sql_int(other, "SELECT count(*) FROM events"), 0,
+		    "  its change rolled back: no event");
+		is_int(sql_int(other, "PRAGMA user_version"),
+		    store_object_schema.count, "  its schema kept");
+		sqlite3_close(other);
+	}
 
 	/* Batches of at most 100 rows, oldest first. */
 	is_int(queue_get(&ctx, &real), 0, "the real queue");
@@ -246,7 +282,7 @@ main(void)
 	is_int((long long)batches[1], 100, "  second of 100");
 	is_int((long long)batches[2], 50, "  third of 50");
 	is_int(outbox_count(o), 0, "  the outbox is empty");
-	is_int(queued(home), 253, "  the queue has all 250 (and the 3 before)");
+	is_int(queued(home), 254, "  the queue has all 250 (and the 4 before)");
 	{
 		char *qp = bakery_xasprintf("%s/queue.db", home);
 		sqlite3_open(qp, &other);
