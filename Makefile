@@ -25,7 +25,14 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
-LDLIBS = -lsqlite3 -ljq -lcrypto -lcurl -lnats -lpthread
+# libcrypto, libcurl and libnats are not linked: lib/lazy.c loads each on
+# first use, by the soname the linker would have recorded (lib/lazy.h).
+LDLIBS = -lsqlite3 -ljq -lpthread -ldl
+soname = $(shell objdump -p "$$($(CC) -print-file-name=lib$(1).so)" \
+	2>/dev/null | sed -n 's/^ *SONAME *//p')
+override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
+	$(if $(call soname,$(word 1,$(subst :, ,$(l)))),\
+	-DLAZY_$(word 2,$(subst :, ,$(l)))_SONAME='"$(call soname,$(word 1,$(subst :, ,$(l))))"'))
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-#include <nats/nats.h>
+#include "lazy_curl.h"
+#include "lazy_nats.h"
 #include <sqlite3.h>
 
 /* jq 1.6's library has no call that says its version and its headers no
@@ -23,13 +23,19 @@
 void
 cli_print_version(void)
 {
-	curl_version_info_data *curl = curl_version_info(CURLVERSION_NOW);
 	printf("%s %s\n", bakery_prog, BAKERY_VERSION);
 	printf("sqlite %s (journal_mode=%s)\n", sqlite3_libversion(),
 	    store_journal_mode());
 	printf("libjq %s (compile time)\n", BAKERY_JQ_VERSION);
-	printf("libcurl %s\n", curl->version);
-	printf("nats.c %s\n", nats_GetVersion());
+	/* Loaded here only to be named (lazy.h). */
+	if (lazy_curl() == 0)
+		printf("libcurl %s\n", curl_version_info(CURLVERSION_NOW)->version);
+	else
+		printf("libcurl not loaded: %s\n", bakery_error());
+	if (lazy_nats() == 0)
+		printf("nats.c %s\n", nats_GetVersion());
+	else
+		printf("nats.c not loaded: %s\n", bakery_error());
 }
 
 /* getopt reports nothing (opterr = 0, bakery_init): say what was wrong in

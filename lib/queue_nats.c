@@ -44,7 +44,7 @@
 #include "queue.h"
 #include "util.h"
 
-#include <nats/nats.h>
+#include "lazy_nats.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -826,6 +826,9 @@ static const struct queue_ops nats_ops = {
 int
 queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **out)
 {
+	int lrc = lazy_nats();
+	if (lrc)
+		return lrc;
 	/* nats://A:1,B:2 -> { "nats://A:1", "nats://B:2" } */
 	const char *list = url + strlen("nats://");
 	char *copy = bakery_xstrdup(list);

@@ -8,10 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
+#include "lazy_crypto.h"
+
+/* libcrypto is loaded when first needed (lazy.h); a bakery that cannot
+ * load it cannot sign or hash at all, and says so. */
+static void
+need_crypto(void)
+{
+	if (lazy_crypto())
+		bakery_die(EX_UNAVAILABLE, "%s", bakery_error());
+}
 
 static void
 to_hex(const unsigned char *raw, size_t n, char *out)
@@ -29,6 +35,7 @@ stripe_hash_hex(const char *data, size_t len, char *out, int digits)
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	char hex[65];
+	need_crypto();
 	SHA256((const unsigned char *)data, len, md);
 	to_hex(md, sizeof md, hex);
 	memcpy(out, hex, (size_t)digits);
@@ -40,6 +47,7 @@ sign_hex(const char *secret, int64_t t, const char *body, size_t len,
     char out[65])
 {
 	char prefix[32];
+	need_crypto();
 	int plen = snprintf(prefix, sizeof prefix, "%lld.", (long long)t);
 	unsigned char *msg = bakery_xmalloc((size_t)plen + len);
 	memcpy(msg, prefix, (size_t)plen);

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
+#include "lazy_curl.h"
 
 #define MAX_ANSWER (1024 * 1024)
 #define MAX_BACKOFF_MS 8000L
@@ -279,6 +279,8 @@ stripe_api_post(const stripe_api *api, const char *path,
 	resp->body = jv_null();
 	if (!api->key)
 		return bakery_fail(EX_CONFIG, "no Stripe key configured");
+	if (lazy_curl())
+		return EX_UNAVAILABLE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return bakery_fail(EX_SOFTWARE, "cannot initialise libcurl");
 	CURL *curl = curl_easy_init();

@@ -4,9 +4,15 @@
 #define _GNU_SOURCE
 #include "tap.h"
 
+#include "../../lib/lazy.h"
 #include "../../lib/stripe.h"
 #include "../../lib/util.h"
 
+#ifdef LAZY_CRYPTO_SONAME
+#define LAZY_TEST_CRYPTO LAZY_CRYPTO_SONAME
+#else
+#define LAZY_TEST_CRYPTO "libcrypto.so.3"
+#endif
 #define NOW 1764496800LL
 #define SECRET "whsec_test_secret"
 
@@ -121,5 +127,27 @@ main(void)
 	    "stripe_hash_hex: SHA-256 of 'abc'");
 	stripe_hash_hex("abc", 3, hex, 8);
 	is_str(hex, "ba7816bf", "  first 8 digits");
+
+	/* A library that cannot be loaded is a clear EX_UNAVAILABLE. */
+	{
+		static const char *const names[] = { "HMAC" };
+		static void *slot;
+		static void **const ptrs[] = { &slot };
+		lazy_lib missing = { "libbakery-missing.so.1", names, ptrs, 1,
+			NULL };
+		is_int(lazy_load(&missing), EX_UNAVAILABLE,
+		    "lazy_load of a missing library is EX_UNAVAILABLE");
+		ok(strstr(bakery_error(), "cannot load libbakery-missing.so.1")
+		    != NULL, "  naming it (%s)", bakery_error());
+		lazy_lib crypto = { LAZY_TEST_CRYPTO, names, ptrs, 1, NULL };
+		is_int(lazy_load(&crypto), 0, "lazy_load of libcrypto");
+		ok(slot != NULL, "  resolves HMAC");
+		static const char *const bad[] = { "no_such_function_here" };
+		lazy_lib nofn = { LAZY_TEST_CRYPTO, bad, ptrs, 1, NULL };
+		is_int(lazy_load(&nofn), EX_UNAVAILABLE,
+		    "a function the library lacks is EX_UNAVAILABLE");
+		ok(strstr(bakery_error(), "no no_such_function_here") != NULL,
+		    "  naming it (%s)", bakery_error());
+	}
 	return done_testing();
 }
