@@ -32,7 +32,9 @@
 	X(natsOptions_Create) X(natsOptions_Destroy) X(natsOptions_SetMaxReconnect) \
 	X(natsOptions_SetReconnectWait) X(natsOptions_SetServers) \
 	X(natsOptions_SetTimeout) X(natsStatus_GetText) X(natsSubscription_Destroy) \
-	X(natsSubscription_Fetch) X(nats_CloseAndWait) X(nats_GetLastError) \
+	X(natsSubscription_Fetch) X(nats_CloseAndWait) X(natsInbox_Create) X(natsInbox_Destroy) \
+	X(natsConnection_SubscribeSync) X(natsConnection_PublishRequestString) \
+	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
 	X(nats_GetVersion)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
@@ -97,6 +99,13 @@ int lazy_nats(void);
 #define natsSubscription_Destroy (*lazy_natsSubscription_Destroy)
 #define natsSubscription_Fetch (*lazy_natsSubscription_Fetch)
 #define nats_CloseAndWait (*lazy_nats_CloseAndWait)
+#define natsInbox_Create (*lazy_natsInbox_Create)
+#define natsInbox_Destroy (*lazy_natsInbox_Destroy)
+#define natsConnection_SubscribeSync (*lazy_natsConnection_SubscribeSync)
+#define natsConnection_PublishRequestString \
+	(*lazy_natsConnection_PublishRequestString)
+#define natsSubscription_NextMsg (*lazy_natsSubscription_NextMsg)
+#define natsMsg_Ack (*lazy_natsMsg_Ack)
 #define nats_GetLastError (*lazy_nats_GetLastError)
 #define nats_GetVersion (*lazy_nats_GetVersion)
 

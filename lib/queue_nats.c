@@ -554,6 +554,30 @@ forget(nats_queue *n, const char *queue, uint64_t seq)
 	return nats_failed(EX_TEMPFAIL, "delete", s, jerr);
 }
 
+/* 1 when a JetStream answer to a message delete says it is gone: deleted
+ * now, or before (as forget() counts them). */
+static int
+delete_answered(const char *data, int len)
+{
+	jv r = jv_parse_sized(data, len);
+	if (jv_get_kind(r) != JV_KIND_OBJECT) {
+		jv_free(r);
+		return 0;
+	}
+	jv ok = jv_object_get(jv_copy(r), jv_string("success"));
+	jv error = jv_object_get(r, jv_string("error"));
+	jv code = jv_get_kind(error) == JV_KIND_OBJECT
+	    ? jv_object_get(error, jv_string("err_code"))
+	    : (jv_free(error), jv_invalid());
+	int gone = jv_get_kind(ok) == JV_KIND_TRUE ||
+	    (jv_get_kind(code) == JV_KIND_NUMBER &&
+		((int)jv_number_value(code) == JSNoMessageFoundErr ||
+		    (int)jv_number_value(code) == JSStreamMsgDeleteFailed));
+	jv_free(ok);
+	jv_free(code);
+	return gone;
+}
+
 static int
 nats_ack(bakery_queue *q, const char *queue, queue_message *m)
 {
@@ -572,6 +596,77 @@ nats_ack(bakery_queue *q, const char *queue, queue_message *m)
 	if (natsMsg_AckSync(h->msg, NULL, &jerr) != NATS_OK)
 		bakery_log(LOG_WARN, "ack_failed", "id", m->id, (char *)NULL);
 	release(h);
+	return 0;
+}
+
+/* The deletes of a batch go out together as requests on one inbox, and
+ * their answers are read after: about one round trip for the batch, where
+ * nats_ack takes two per message (the delete, then a synchronous ack). A
+ * message whose delete was answered (or found it gone) is acked without
+ * waiting: the ack only spares the server a redelivery attempt. One whose
+ * delete failed or went unanswered stays unacked and comes back. */
+static int
+nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	nats_queue *nq = NQ(q);
+	struct held **held = bakery_xmalloc(n * sizeof *held);
+	natsInbox *inbox = NULL;
+	natsSubscription *replies = NULL;
+	char *wildcard = NULL;
+	natsStatus s = natsInbox_Create(&inbox);
+	if (s == NATS_OK) {
+		wildcard = bakery_xasprintf("%s.*", (const char *)inbox);
+		s = natsConnection_SubscribeSync(&replies, nq->nc, wildcard);
+	}
+	char *subject = bakery_xasprintf("$JS.API.STREAM.MSG.DELETE.%s",
+	    stream_of(queue));
+	size_t asked = 0;
+	for (size_t i = 0; i < n; i++) {
+		rcs[i] = EX_TEMPFAIL;
+		held[i] = held_of(nq, m[i]);
+		if (!held[i] || s != NATS_OK)
+			continue;
+		char reply[128], body[64];
+		snprintf(reply, sizeof reply, "%s.%zu", (const char *)inbox, i);
+		snprintf(body, sizeof body, "{\"seq\":%llu,\"no_erase\":true}",
+		    (unsigned long long)held[i]->seq);
+		if (natsConnection_PublishRequestString(nq->nc, subject, reply,
+			body) == NATS_OK) {
+			rcs[i] = -1; /* asked, not answered yet */
+			asked++;
+		}
+	}
+	while (asked > 0) {
+		natsMsg *answer = NULL;
+		if (natsSubscription_NextMsg(&answer, replies,
+			PUBLISH_WAIT_MS) != NATS_OK)
+			break;
+		const char *dot = strrchr(natsMsg_GetSubject(answer), '.');
+		size_t i = dot ? (size_t)strtoull(dot + 1, NULL, 10) : n;
+		if (i < n && rcs[i] == -1) {
+			rcs[i] = delete_answered(natsMsg_GetData(answer),
+			    natsMsg_GetDataLength(answer)) ? 0 : EX_TEMPFAIL;
+			asked--;
+		}
+		natsMsg_Destroy(answer);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (rcs[i] == -1)
+			rcs[i] = bakery_fail(EX_TEMPFAIL, "nats: the delete of"
+			    " '%s' was not answered", m[i]->id);
+		if (!held[i])
+			continue;
+		if (rcs[i] == 0 && natsMsg_Ack(held[i]->msg, NULL) != NATS_OK)
+			bakery_log(LOG_WARN, "ack_failed", "id", m[i]->id,
+			    (char *)NULL);
+		release(held[i]); /* an unacked one comes back after AckWait */
+	}
+	natsSubscription_Destroy(replies);
+	natsInbox_Destroy(inbox);
+	free(wildcard);
+	free(subject);
+	free(held);
 	return 0;
 }
 
@@ -813,6 +908,7 @@ static const struct queue_ops nats_ops = {
 	.send = nats_send,
 	.receive = nats_receive,
 	.ack = nats_ack,
+	.ack_many = nats_ack_many,
 	.retry = nats_retry,
 	.dead_letter = nats_dead_letter,
 	.stats = nats_stats,

@@ -142,3 +142,23 @@ outbox_rows() {
 	assert_equal "$(bakery-dlq list | jq -r .id)" evt_poison
 	assert_equal "$(bakery-queue stats | jq '."bakery-events-dlq".ready')" 0
 }
+
+@test "a batch's acks on NATS: every answered message leaves the stream, none comes back" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	for i in $(seq 25); do place "c$i" >/dev/null; done
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 25
+	# Batches of 10: every delete of a batch is asked before any answer is read.
+	run --separate-stderr bakery-consume --drain --batch 10 --visibility 1
+	assert_success
+	assert_equal "$(jq -s 'map(select(.outcome == "acked")) | length' <<<"$output")" 25
+	[[ "$stderr" != *lease_lost* ]]
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
+	# Past the visibility: nothing is delivered again.
+	sleep 2
+	run --separate-stderr bakery-consume --drain --visibility 1
+	assert_success
+	assert_output ""
+	assert_equal "$(bakery-show kitchen/board | jq '.state.cards | length')" 25
+}
