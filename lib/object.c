@@ -138,6 +138,53 @@ object_rollback(bakery_object *o)
 	o->recorded = 0;
 }
 
+/* The transaction is gone when SQLite rolled it back by itself. */
+static int
+still_begun(bakery_object *o)
+{
+	if (!sqlite3_get_autocommit(o->db))
+		return 0;
+	return bakery_fail(EX_TEMPFAIL, "the transaction on '%s' was rolled back",
+	    o->address);
+}
+
+int
+object_savepoint(bakery_object *o, object_saved *sp)
+{
+	sp->state = jv_copy(o->state);
+	sp->dirty = o->dirty;
+	sp->recorded = o->recorded;
+	int rc = still_begun(o);
+	if (!rc)
+		rc = store_exec(o->db, "SAVEPOINT apply");
+	if (rc) {
+		jv_free(sp->state);
+		sp->state = jv_invalid();
+	}
+	return rc;
+}
+
+int
+object_release(bakery_object *o, object_saved *sp)
+{
+	jv_free(sp->state);
+	sp->state = jv_invalid();
+	int rc = still_begun(o);
+	return rc ? rc : store_exec(o->db, "RELEASE apply");
+}
+
+int
+object_rollback_to(bakery_object *o, object_saved *sp)
+{
+	jv_free(o->state);
+	o->state = sp->state;
+	o->dirty = sp->dirty;
+	o->recorded = sp->recorded;
+	sp->state = jv_invalid();
+	int rc = still_begun(o);
+	return rc ? rc : store_exec(o->db, "ROLLBACK TO apply; RELEASE apply");
+}
+
 void
 object_set_state(bakery_object *o, jv state)
 {

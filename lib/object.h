@@ -60,6 +60,22 @@ int object_begin(bakery_object *o);
 int object_commit(bakery_object *o);
 void object_rollback(bakery_object *o);
 
+/* A savepoint within the transaction, for one of several changes made in
+ * it (a subscriber applying the events of a batch): object_rollback_to()
+ * undoes the rows written since object_savepoint() and restores the state,
+ * keeping the transaction and what came before; object_release() keeps
+ * both. Either ends the savepoint. They return nonzero when the
+ * transaction itself is gone (SQLite rolls it back whole on some errors,
+ * a full disk among them): nothing of it will commit. */
+typedef struct object_savepoint {
+	jv state;
+	int dirty;
+	int recorded;
+} object_saved;
+int object_savepoint(bakery_object *o, object_saved *sp);
+int object_release(bakery_object *o, object_saved *sp);
+int object_rollback_to(bakery_object *o, object_saved *sp);
+
 /* Arms the alarm in a transaction of its own when the outbox holds rows:
  * a command whose send was refused leaves them to the alarm. */
 int object_arm(bakery_object *o);
