@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const subscriber *const subscribers[] = {
@@ -48,71 +49,191 @@ wiped_since(bakery_ctx *ctx, jv env)
 	    queue_fenced(q, envelope_str(env, "sandbox"), envelope_time_ms(env));
 }
 
-int
-subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
-    apply_result *r)
+/* One envelope at one of its subscribers. */
+typedef struct delivery {
+	jv env; /* borrowed */
+	const char *sandbox;
+	const char *address;
+	apply_result *r;
+} delivery;
+
+/* The group's failure for every event of it that had answered 2xx: its
+ * changes did not commit (or never will), so none of them may be acked. */
+static void
+fail_group(delivery *const *g, size_t n, const char *kind, const char *why)
+{
+	char copy[sizeof g[0]->r->error];
+	snprintf(copy, sizeof copy, "%s", why);
+	for (size_t i = 0; i < n; i++)
+		if (g[i]->r->status < 300)
+			answered(g[i]->r, kind, 503, copy);
+}
+
+/* Applies one event in the open transaction, inside a savepoint: 200 when
+ * applied or seen before, 205 when wiped, else the refusal, with its
+ * changes rolled back and nothing recorded. Returns 1 when it applied
+ * something, 0 when not, -1 when the transaction is gone. */
+static int
+apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
+    delivery *d)
+{
+	const char *id = envelope_str(d->env, "id");
+	const char *type = envelope_str(d->env, "type");
+	/* Checked again under the object's lock: a wipe that came between
+	 * the first check and the open must not see this event applied. */
+	if (object_seen(o, id))
+		return 0;
+	if (wiped_since(ctx, d->env)) {
+		d->r->status = 205;
+		return 0;
+	}
+	object_saved sp;
+	if (object_savepoint(o, &sp)) {
+		answered(d->r, sub->kind, 503, bakery_error());
+		return -1;
+	}
+	char why[200] = "";
+	int status = sub->apply(o, d->env, type, why, sizeof why);
+	if (status >= 200 && status < 300 && object_mark_seen(o, id, type)) {
+		status = 503;
+		snprintf(why, sizeof why, "%s", bakery_error());
+	}
+	if (status >= 200 && status < 300) {
+		if (!object_release(o, &sp))
+			return 1;
+		answered(d->r, sub->kind, 503, bakery_error());
+		return -1;
+	}
+	answered(d->r, sub->kind, status, why);
+	return object_rollback_to(o, &sp) ? -1 : 0;
+}
+
+/* Applies the group's events, in order, at one object of one sandbox: one
+ * open, one BEGIN IMMEDIATE, a savepoint per event so that a refusal takes
+ * back only that event's changes, one COMMIT for all that applied, then
+ * the send of whatever the object recorded. If that commit fails, every
+ * event of the group fails with it. */
+static void
+apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 {
 	char kind[65], key[65];
-	r->status = 200;
-	r->error[0] = '\0';
+	const char *address = g[0]->address;
+	size_t pending = 0;
+	for (size_t i = 0; i < n; i++) {
+		g[i]->r->status = 200;
+		g[i]->r->error[0] = '\0';
+	}
 	if (store_parse_address(address, kind, key)) {
-		answered(r, "routing", 422, bakery_error());
-		return 0;
+		for (size_t i = 0; i < n; i++)
+			answered(g[i]->r, "routing", 422, bakery_error());
+		return;
 	}
 	const subscriber *sub = find_subscriber(kind);
-	if (!sub) {
-		answered(r, kind, 422, "not a subscriber");
-		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!sub)
+			answered(g[i]->r, kind, 422, "not a subscriber");
+		else if (wiped_since(ctx, g[i]->env))
+			g[i]->r->status = 205;
+		else
+			pending++;
 	}
-	const char *sandbox = envelope_str(env, "sandbox");
-	const char *id = envelope_str(env, "id");
-	const char *type = envelope_str(env, "type");
-	if (wiped_since(ctx, env)) {
-		r->status = 205;
-		return 0;
-	}
+	if (!pending)
+		return;
 	bakery_object *o;
-	int rc = object_open(ctx, sandbox, address, sub->create, &o);
+	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
 	if (rc == EX_NOINPUT) {
-		answered(r, kind, 409, bakery_error());
-		return 0;
+		for (size_t i = 0; i < n; i++)
+			if (g[i]->r->status == 200)
+				answered(g[i]->r, kind, 409, bakery_error());
+		return;
 	}
 	if (!rc)
 		rc = object_begin(o);
 	if (rc) {
 		/* Locked past the busy timeout, a full disk: retry later. */
-		answered(r, kind, 503, bakery_error());
+		for (size_t i = 0; i < n; i++)
+			if (g[i]->r->status == 200)
+				answered(g[i]->r, kind, 503, bakery_error());
 		object_close(o);
-		return 0;
+		return;
 	}
-	/* Checked again under the object's lock: a wipe that came between
-	 * the first check and the open must not see this event applied. */
-	if (object_seen(o, id) || wiped_since(ctx, env)) {
-		if (!object_seen(o, id))
-			r->status = 205;
-		object_rollback(o);
-		object_close(o);
-		return 0;
-	}
-	char why[200] = "";
-	int status = sub->apply(o, env, type, why, sizeof why);
-	if (status >= 200 && status < 300) {
-		rc = object_mark_seen(o, id, type);
-		if (!rc)
-			rc = object_commit(o);
-		if (rc)
-			answered(r, kind, 503, bakery_error());
+	int applied = 0, lost = 0;
+	for (size_t i = 0; i < n && !lost; i++) {
+		if (g[i]->r->status != 200)
+			continue;
+		int one = apply_one(ctx, o, sub, g[i]);
+		if (one < 0)
+			lost = 1;
 		else
-			bakery_crash_point("consume.after_apply");
-	} else {
-		object_rollback(o);
-		answered(r, kind, status, why);
+			applied += one;
 	}
-	/* What the object recorded goes out now (an order's OrderPaid); a
-	 * refusal leaves it in the outbox for the alarm. */
-	if (!rc && r->status < 300 && outbox_count(o) > 0)
-		outbox_send(o, NULL);
+	if (lost) {
+		fail_group(g, n, kind, bakery_error());
+		object_rollback(o);
+	} else if (!applied) {
+		object_rollback(o);
+	} else if ((rc = object_commit(o))) {
+		fail_group(g, n, kind, bakery_error());
+	} else {
+		bakery_crash_point("consume.after_apply");
+		/* What the object recorded goes out now (an order's
+		 * OrderPaid); a refusal leaves it in the outbox for the
+		 * alarm. */
+		if (outbox_count(o) > 0)
+			outbox_send(o, NULL);
+	}
 	object_close(o);
+}
+
+static const char *
+sandbox_of(bakery_ctx *ctx, jv env)
+{
+	const char *sandbox = envelope_str(env, "sandbox");
+	return sandbox ? sandbox : ctx->sandbox;
+}
+
+int
+subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
+    apply_result *r)
+{
+	return subscriber_apply_batch(ctx, address, &env, 1, r);
+}
+
+/* Applies every delivery: those to one object (one address in one
+ * sandbox), in their order, as one group. */
+static void
+apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
+{
+	delivery **group = bakery_xmalloc(nd * sizeof *group);
+	char *grouped = bakery_xmalloc(nd);
+	memset(grouped, 0, nd);
+	for (size_t a = 0; a < nd; a++) {
+		if (grouped[a])
+			continue;
+		size_t m = 0;
+		for (size_t b = a; b < nd; b++) {
+			if (grouped[b] || strcmp(ds[a].address, ds[b].address) ||
+			    strcmp(ds[a].sandbox, ds[b].sandbox))
+				continue;
+			grouped[b] = 1;
+			group[m++] = &ds[b];
+		}
+		apply_group(ctx, group, m);
+	}
+	free(group);
+	free(grouped);
+}
+
+int
+subscriber_apply_batch(bakery_ctx *ctx, const char *address, const jv *envs,
+    size_t n, apply_result *r)
+{
+	delivery *ds = bakery_xmalloc(n * sizeof *ds);
+	for (size_t i = 0; i < n; i++)
+		ds[i] = (delivery){ envs[i], sandbox_of(ctx, envs[i]), address,
+			&r[i] };
+	apply_all(ctx, ds, n);
+	free(ds);
 	return 0;
 }
 
@@ -135,37 +256,75 @@ subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
 	return rc;
 }
 
-int
-subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
+/* The envelope's result from its subscribers' (ds, in routing order):
+ * 200 when all answered 2xx, else the first failure's status with every
+ * error joined; 205 as soon as one answered 205 (the whole event is
+ * dropped). */
+static void
+fold(apply_result *r, const delivery *ds, size_t n)
 {
-	char addresses[ROUTING_MAX_SUBSCRIBERS][130];
-	size_t n;
-	r->status = 200;
-	r->error[0] = '\0';
-	if (routing_subscribers(env, addresses, &n)) {
-		r->status = 422;
-		snprintf(r->error, sizeof r->error, "%s", bakery_error());
-		return 0;
-	}
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
-		apply_result one;
-		subscriber_apply(ctx, addresses[i], env, &one);
-		if (one.status == 205) {
-			r->status = 205; /* the whole event is dropped */
-			return 0;
+		const apply_result *one = ds[i].r;
+		if (one->status == 205) {
+			r->status = 205;
+			return;
 		}
-		if (one.status >= 200 && one.status < 300)
+		if (one->status >= 200 && one->status < 300)
 			continue;
 		if (r->status < 300)
-			r->status = one.status;
+			r->status = one->status;
 		int w = snprintf(r->error + used, sizeof r->error - used, "%s%s",
-		    used ? "; " : "", one.error);
+		    used ? "; " : "", one->error);
 		if (w > 0)
 			used += (size_t)w < sizeof r->error - used
 			    ? (size_t)w : sizeof r->error - used - 1;
 	}
+}
+
+int
+subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
+    apply_result *r)
+{
+	char (*addresses)[130] = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *addresses);
+	apply_result *results = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *results);
+	delivery *ds = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *ds);
+	size_t *first = bakery_xmalloc((n + 1) * sizeof *first);
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		r[i].status = 200;
+		r[i].error[0] = '\0';
+		first[i] = nd;
+		if (routing_subscribers(envs[i], addresses + nd, &k)) {
+			r[i].status = 422;
+			snprintf(r[i].error, sizeof r[i].error, "%s",
+			    bakery_error());
+			continue;
+		}
+		for (size_t j = 0; j < k; j++, nd++)
+			ds[nd] = (delivery){ envs[i], sandbox_of(ctx, envs[i]),
+				addresses[nd], &results[nd] };
+	}
+	first[n] = nd;
+	apply_all(ctx, ds, nd);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].status == 200)
+			fold(&r[i], ds + first[i], first[i + 1] - first[i]);
+	free(addresses);
+	free(results);
+	free(ds);
+	free(first);
 	return 0;
+}
+
+int
+subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
+{
+	return subscriber_deliver_batch(ctx, &env, 1, r);
 }
 
 int

@@ -42,9 +42,16 @@ extern const subscriber schedule_subscriber, kitchen_subscriber,
     dispatch_subscriber, order_subscriber;
 
 /* Applies env at address in the envelope's sandbox, then sends whatever
- * the object recorded. Fills r; returns 0 unless bakery itself failed. */
+ * the object recorded: subscriber_deliver_batch()'s transaction, for one
+ * event. Fills r; returns 0 unless bakery itself failed. */
 int subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
     apply_result *r);
+
+/* subscriber_apply() of n envelopes at one address, in one transaction
+ * per sandbox's object (see subscriber_deliver_batch()); r[i] is
+ * envs[i]'s answer. */
+int subscriber_apply_batch(bakery_ctx *ctx, const char *address,
+    const jv *envs, size_t n, apply_result *r);
 
 /* object_show() of address, with the kind's arrays present even in an
  * object that has refused everything so far (its stable shape). */
@@ -54,6 +61,15 @@ int subscriber_show(bakery_ctx *ctx, const char *address, jv *out);
  * answered 2xx, else the first failure's status with every error joined by
  * "; " ("Kitchen answered 503"). Every subscriber is tried each time. */
 int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
+
+/* subscriber_deliver() for n envelopes received together: r[i] is
+ * envs[i]'s result. The deliveries to one object are applied in one
+ * transaction on it, in batch order, each event in a savepoint of its own
+ * (a refusal takes back only its changes), then one commit: one commit
+ * per object per batch instead of one per event. A failed commit fails
+ * every event of that object. */
+int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
+    apply_result *r);
 
 /* Helpers for the kinds: the index of the element of arr whose .order is
  * order, or -1. */

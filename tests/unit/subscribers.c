@@ -121,6 +121,147 @@ repeat_changes_nothing(const char *address, jv env)
 		jv_equal(before, after), "%s:   and changes nothing", address);
 }
 
+/* Runs sql in the file of address (a trigger the test sets up). */
+static void
+exec_at(const char *address, const char *sql)
+{
+	bakery_object *o;
+	int rc = object_open(&ctx, NULL, address, 1, &o);
+	if (!rc && sqlite3_exec(o->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		rc = 1;
+	if (rc)
+		printf("# cannot run '%s' at %s\n", sql, address);
+	object_close(o);
+}
+
+/* A trigger at address that refuses the seen row of env's id with how
+ * (ABORT: the statement; ROLLBACK: the whole transaction). */
+static void
+refuse_seen(const char *address, jv env, const char *how)
+{
+	char *sql = bakery_xasprintf("CREATE TRIGGER refuse BEFORE INSERT ON seen"
+	    " WHEN NEW.event_id = '%s' BEGIN SELECT RAISE(%s, 'refused by the"
+	    " test'); END", envelope_str(env, "id"), how);
+	exec_at(address, sql);
+	free(sql);
+}
+
+/* Applies n events as one batch at address; their statuses, joined. */
+static const char *
+apply_batch(const char *address, const jv *envs, size_t n, apply_result *r)
+{
+	static char out[64];
+	size_t used = 0;
+	out[0] = '\0';
+	subscriber_apply_batch(&ctx, address, envs, n, r);
+	for (size_t i = 0; i < n && used < sizeof out; i++)
+		used += (size_t)snprintf(out + used, sizeof out - used, "%s%d",
+		    i ? " " : "", r[i].status);
+	return out;
+}
+
+/* Applies the batch b at address with a trigger named refuse there: every
+ * event answers 503 with want in its error, and the object is unchanged.
+ * Drops the trigger. */
+static void
+fails_whole(const char *address, const jv *b, size_t n, const char *want,
+    const char *what)
+{
+	apply_result r[8];
+	char all503[64] = "";
+	for (size_t i = 0; i < n; i++)
+		strcat(all503, i ? " 503" : "503");
+	jv before = show(address);
+	is_str(apply_batch(address, b, n, r), all503, "%s", what);
+	ok(strstr(r[n - 1].error, want) != NULL, "  error '%s'",
+	    r[n - 1].error);
+	jv after = show(address);
+	ok(jv_equal(before, after), "  nothing changed, nothing seen");
+	exec_at(address, "DROP TRIGGER refuse");
+}
+
+/* A batch's events at one object: one transaction, a savepoint each. */
+static void
+batches(void)
+{
+	const char *board = "kitchen/batch";
+	apply_result r[4];
+	jv g1placed = event("OrderPlaced", "g1", NULL);
+	jv g1paid = event("OrderPaid", "g1", NULL);
+	jv g2placed = event("OrderPlaced", "g2", NULL);
+	jv g2paid = event("OrderPaid", "g2", NULL);
+	{
+		jv b[] = { g1placed, g2paid, g2placed, g1paid };
+		is_str(apply_batch(board, b, 4, r), "200 409 200 200",
+		    "batch: a 409 amid applied events");
+		ok(strncmp(r[1].error, "Kitchen answered 409", 20) == 0,
+		    "  error '%s'", r[1].error);
+		is_int(len_at(board, "state.cards"), 2, "  two cards");
+		is_str(str_at(board, "state.cards.0.status"), "confirmed",
+		    "  g1's placed and then confirmed, in batch order");
+		is_str(str_at(board, "state.cards.1.status"), "placed",
+		    "  g2's placed: its OrderPaid came before the card");
+		is_int(len_at(board, "state.tickets"), 1, "  one ticket, g1's");
+		is_int(len_at(board, "seen"), 3, "  three ids seen, not the 409's");
+	}
+	{
+		/* The same batch again, and an event twice in one batch. */
+		jv b[] = { g1placed, g1paid, g2paid, g2paid };
+		is_str(apply_batch(board, b, 4, r), "200 200 200 200",
+		    "batch: repeats answer 200, the 409's event now applies once");
+		is_int(len_at(board, "state.tickets"), 2, "  two tickets");
+		is_int(len_at(board, "seen"), 4, "  four ids seen");
+		is_str(str_at(board, "state.cards.1.status"), "confirmed",
+		    "  g2 confirmed");
+	}
+	jv h1placed = event("OrderPlaced", "h1", NULL);
+	jv h1paid = event("OrderPaid", "h1", NULL);
+	jv h2placed = event("OrderPlaced", "h2", NULL);
+	{
+		/* Refused after the kind changed the state and wrote a ticket
+		 * row: the savepoint takes both back, and only them. */
+		refuse_seen(board, h1paid, "ABORT");
+		jv b[] = { h1placed, h1paid, h2placed };
+		is_str(apply_batch(board, b, 3, r), "200 503 200",
+		    "batch: a 503 after the kind's changes");
+		ok(strstr(r[1].error, "refused by the test") != NULL,
+		    "  error '%s'", r[1].error);
+		is_int(len_at(board, "state.cards"), 4, "  h1 and h2 have cards");
+		is_str(str_at(board, "state.cards.2.status"), "placed",
+		    "  h1's is placed, not confirmed");
+		is_int(len_at(board, "state.tickets"), 2, "  no ticket for h1");
+		is_int(len_at(board, "seen"), 6, "  h1's OrderPaid not seen");
+		exec_at(board, "DROP TRIGGER refuse");
+		is_int(apply(board, h1paid, &r[0]), 200, "  applied alone later");
+		is_str(str_at(board, "state.cards.2.status"), "confirmed",
+		    "  h1 confirmed");
+		is_int(len_at(board, "state.tickets"), 3, "  with its ticket");
+	}
+	jv i1 = event("OrderPlaced", "i1", NULL);
+	jv i2 = event("OrderPlaced", "i2", NULL);
+	jv i3 = event("OrderPlaced", "i3", NULL);
+	{
+		/* An error that takes the whole transaction with it fails every
+		 * event of the group, and nothing runs outside a transaction. */
+		refuse_seen(board, i2, "ROLLBACK");
+		jv b[] = { i1, i2, i3 };
+		fails_whole(board, b, 3, "rolled back",
+		    "batch: the transaction lost, every event 503");
+		/* A commit that fails fails every event of the group. */
+		exec_at(board, "CREATE TRIGGER refuse BEFORE UPDATE ON state"
+		    " BEGIN SELECT RAISE(ABORT, 'state refused'); END");
+		fails_whole(board, b + 1, 2, "state refused",
+		    "batch: the commit fails, every event 503");
+		is_str(apply_batch(board, b, 3, r), "200 200 200",
+		    "  they all apply once it commits");
+		is_int(len_at(board, "state.cards"), 7, "  three cards more");
+	}
+	jv all[] = { g1placed, g1paid, g2placed, g2paid, h1placed, h1paid,
+		h2placed, i1, i2, i3 };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		jv_free(all[i]);
+}
+
 int
 main(void)
 {
@@ -325,6 +466,25 @@ main(void)
 		jv_free(nokey);
 		jv_free(placed6);
 	}
+
+	/* subscriber_deliver_batch: a result per envelope. */
+	{
+		jv b[] = { event("OrderPlaced", "ord_8", NULL),
+			envelope_new("default", "order/x", "OrderPlaced",
+			    jv_parse("{\"order\":\"x\"}")),
+			event("OrderPaid", "ord_8", NULL) };
+		apply_result all[3];
+		is_int(subscriber_deliver_batch(&ctx, b, 3, all), 0,
+		    "deliver a batch");
+		is_int(all[0].status, 200, "  OrderPlaced 200");
+		is_int(all[1].status, 422, "  the unroutable one 422");
+		is_int(all[2].status, 200, "  OrderPaid 200, after its card");
+		is_str(str_at(kitchen, "state.cards.4.status"), "confirmed",
+		    "  the card placed and confirmed");
+		for (int i = 0; i < 3; i++)
+			jv_free(b[i]);
+	}
+	batches();
 
 	/* The order: PaymentSucceeded becomes OrderPaid, sent to the queue. */
 	{
