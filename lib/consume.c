@@ -29,20 +29,37 @@ result_line(jv env, const char *id, const char *sandbox, int delivery,
 	return o;
 }
 
-/* Delivers m to every subscriber of its event; fills r and *env. */
+/* Parses each message's envelope (env[i], or jv_null() and a 422 in r[i]
+ * when malformed), then delivers the good ones together, so that the
+ * deliveries of the batch to one object commit together. */
 static void
-deliver(bakery_ctx *ctx, queue_message *m, apply_result *r, jv *env)
+deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
+    jv *env)
 {
-	r->status = 200;
-	r->error[0] = '\0';
-	if (envelope_parse(m->body, strlen(m->body), env)) {
-		r->status = 422;
-		snprintf(r->error, sizeof r->error, "malformed envelope: %s",
-		    bakery_error());
-		*env = jv_null();
-	} else {
-		subscriber_deliver(ctx, *env, r);
+	jv *good = bakery_xmalloc(n * sizeof *good);
+	apply_result *got = bakery_xmalloc(n * sizeof *got);
+	size_t *which = bakery_xmalloc(n * sizeof *which);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		r[i].status = 200;
+		r[i].error[0] = '\0';
+		if (envelope_parse(msgs[i].body, strlen(msgs[i].body),
+			&env[i])) {
+			r[i].status = 422;
+			snprintf(r[i].error, sizeof r[i].error,
+			    "malformed envelope: %s", bakery_error());
+			env[i] = jv_null();
+			continue;
+		}
+		good[k] = env[i];
+		which[k++] = i;
 	}
+	subscriber_deliver_batch(ctx, good, k, got);
+	for (size_t j = 0; j < k; j++)
+		r[which[j]] = got[j];
+	free(good);
+	free(got);
+	free(which);
 }
 
 /* The lease was lost to another consumer, or the queue stayed locked:
@@ -90,8 +107,8 @@ consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
 	int *rcs = bakery_xmalloc(n * sizeof *rcs);
 	size_t k = 0;
 	int rc = 0;
+	deliver(ctx, msgs, n, r, env);
 	for (size_t i = 0; i < n; i++) {
-		deliver(ctx, &msgs[i], &r[i], &env[i]);
 		if (r[i].status >= 200 && r[i].status < 300) {
 			/* 205: recorded before its sandbox was wiped, dropped. */
 			outcome[i] = r[i].status == 205 ? "wiped" : "acked";

@@ -25,10 +25,12 @@ typedef struct consume_options {
 int consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
     const consume_options *opt, jv *result);
 
-/* consume_message() for a batch received together: each message is
- * delivered in turn, and those all its subscribers applied are acked
- * together at the end, in one commit of the embedded queue. results[i] is
- * messages[i]'s line. Returns 0 unless the queue itself failed. */
+/* consume_message() for a batch received together: the deliveries of the
+ * batch to one object are applied in one transaction on it
+ * (subscriber_deliver_batch), and the messages all their subscribers
+ * applied are acked together at the end, in one commit of the embedded
+ * queue. results[i] is messages[i]'s line. Returns 0 unless the queue
+ * itself failed. */
 int consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
     size_t n, const consume_options *opt, jv *results);
 

@@ -2,6 +2,7 @@
 # Invariant 8: a SIGKILL at each named crash point, recovery with the
 # ordinary tools, and every effect exactly once.
 load helpers
+bats_require_minimum_version 1.5.0
 
 later() { echo $(( $(date +%s) + 120 )); }
 
@@ -116,4 +117,41 @@ later() { echo $(( $(date +%s) + 120 )); }
 	bakery-consume >/dev/null
 	assert_effects_once "$id"
 	assert_equal "$(bakery-dlq list | jq -s length)" 0
+}
+
+@test "a batch killed after its first object's commit: the lease expires, the rest apply once" {
+	a=$(paid_order ada)
+	b=$(paid_order bob)
+	c=$(paid_order cy)
+	# One batch: three OrderPlaced, three PaymentSucceeded. The first
+	# group, the day's schedule, holds all three orders; then the kill.
+	crash_at consume.after_apply bakery-consume --once --visibility 1
+	assert_equal "$(bakery-show "schedule/$DAY" | jq '.state.holds | length')" 3
+	assert_equal "$(bakery-show "schedule/$DAY" | jq '.seen | length')" 3
+	run bakery-show kitchen/board
+	assert_failure 66
+	sleep 1.5
+	run bakery-consume --visibility 1
+	assert_success
+	assert_output --partial '"delivery":2'
+	for id in "$a" "$b" "$c"; do assert_effects_once "$id"; done
+	assert_equal "$(bakery-show "schedule/$DAY" | jq '.seen | length')" 6
+}
+
+@test "a batch killed between its commits and its ack: every message comes again and changes nothing" {
+	a=$(paid_order ada)
+	b=$(paid_order bob)
+	crash_at consume.before_ack bakery-consume --once --visibility 1
+	# Applied everywhere the batch went, acked nowhere.
+	assert_equal "$(bakery-show kitchen/board | jq '.seen | length')" 2
+	assert_equal "$(bakery-order show "$a" | jq -r .status)" paid
+	assert_equal "$(bakery-order show "$b" | jq -r .status)" paid
+	sleep 1.5
+	run --separate-stderr bakery-consume --visibility 1
+	assert_success
+	run jq -sc '[.[] | select(.type != "OrderPaid") | [.delivery, .status, .outcome]] | unique' <<<"$output"
+	assert_output '[[2,200,"acked"]]'
+	for id in "$a" "$b"; do assert_effects_once "$id"; done
+	assert_equal "$(bakery-show kitchen/board | jq '.seen | length')" 4
+	assert_equal "$(bakery-show kitchen/board | jq '.state.tickets | length')" 2
 }
