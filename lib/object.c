@@ -144,8 +144,8 @@ still_begun(bakery_object *o)
 {
 	if (!sqlite3_get_autocommit(o->db))
 		return 0;
-	return bakery_fail(EX_TEMPFAIL, "the transaction on '%s' was rolled back",
-	    o->address);
+	return bakery_fail(EX_TEMPFAIL,
+	    "the transaction on '%s' was rolled back", o->address);
 }
 
 int

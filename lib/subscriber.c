@@ -212,8 +212,9 @@ apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 			continue;
 		size_t m = 0;
 		for (size_t b = a; b < nd; b++) {
-			if (grouped[b] || strcmp(ds[a].address, ds[b].address) ||
-			    strcmp(ds[a].sandbox, ds[b].sandbox))
+			if (grouped[b] ||
+			    strcmp(ds[a].address, ds[b].address) != 0 ||
+			    strcmp(ds[a].sandbox, ds[b].sandbox) != 0)
 				continue;
 			grouped[b] = 1;
 			group[m++] = &ds[b];
