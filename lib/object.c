@@ -8,7 +8,6 @@
 #include "util.h"
 
 #include <dirent.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,19 +193,48 @@ object_set_state(bakery_object *o, jv state)
 }
 
 int
-object_exec(bakery_object *o, const char *sql, ...)
+object_exec(bakery_object *o, const char *sql, jv args, int *changes)
 {
 	sqlite3_stmt *st;
 	int rc = prepare(o, sql, &st);
-	if (rc)
+	if (rc) {
+		jv_free(args);
 		return rc;
-	va_list ap;
-	va_start(ap, sql);
-	const char *v;
-	for (int i = 1; (v = va_arg(ap, const char *)); i++)
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-	va_end(ap);
-	return step_done(o, st);
+	}
+	jv_array_foreach(args, i, v) {
+		int at = i + 1;
+		double d;
+		switch (jv_get_kind(v)) {
+		case JV_KIND_STRING:
+			sqlite3_bind_text(st, at, jv_string_value(v), -1,
+			    SQLITE_TRANSIENT);
+			break;
+		case JV_KIND_NUMBER:
+			d = jv_number_value(v);
+			if (d > -9e18 && d < 9e18 &&
+			    d == (double)(sqlite3_int64)d)
+				sqlite3_bind_int64(st, at, (sqlite3_int64)d);
+			else
+				sqlite3_bind_double(st, at, d);
+			break;
+		case JV_KIND_ARRAY:
+		case JV_KIND_OBJECT: {
+			jv text = jv_dump_string(jv_copy(v), 0);
+			sqlite3_bind_text(st, at, jv_string_value(text), -1,
+			    SQLITE_TRANSIENT);
+			jv_free(text);
+			break;
+		}
+		default:
+			break; /* null, invalid: NULL */
+		}
+		jv_free(v);
+	}
+	jv_free(args);
+	rc = step_done(o, st);
+	if (changes)
+		*changes = rc ? 0 : sqlite3_changes(o->db);
+	return rc;
 }
 
 int
@@ -440,6 +468,79 @@ object_events(bakery_object *o, jv *out)
 	return 0;
 }
 
+/*
+ * Rows that some kinds keep in tables of their own, one row an order,
+ * shown inside the state as if they were part of it. Each row is
+ * an object whose fields are the columns, named as the query names them
+ * and read as types says, a letter a column: 'v' the SQL value (text, a
+ * number), 'j' JSON text, 't' a time in ms, and, first only, 'k' the key
+ * of the row in an object (the state field is then an object, not an
+ * array). A NULL leaves its field out.
+ */
+static const struct state_rows {
+	const char *kind, *field, *types, *sql;
+} state_rows[] = {
+	{ "kitchen", "tickets", "vvjt",
+	  "SELECT order_id AS \"order\", event_id AS event, items, created_at"
+	  " FROM tickets ORDER BY created_at, order_id" },
+};
+
+static jv
+column_jv(sqlite3_stmt *st, int col, char type)
+{
+	/* The type first: reading a number as text converts it. */
+	if (type == 'v' && sqlite3_column_type(st, col) == SQLITE_INTEGER)
+		return jv_number((double)sqlite3_column_int64(st, col));
+	if (type == 'v' && sqlite3_column_type(st, col) == SQLITE_FLOAT)
+		return jv_number(sqlite3_column_double(st, col));
+	if (type == 't')
+		return store_column_time(st, col);
+	const char *text = (const char *)sqlite3_column_text(st, col);
+	jv v = type == 'j' ? jv_parse(text) : jv_string(text);
+	if (!jv_is_valid(v)) { /* not JSON: a string kept as it came */
+		jv_free(v);
+		v = jv_string(text);
+	}
+	return v;
+}
+
+/* Sets (*state).FIELD to the rows of r; *state becomes an object. */
+static int
+add_state_rows(bakery_object *o, const struct state_rows *r, jv *state)
+{
+	sqlite3_stmt *st;
+	int rc = prepare(o, r->sql, &st);
+	if (rc)
+		return rc;
+	int keyed = r->types[0] == 'k';
+	jv all = keyed ? jv_object() : jv_array();
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		jv row = jv_object();
+		for (int i = keyed; r->types[i]; i++)
+			if (sqlite3_column_type(st, i) != SQLITE_NULL)
+				row = jv_object_set(row,
+				    jv_string(sqlite3_column_name(st, i)),
+				    column_jv(st, i, r->types[i]));
+		if (keyed)
+			all = jv_object_set(all, jv_string((const char *)
+			    sqlite3_column_text(st, 0)), row);
+		else
+			all = jv_array_append(all, row);
+	}
+	sqlite3_finalize(st);
+	if (src != SQLITE_DONE) {
+		jv_free(all);
+		return store_fail(o->db, src, "cannot read state");
+	}
+	if (jv_get_kind(*state) != JV_KIND_OBJECT) {
+		jv_free(*state);
+		*state = jv_object();
+	}
+	*state = jv_object_set(*state, jv_string(r->field), all);
+	return 0;
+}
+
 int
 object_show(bakery_object *o, jv *out)
 {
@@ -448,34 +549,12 @@ object_show(bakery_object *o, jv *out)
 		return rc;
 	sqlite3_stmt *st;
 	jv state = jv_copy(o->state);
-	if (strcmp(o->kind, "kitchen") == 0) {
-		jv tickets = jv_array();
-		if ((rc = prepare(o,
-			 "SELECT order_id, event_id, items, created_at"
-			 " FROM tickets ORDER BY created_at, order_id", &st))) {
+	for (size_t i = 0; i < sizeof state_rows / sizeof *state_rows; i++)
+		if (strcmp(state_rows[i].kind, o->kind) == 0 &&
+		    (rc = add_state_rows(o, &state_rows[i], &state))) {
 			jv_free(state);
-			jv_free(tickets);
 			return rc;
 		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			jv t = jv_object();
-			t = jv_object_set(t, jv_string("order"), jv_string(
-			    (const char *)sqlite3_column_text(st, 0)));
-			t = jv_object_set(t, jv_string("event"), jv_string(
-			    (const char *)sqlite3_column_text(st, 1)));
-			t = jv_object_set(t, jv_string("items"), jv_parse(
-			    (const char *)sqlite3_column_text(st, 2)));
-			t = jv_object_set(t, jv_string("created_at"),
-			    store_column_time(st, 3));
-			tickets = jv_array_append(tickets, t);
-		}
-		sqlite3_finalize(st);
-		if (jv_get_kind(state) != JV_KIND_OBJECT) {
-			jv_free(state);
-			state = jv_object();
-		}
-		state = jv_object_set(state, jv_string("tickets"), tickets);
-	}
 	jv seen = jv_array();
 	if (!(rc = prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
 			      " rowid", &st))) {

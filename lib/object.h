@@ -110,13 +110,17 @@ int object_alarm_set(bakery_object *o, const object_alarm *a);
 
 /* The envelopes the object recorded, oldest first (jv array). */
 int object_events(bakery_object *o, jv *out);
-/* {"address","state","seen","outbox","alarm"} */
+/* {"address","sandbox","state","seen","outbox","alarm"}; the state holds
+ * the kind's rows too (the kitchen's state.tickets). */
 int object_show(bakery_object *o, jv *out);
 
-/* Runs a statement with text parameters (NULL-terminated); for the kinds
- * that keep rows of their own (the kitchen's tickets). */
-int object_exec(bakery_object *o, const char *sql, ...)
-	__attribute__((sentinel));
+/* Runs a statement inside the object's transaction, for the kinds that
+ * keep rows of their own (the kitchen's tickets). args is a jv array of the parameters ?1, ?2, ...: strings
+ * bind as text, whole numbers as integers, other numbers as reals, arrays
+ * and objects as their JSON text, anything else (null, a missing value)
+ * as NULL. Consumes args. *changes (if not NULL) receives the rows the
+ * statement changed. object_show shows those rows inside the state. */
+int object_exec(bakery_object *o, const char *sql, jv args, int *changes);
 
 /* Lists the sandbox's objects as "KIND/KEY" strings (jv array). */
 int object_list(bakery_ctx *ctx, const char *sandbox, jv *out);

@@ -50,17 +50,13 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 			cards = jv_array_set(cards, at, card);
 			jv items = jv_object_get(jv_object_get(jv_copy(env),
 			    jv_string("data")), jv_string("items"));
-			jv text = jv_dump_string(items, 0);
-			char now[24];
-			snprintf(now, sizeof now, "%lld",
-			    (long long)bakery_now_ms());
+			jv args = JV_ARRAY(jv_string(order),
+			    jv_string(envelope_str(env, "id")),
+			    jv_dump_string(items, 0), jv_number(bakery_now_ms()));
 			if (object_exec(o, "INSERT OR IGNORE INTO tickets(order_id,"
 				" event_id, items, created_at)"
-				" VALUES (?1, ?2, ?3, CAST(?4 AS INTEGER))",
-				order, envelope_str(env, "id"),
-				jv_string_value(text), now, (char *)NULL))
+				" VALUES (?1, ?2, ?3, ?4)", args, NULL))
 				status = 503;
-			jv_free(text);
 		}
 	}
 	state = jv_object_set(state, jv_string("cards"), cards);
