@@ -39,7 +39,9 @@ static const char *const object_migrations[] = {
 	"  event_id TEXT NOT NULL, items TEXT NOT NULL,"
 	"  created_at INTEGER NOT NULL);",
 };
-const store_schema store_object_schema = { "object", object_migrations, 1 };
+const store_schema store_object_schema = {
+	"object", object_migrations, 1, 1
+};
 
 static const char *const sandbox_migrations[] = {
 	"CREATE TABLE faults(name TEXT PRIMARY KEY, set_at INTEGER NOT NULL);"
@@ -51,7 +53,9 @@ static const char *const sandbox_migrations[] = {
 	"CREATE TABLE redrives(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
 	"  times INTEGER NOT NULL DEFAULT 1, last_at INTEGER NOT NULL);",
 };
-const store_schema store_sandbox_schema = { "sandbox", sandbox_migrations, 1 };
+const store_schema store_sandbox_schema = {
+	"sandbox", sandbox_migrations, 1, 1
+};
 
 static const char *const alarms_migrations[] = {
 	/* An entry says "this object may have an alarm due at fire_at". The
@@ -61,7 +65,7 @@ static const char *const alarms_migrations[] = {
 	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
 };
-const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1 };
+const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1, 1 };
 
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
@@ -563,9 +567,10 @@ store_open_readonly(bakery_ctx *ctx, const char *path,
 		rc = store_fail(db, rc, what);
 	else if (version == 0)
 		rc = bakery_fail(EX_NOINPUT, "%s: no schema yet", what);
-	else if (version != schema->count)
+	else if (version < schema->read_from || version > schema->count)
 		rc = bakery_fail(EX_CONFIG, "%s: schema version %d, this bakery "
-		    "reads %d", what, version, schema->count);
+		    "reads %d to %d", what, version, schema->read_from,
+		    schema->count);
 	free(what);
 	if (rc) {
 		sqlite3_close(db);

@@ -43,11 +43,15 @@ typedef struct bakery_ctx {
 	sqlite3 *alarms;       /* the alarm index, opened on first use */
 } bakery_ctx;
 
-/* A file's schema: migrations[i] takes user_version i to i + 1. */
+/* A file's schema: migrations[i] takes user_version i to i + 1. A file
+ * of read_from or later is read by store_open_readonly as it is: the
+ * migrations after read_from add only what the read-only tools do not
+ * read. */
 typedef struct store_schema {
 	const char *name;
 	const char *const *migrations;
 	int count;
+	int read_from;
 } store_schema;
 
 extern const store_schema store_object_schema;
@@ -80,7 +84,8 @@ int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
  * mode is set, no schema is migrated, and the connection is query_only.
  * EX_NOINPUT when the file is missing or has no schema yet (a file being
- * created); EX_CONFIG when its schema is not the one this bakery knows. */
+ * created); EX_CONFIG when its schema version is not between
+ * schema->read_from and schema->count. */
 int store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **db);
 /* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
