@@ -469,8 +469,8 @@ object_events(bakery_object *o, jv *out)
 }
 
 /*
- * Rows that some kinds keep in tables of their own, one row an order,
- * shown inside the state as if they were part of it. Each row is
+ * Rows that some kinds keep in tables of their own, one row an order or a
+ * customer, shown inside the state as if they were part of it. Each row is
  * an object whose fields are the columns, named as the query names them
  * and read as types says, a letter a column: 'v' the SQL value (text, a
  * number), 'j' JSON text, 't' a time in ms, and, first only, 'k' the key
@@ -480,9 +480,15 @@ object_events(bakery_object *o, jv *out)
 static const struct state_rows {
 	const char *kind, *field, *types, *sql;
 } state_rows[] = {
+	{ "kitchen", "cards", "vvjv",
+	  "SELECT order_id AS \"order\", day, items, status FROM cards"
+	  " ORDER BY seq" },
 	{ "kitchen", "tickets", "vvjt",
 	  "SELECT order_id AS \"order\", event_id AS event, items, created_at"
 	  " FROM tickets ORDER BY created_at, order_id" },
+	{ "crm", "customers", "kvvv",
+	  "SELECT customer, orders, total_cents, last_order FROM crm_customers"
+	  " ORDER BY seq" },
 };
 
 static jv

@@ -360,6 +360,20 @@ subscriber_state(jv state, const char *const *arrays)
 }
 
 jv
+subscriber_data(jv env, const char *field)
+{
+	jv data = jv_get_kind(env) == JV_KIND_OBJECT
+	    ? jv_object_get(jv_copy(env), jv_string("data")) : jv_invalid();
+	jv v = jv_get_kind(data) == JV_KIND_OBJECT
+	    ? jv_object_get(jv_copy(data), jv_string(field)) : jv_invalid();
+	jv_free(data);
+	if (jv_is_valid(v))
+		return v;
+	jv_free(v);
+	return jv_null();
+}
+
+jv
 subscriber_pick(jv env, const char *const *fields)
 {
 	jv data = jv_object_get(jv_copy(env), jv_string("data"));

@@ -80,6 +80,8 @@ int subscriber_append_once(bakery_object *o, const char *key_field,
     const char *array, jv record);
 /* arr without its element at index i. Consumes arr. */
 jv subscriber_remove_at(jv arr, int i);
+/* env's data.FIELD, or null when it has none. */
+jv subscriber_data(jv env, const char *field);
 /* An object with the named fields of env's data (those present). */
 jv subscriber_pick(jv env, const char *const *fields);
 /* State as an object with the given arrays present. Consumes state. */

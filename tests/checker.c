@@ -6,8 +6,9 @@
  *           [-v] HOME
  *
  * Every fact goes into an in-memory SQLite database first (each file is
- * attached read-only and copied with SQL, JSON included); the categories
- * are then queries over it:
+ * attached read-only and copied with SQL, JSON included; object files must
+ * have this bakery's schema version); the categories are then queries
+ * over it:
  *
  *   recorded     an event row in some object's `events` table
  *   lost         recorded, not applied at every routed subscriber, not
@@ -17,15 +18,19 @@
  *                an order that applied a PaymentSucceeded without an
  *                OrderPaid
  *   unexpected   an id in a `seen` table that no object recorded, or an
- *                effect (card, ticket, hold, reservation, receipt, stop,
- *                customer order) for an order without the event behind it
+ *                effect (card, confirmed card, ticket, hold, reservation,
+ *                receipt, stop, customer order) for an order without the
+ *                event behind it applied at that object
  *   duplicated   deliveries beyond the first: from the queue's counters of
  *                messages still there and from consumers' output lines
  *                (--deliveries), so a lower bound
- *   applied_twice  an effect twice: two cards, tickets, reservations,
- *                receipts, stops or customer entries for one order, a hold
- *                beside a reservation, a CRM count above the OrderPaid events
- *                the CRM applied, or two OrderPaid recorded for one order
+ *   applied_twice  an effect twice: two holds, reservations, receipts,
+ *                stops or customer entries for one order, a hold beside a
+ *                reservation, a CRM count above the OrderPaid events the CRM
+ *                applied, or two OrderPaid recorded for one order. The
+ *                kitchen's cards and tickets are rows keyed by order, so a
+ *                second application adds none; the CRM's count, which each
+ *                application raises, is where one shows
  *   recovered    applied everywhere, after a duplicate delivery or a redrive
  *
  * --drained says everything was drained: a pending or dead-lettered event
@@ -45,6 +50,7 @@
 #include <sqlite3.h>
 
 #include "../lib/routing.h"
+#include "../lib/store.h"
 #include "../lib/util.h"
 
 static sqlite3 *mem;
@@ -106,9 +112,8 @@ load_object(const char *sandbox, const char *kind, const char *key)
 	    sandbox, addr, addr, addr);
 	exec(sql);
 	sqlite3_free(sql);
-	/* Arrays of records keyed by order, per kind. */
+	/* Arrays of records keyed by order in the state, per kind. */
 	static const struct { const char *kind, *path, *what; } arrays[] = {
-		{ "kitchen", "$.cards", "card" },
 		{ "schedule", "$.holds", "hold" },
 		{ "schedule", "$.reservations", "reservation" },
 		{ "inbox", "$.receipts", "receipt" },
@@ -127,16 +132,23 @@ load_object(const char *sandbox, const char *kind, const char *key)
 		exec(sql);
 		sqlite3_free(sql);
 	}
+	/* The kitchen's and the CRM's rows: a card needs its OrderPlaced, a
+	 * confirmed card and a ticket their OrderPaid (unexpected_ids). */
 	if (strcmp(kind, "kitchen") == 0) {
-		sql = sqlite3_mprintf("INSERT INTO effects SELECT %Q, 'ticket',"
-		    " order_id, count(*) FROM o.tickets GROUP BY 3", addr);
+		sql = sqlite3_mprintf("INSERT INTO effects SELECT %Q, 'card',"
+		    " order_id, count(*) FROM o.cards GROUP BY 3;"
+		    "INSERT INTO effects SELECT %Q, 'confirmed card',"
+		    " order_id, count(*) FROM o.cards WHERE status = 'confirmed'"
+		    " GROUP BY 3;"
+		    "INSERT INTO effects SELECT %Q, 'ticket',"
+		    " order_id, count(*) FROM o.tickets GROUP BY 3",
+		    addr, addr, addr);
 		exec(sql);
 		sqlite3_free(sql);
 	}
 	if (strcmp(kind, "crm") == 0) {
-		sql = sqlite3_mprintf("INSERT INTO crm SELECT %Q, e.key,"
-		    " json_extract(e.value, '$.orders') FROM o.state,"
-		    " json_each(o.state.json, '$.customers') e", addr);
+		sql = sqlite3_mprintf("INSERT INTO crm SELECT %Q, customer,"
+		    " orders FROM o.crm_customers", addr);
 		exec(sql);
 		sqlite3_free(sql);
 	}
@@ -152,6 +164,19 @@ attach(const char *path)
 	sql = sqlite3_mprintf("INSERT INTO files VALUES (%Q)", path);
 	exec(sql);
 	sqlite3_free(sql);
+}
+
+/* The attached object file has the schema this checker reads. */
+static void
+check_version(const char *path)
+{
+	long version = one("PRAGMA o.user_version");
+	if (version != store_object_schema.count) {
+		fprintf(stderr, "checker: error: %s: schema version %ld, the "
+		    "checker reads %d (open it with bakery-show first)\n",
+		    path, version, store_object_schema.count);
+		exit(EX_CONFIG);
+	}
 }
 
 static void
@@ -206,6 +231,7 @@ load_sandbox(const char *home, const char *sandbox)
 			snprintf(key, sizeof key, "%.*s", (int)(n - 3), e->d_name);
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 			attach(path);
+			check_version(path);
 			load_object(sandbox, kinds[k], key);
 			detach();
 		}

@@ -1,7 +1,9 @@
 /*
  * kitchen.c — the kitchen board: a card per order, placed then confirmed,
- * and an oven ticket (a row of its own) for each paid order.
- * State: {"cards":[{"order","status","day","items"}]}.
+ * and an oven ticket for each paid order. Both are rows of the board's
+ * file (tables cards and tickets), one touched per event; bakery-show
+ * shows them as state.cards ({"order","day","items","status"}, in the
+ * order they came) and state.tickets.
  *
  * An OrderPaid for an order without a card is not applicable yet (409):
  * the board must learn of the order before it bakes it. While the sandbox
@@ -15,8 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const arrays[] = { "cards", NULL };
-
 static int
 kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
     size_t size)
@@ -26,46 +26,34 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
 		return 422;
-	jv state = subscriber_state(jv_copy(o->state), arrays);
-	jv cards = jv_object_get(jv_copy(state), jv_string("cards"));
-	int at = subscriber_find_order(cards, order);
-	int status = 200;
 	if (strcmp(type, "OrderPlaced") == 0) {
-		if (at < 0) {
-			static const char *const fields[] = { "order", "day",
-				"items", NULL };
-			jv card = subscriber_pick(env, fields);
-			card = jv_object_set(card, jv_string("status"),
-			    jv_string("placed"));
-			cards = jv_array_append(cards, card);
-		}
+		/* A card that is there already (placed or confirmed) stays. */
+		jv args = JV_ARRAY(jv_string(order), subscriber_data(env, "day"),
+		    subscriber_data(env, "items"));
+		if (object_exec(o, "INSERT INTO cards(order_id, status, day,"
+			" items) VALUES (?1, 'placed', ?2, ?3)"
+			" ON CONFLICT (order_id) DO NOTHING", args, NULL))
+			return 503;
 	} else if (strcmp(type, "OrderPaid") == 0) {
-		if (at < 0) {
+		int changed = 0;
+		if (object_exec(o, "UPDATE cards SET status = 'confirmed'"
+			" WHERE order_id = ?1", JV_ARRAY(jv_string(order)),
+			&changed))
+			return 503;
+		if (!changed) {
 			snprintf(error, size, "no card for order '%s' yet", order);
-			status = 409;
-		} else {
-			jv card = jv_array_get(jv_copy(cards), at);
-			card = jv_object_set(card, jv_string("status"),
-			    jv_string("confirmed"));
-			cards = jv_array_set(cards, at, card);
-			jv items = jv_object_get(jv_object_get(jv_copy(env),
-			    jv_string("data")), jv_string("items"));
-			jv args = JV_ARRAY(jv_string(order),
-			    jv_string(envelope_str(env, "id")),
-			    jv_dump_string(items, 0), jv_number(bakery_now_ms()));
-			if (object_exec(o, "INSERT OR IGNORE INTO tickets(order_id,"
-				" event_id, items, created_at)"
-				" VALUES (?1, ?2, ?3, ?4)", args, NULL))
-				status = 503;
+			return 409;
 		}
+		jv items = subscriber_data(env, "items");
+		jv args = JV_ARRAY(jv_string(order),
+		    jv_string(envelope_str(env, "id")),
+		    jv_dump_string(items, 0), jv_number(bakery_now_ms()));
+		if (object_exec(o, "INSERT OR IGNORE INTO tickets(order_id,"
+			" event_id, items, created_at) VALUES (?1, ?2, ?3, ?4)",
+			args, NULL))
+			return 503;
 	}
-	state = jv_object_set(state, jv_string("cards"), cards);
-	if (status == 200)
-		object_set_state(o, state);
-	else
-		jv_free(state);
-	return status;
+	return 200;
 }
 
-static const char *const shape[] = { "cards", NULL };
-const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1, shape };
+const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1, NULL };

@@ -61,10 +61,31 @@ paid_and_consumed() {
 @test "a CRM count above the OrderPaid events it applied is applied twice" {
 	paid_and_consumed
 	sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
-		"UPDATE state SET json = json_set(json, '\$.customers.ada.orders', 2)"
-	run "$CHECKER" "$BAKERY_HOME"
+		"UPDATE crm_customers SET orders = orders + 1 WHERE customer = 'ada'"
+	run "$CHECKER" -v "$BAKERY_HOME"
 	assert_failure 1
 	assert_output --partial '"applied_twice":1'
+	assert_output --partial 'checker: applied twice: crm orders 2 for ada at default/crm/customers'
+}
+
+@test "a confirmed card without its OrderPaid applied at the board is unexpected" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_success
+	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "UPDATE cards SET status = 'confirmed'"
+	run "$CHECKER" -v "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"unexpected":1'
+	assert_output --partial "checker: unexpected: confirmed card of $id at default/kitchen/board"
+}
+
+@test "an object file of another schema version is refused, exit 78" {
+	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 1"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 78
+	assert_output --partial "kitchen/board.db: schema version 1, the checker reads 2"
 }
 
 @test "a seen id nobody recorded is unexpected" {

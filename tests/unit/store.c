@@ -99,7 +99,7 @@ main(void)
 	is_int(mode_of(dir), 0700, "the sandbox folder is 0700");
 	snprintf(dir, sizeof dir, "%s/default/order", home);
 	is_int(mode_of(dir), 0700, "the kind folder is 0700");
-	is_int(sql_int(db, "PRAGMA user_version"), 1, "user_version is 1");
+	is_int(sql_int(db, "PRAGMA user_version"), 2, "user_version is 2");
 	char buf[64];
 	is_str(sql_text(db, "PRAGMA journal_mode", buf, sizeof buf),
 	    store_journal_mode(), "journal mode is store_journal_mode()");
@@ -112,14 +112,37 @@ main(void)
 	is_int(sql_int(db, "PRAGMA synchronous"), 2, "synchronous is FULL");
 	is_int(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
 		" ('state','events','outbox','seen','commands_seen','alarm',"
-		"'tickets')"), 7, "the object schema's tables exist");
+		"'tickets','cards','crm_customers')"), 9,
+	    "the object schema's tables exist");
 	sqlite3_close(db);
 
 	/* Opening again: no migration runs twice, create=0 now works. */
 	db = NULL;
 	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), 0,
 	    "create=0 opens an existing file");
-	is_int(sql_int(db, "PRAGMA user_version"), 1, "user_version still 1");
+	is_int(sql_int(db, "PRAGMA user_version"), 2, "user_version still 2");
+	sqlite3_close(db);
+
+	/* The read-only tools read version 1 and 2 files as they are. */
+	for (int v = 1; v <= 3; v++) {
+		char pragma[40];
+		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v);
+		sqlite3_open(path, &db);
+		sqlite3_exec(db, pragma, NULL, NULL, NULL);
+		sqlite3_close(db);
+		db = NULL;
+		int got = store_open_readonly(&ctx, path, &store_object_schema,
+		    &db);
+		is_int(got, v <= 2 ? 0 : EX_CONFIG,
+		    "store_open_readonly on a version %d file: %s", v,
+		    v <= 2 ? "read" : "EX_CONFIG");
+		if (db)
+			is_int(sql_int(db, "PRAGMA user_version"), v,
+			    "  and left at version %d", v);
+		sqlite3_close(db);
+	}
+	sqlite3_open(path, &db);
+	sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
 	sqlite3_close(db);
 
 	/* A schema newer than this bakery is refused. */
