@@ -12,8 +12,9 @@
 #   soak: N orders, K kills across M points: L lost, T applied twice,
 #   D duplicate deliveries absorbed
 # Orders spread over one sandbox per 250 orders (a visitor's sandbox in the
-# demo): the kitchen board is one JSON row per sandbox, rewritten on every
-# event (see docs/reliability.md, "Throughput").
+# demo): a day's schedule and dispatch and a customer's objects are one JSON
+# row each, rewritten on every event they apply (the kitchen's cards and the
+# CRM's customers are rows; see docs/reliability.md, "Throughput").
 set -u
 ORDERS=${1:-200}
 SEED=${2:-1}
