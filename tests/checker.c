@@ -6,9 +6,9 @@
  *           [-v] HOME
  *
  * Every fact goes into an in-memory SQLite database first (each file is
- * attached read-only and copied with SQL, JSON included; object files must
- * have this bakery's schema version); the categories are then queries
- * over it:
+ * attached read-only and copied with SQL, JSON included; a kitchen or CRM
+ * file must have this bakery's schema version, other object files version
+ * 1 or later); the categories are then queries over it:
  *
  *   recorded     an event row in some object's `events` table
  *   lost         recorded, not applied at every routed subscriber, not
@@ -166,15 +166,20 @@ attach(const char *path)
 	sqlite3_free(sql);
 }
 
-/* The attached object file has the schema this checker reads. */
+/* The attached object file has a schema this checker reads: the tables
+ * it reads of every kind are there from read_from on, the kitchen's and
+ * the CRM's rows only from the newest version. */
 static void
-check_version(const char *path)
+check_version(const char *path, const char *kind)
 {
 	long version = one("PRAGMA o.user_version");
-	if (version != store_object_schema.count) {
+	int from = strcmp(kind, "kitchen") == 0 || strcmp(kind, "crm") == 0
+	    ? store_object_schema.count : store_object_schema.read_from;
+	if (version < from || version > store_object_schema.count) {
 		fprintf(stderr, "checker: error: %s: schema version %ld, the "
-		    "checker reads %d (open it with bakery-show first)\n",
-		    path, version, store_object_schema.count);
+		    "checker reads %d to %d (bakery-show of the object "
+		    "migrates it)\n", path, version, from,
+		    store_object_schema.count);
 		exit(EX_CONFIG);
 	}
 }
@@ -231,7 +236,7 @@ load_sandbox(const char *home, const char *sandbox)
 			snprintf(key, sizeof key, "%.*s", (int)(n - 3), e->d_name);
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 			attach(path);
-			check_version(path);
+			check_version(path, kinds[k]);
 			load_object(sandbox, kinds[k], key);
 			detach();
 		}

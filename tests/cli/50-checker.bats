@@ -80,12 +80,15 @@ paid_and_consumed() {
 	assert_output --partial "checker: unexpected: confirmed card of $id at default/kitchen/board"
 }
 
-@test "an object file of another schema version is refused, exit 78" {
+@test "a board of schema version 1 is refused, exit 78; an order of version 1 is read" {
 	paid_and_consumed
+	sqlite3 "$BAKERY_HOME/default/order/$id.db" "PRAGMA user_version = 1"
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_success
 	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 1"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 78
-	assert_output --partial "kitchen/board.db: schema version 1, the checker reads 2"
+	assert_output --partial "kitchen/board.db: schema version 1, the checker reads 2 to 2"
 }
 
 @test "a seen id nobody recorded is unexpected" {
