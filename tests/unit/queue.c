@@ -259,6 +259,61 @@ main(void)
 	    "send works again once cleared");
 
 	queue_close(q);
+
+	/* A consumer's acks lease its next batch in the same commit. */
+	{
+		char *p2 = bakery_xasprintf("%s/p.db", home);
+		free(qpath);
+		qpath = p2;
+		is_int(queue_sqlite_open(&ctx, qpath, &q), 0, "a second queue");
+		at(T0 + 1000);
+		char id[16];
+		for (int i = 1; i <= 6; i++) {
+			snprintf(id, sizeof id, "evt_p%d", i);
+			send_one(q, id, "default", "{}", NULL);
+		}
+		queue_receive(q, QUEUE_EVENTS, NULL, 3, 30, m, &got);
+		is_int((long long)got, 3, "receive 3 of 6");
+		queue_message *three[3] = { &m[0], &m[1], &m[2] };
+		int r3[3];
+		is_int(queue_ack_many(q, QUEUE_EVENTS, three, 3, r3), 0,
+		    "ack the 3");
+		free_all(m, 3);
+		is_int(count("lease IS NOT NULL"), 3,
+		    "  the next 3 are leased by that commit");
+		is_int(count("id IN ('evt_p1','evt_p2','evt_p3')"), 0,
+		    "  and the 3 acked are gone");
+		queue_receive(q, QUEUE_EVENTS, NULL, 3, 30, m, &got);
+		is_int((long long)got, 3, "the next receive gets those 3");
+		is_str(m[0].id, "evt_p4", "  oldest first");
+		is_int(m[0].deliveries, 1, "  first delivery");
+		is_int(count("lease IS NOT NULL"), 3, "  leased once, not twice");
+		three[0] = &m[0], three[1] = &m[1], three[2] = &m[2];
+		is_int(queue_ack_many(q, QUEUE_EVENTS, three, 3, r3), 0,
+		    "ack them: nothing left to lease");
+		free_all(m, 3);
+		is_int(count("1"), 0, "  the queue is empty");
+
+		/* A batch leased and not received is given back at close, as
+		 * it was: ready, and its delivery not counted. */
+		at(T0 + 1100);
+		send_one(q, "evt_p7", "default", "{}", NULL);
+		send_one(q, "evt_p8", "default", "{}", NULL);
+		queue_receive(q, QUEUE_EVENTS, NULL, 1, 30, m, &got);
+		three[0] = &m[0];
+		queue_ack_many(q, QUEUE_EVENTS, three, 1, r3);
+		free_all(m, 1);
+		is_int(count("id = 'evt_p8' AND lease IS NOT NULL"), 1,
+		    "evt_p8 leased for the next receive");
+		/* A receive asking for something else does not get it. */
+		queue_receive(q, QUEUE_EVENTS, NULL, 2, 30, m, &got);
+		is_int((long long)got, 0, "  a receive of another size finds"
+		    " nothing ready");
+		queue_close(q);
+		is_int(count("id = 'evt_p8' AND lease IS NULL AND deliveries = 0"
+			" AND visible_at = 1800001100000"), 1,
+		    "closing gives it back as it was");
+	}
 	store_ctx_free(&ctx);
 	free(qpath);
 	unsetenv("BAKERY_NOW");
