@@ -7,7 +7,8 @@
  * Otherwise it reads one body on stdin and exits 0, 65 or 77. Either way
  * Billing (billing_receive) checks the signature and records
  * PaymentSucceeded once; the answer goes out before billing's outbox is
- * sent, so Stripe never waits on the queue.
+ * sent, so Stripe never waits on the queue, and the server's SIGTERM at
+ * the end of the answer is ignored until that send is done.
  */
 #include "../lib/billing.h"
 #include "../lib/cli.h"
@@ -16,6 +17,7 @@
 #include "../lib/util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,6 +189,12 @@ main(int argc, char **argv)
 			bakery_log(LOG_INFO, "payment_recorded", "address",
 			    billing->address, (char *)NULL);
 	}
+	/* A web server ends a CGI program whose answer is complete with
+	 * SIGTERM (lighttpd does, as soon as it reads the end of stdout):
+	 * ignored from here, so that the send below is not cut short. It
+	 * is bounded by the queue's own timeouts. */
+	if (cgi && billing)
+		signal(SIGTERM, SIG_IGN);
 	respond(cgi, &a);
 	free(body);
 	free(secret);

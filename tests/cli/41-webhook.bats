@@ -85,17 +85,21 @@ refused() { # STATUS FILE [HEADER]
 	sig=$(sign "$BATS_TEST_TMPDIR/ev")
 	assert_equal "$(post "$BATS_TEST_TMPDIR/ev" "$sig")" 200
 	assert_equal "$(jq -c . "$RESPONSE")" '{"status":200,"message":"recorded"}'
+	# The receiver answers first and sends Billing's outbox after; the
+	# server's end-of-request SIGTERM must not cut that send short. Wait
+	# for the send of this first post to land, before any other post
+	# (each of which sends what it finds in the outbox) can make up for it.
+	for _ in $(seq 50); do
+		[ "$(bakery-show "billing/$id" | jq '.outbox | length')" = 0 ] && break
+		sleep 0.1
+	done
+	assert_equal "$(bakery-show "billing/$id" | jq '.outbox | length')" 0
+	assert_equal "$(bakery-queue peek | jq -s '[.[] | select(.envelope.type == "PaymentSucceeded")] | length')" 1
 	seq 99 | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' -X POST \
 		--data-binary "@$BATS_TEST_TMPDIR/ev" -H "Stripe-Signature: $sig" "$URL" \
 		>"$BATS_TEST_TMPDIR/codes"
 	assert_equal "$(sort "$BATS_TEST_TMPDIR/codes" | uniq -c | awk '{print $1, $2}')" "99 200"
 	assert_equal "$(bakery-show "billing/$id" | jq '.state.payments | length')" 1
-	# The receiver answers first and sends Billing's outbox after: wait
-	# for the send of the first post to land.
-	for _ in $(seq 50); do
-		[ "$(bakery-show "billing/$id" | jq '.outbox | length')" = 0 ] && break
-		sleep 0.1
-	done
 	assert_equal "$(bakery-queue peek | jq -s '[.[] | select(.envelope.type == "PaymentSucceeded")] | length')" 1
 	run bakery-consume
 	assert_success
