@@ -84,7 +84,9 @@ int bakery_name_valid(const char *name);
 void bakery_random_id(const char *prefix, char *buf, size_t size);
 
 /* Kills the process with SIGKILL when BAKERY_CRASH_AT names this point
- * ("NAME" or "NAME:N" for the N-th time the point is passed). */
+ * ("NAME" or "NAME:N" for the N-th time the point is passed); stops it
+ * with SIGSTOP when BAKERY_STOP_AT does, so that a test can act while the
+ * process stands there, and SIGCONT it on. */
 void bakery_crash_point(const char *name);
 
 /* Growable string, for SQL and messages. Aborts on out of memory. */
