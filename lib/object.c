@@ -20,6 +20,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	memset(o, 0, sizeof *o);
 	o->ctx = ctx;
 	o->state = jv_null();
+	o->lock_fd = -1;
 	if (!sandbox)
 		sandbox = ctx->sandbox;
 	int rc = store_parse_address(address, o->kind, o->key);
@@ -28,9 +29,11 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	if (!rc) {
 		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
 		snprintf(o->address, sizeof o->address, "%s", address);
+		rc = store_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
+	}
+	if (!rc)
 		rc = store_open_object(ctx, sandbox, address,
 		    create ? STORE_CREATE_BEGUN : 0, &o->db);
-	}
 	if (!rc && !sqlite3_get_autocommit(o->db)) {
 		o->schema_pending = 1;
 		rc = store_exec(o->db, "SAVEPOINT schema");
@@ -52,6 +55,7 @@ object_close(bakery_object *o)
 		store_rollback(o->db);
 		sqlite3_close(o->db);
 	}
+	store_unlock_sandbox(o->lock_fd);
 	jv_free(o->state);
 	free(o);
 }

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "queue.h"
@@ -642,6 +644,66 @@ store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 	if (rc == EX_NOINPUT)
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", address);
 	return rc;
+}
+
+int
+store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
+    int create, int *fd)
+{
+	*fd = -1;
+	int rc = check_sandbox(ctx, &sandbox);
+	if (!rc && create)
+		rc = store_mkdirs(ctx->home);
+	if (rc)
+		return rc;
+	char *path = bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+	int lfd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0 && !create)
+		lfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (lfd < 0) {
+		/* Without create, a home with no lock file that this process
+		 * cannot make (none yet, or read-only) is read unlocked. */
+		int err = errno;
+		rc = !create ? 0 : bakery_fail(
+		    err == ENOSPC ? EX_IOERR : err == EACCES ? EX_NOPERM
+		    : EX_CANTCREAT, "cannot open '%s': %s", path,
+		    strerror(err));
+		free(path);
+		return rc;
+	}
+	/* Polled, so that the wait is bounded as a SQLite lock's is. */
+	const struct timespec pause = { 0, 1000000 };
+	int err = 0;
+	for (int waited_ms = 0;; waited_ms++) {
+		if (flock(lfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+			err = 0;
+			break;
+		}
+		err = errno;
+		if ((err != EWOULDBLOCK && err != EINTR) ||
+		    waited_ms >= ctx->busy_timeout_ms)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (err) {
+		int busy = err == EWOULDBLOCK || err == EINTR;
+		rc = bakery_fail(busy ? EX_TEMPFAIL : EX_IOERR,
+		    "cannot lock '%s': %s", path, busy
+		    ? "held past the busy timeout (by a wipe)" : strerror(err));
+		close(lfd);
+		free(path);
+		return rc;
+	}
+	free(path);
+	*fd = lfd;
+	return 0;
+}
+
+void
+store_unlock_sandbox(int fd)
+{
+	if (fd >= 0)
+		close(fd);
 }
 
 int

@@ -10,6 +10,7 @@
  *   SANDBOX/sandbox.db    faults and dead letters of the sandbox
  *   queue.db              the embedded queue (sqlite: driver)
  *   alarms.db             the alarm index: which objects may have a due alarm
+ *   .SANDBOX.lock         the sandbox's lock against the wipe (store_lock_sandbox)
  *
  * Promises: a bad name never becomes a path (EX_USAGE); files are 0600 and
  * folders 0700; every write transaction is BEGIN IMMEDIATE with a busy
@@ -94,6 +95,17 @@ int store_open_object(bakery_ctx *ctx, const char *sandbox,
     const char *address, int create, sqlite3 **db);
 int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
     sqlite3 **db);
+/* The sandbox's lock: HOME/.SANDBOX.lock, outside the folder the wipe
+ * renames aside. object_open holds it shared until object_close; the wipe
+ * holds it exclusively from setting its fence until its folder is aside,
+ * so no object of the sandbox is open across the two: an object opened
+ * before the fence closed before it, one opened after opens in the new
+ * folder. Waits up to ctx->busy_timeout_ms (then EX_TEMPFAIL). create=0
+ * and no HOME: *fd is -1 and nothing is locked, since there is nothing
+ * to open; likewise when the lock file is missing and cannot be made. */
+int store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
+    int create, int *fd);
+void store_unlock_sandbox(int fd); /* -1: nothing */
 /* Caller frees. */
 char *store_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const wipe_migrations[] = {
@@ -106,19 +107,46 @@ remove_tree(const char *path)
 	return 0;
 }
 
+/* The fence: a time later than any an object stamped before the sandbox's
+ * lock was taken. The clock is read in milliseconds, so it waits for the
+ * next one (a pinned BAKERY_NOW never moves: then it is that time). */
+static int64_t
+fence_time(void)
+{
+	const struct timespec pause = { 0, 200000 };
+	int64_t locked_at = bakery_now_ms(), now = locked_at;
+	for (int i = 0; i < 20 && now <= locked_at; i++) {
+		nanosleep(&pause, NULL);
+		now = bakery_now_ms();
+	}
+	return now;
+}
+
 static int
 wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
     int64_t *wiped_at)
 {
+	/* Held from the fence to the rename: no object of the sandbox is
+	 * open meanwhile. An object that was open recorded its events
+	 * before the fence, and the queue and the subscribers drop them;
+	 * one opened after is in the new folder, and its events, after the
+	 * fence, go on. Without it, an order placed between the two was
+	 * moved aside with the folder while its events, after the fence,
+	 * reached the kitchen and the schedule. */
+	int lock, rc = store_lock_sandbox(ctx, sandbox, 1, 1, &lock);
+	if (rc)
+		return rc;
 	bakery_queue *q;
-	*wiped_at = bakery_now_ms();
-	int rc = queue_get(ctx, &q);
+	*wiped_at = fence_time();
+	rc = queue_get(ctx, &q);
 	if (!rc)
 		rc = queue_wipe_sandbox(q, sandbox, *wiped_at);
 	if (!rc)
 		rc = alarm_index_remove_sandbox(ctx, sandbox);
-	if (rc)
+	if (rc) {
+		store_unlock_sandbox(lock);
 		return rc;
+	}
 	bakery_crash_point("wipe.midway");
 	/* Renamed aside first, so that nobody opens a half-removed object;
 	 * a resumed run removes what an earlier attempt renamed. */
@@ -128,6 +156,7 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	if (rename(live, aside) != 0 && errno != ENOENT)
 		rc = bakery_fail(EX_IOERR, "cannot move '%s' aside: %s", live,
 		    strerror(errno));
+	store_unlock_sandbox(lock);
 	if (!rc)
 		rc = remove_tree(aside);
 	free(live);

@@ -7,7 +7,35 @@ bats_require_minimum_version 1.5.0
 teardown() {
 	# Background workers of a failed test must not outlive it.
 	touch "$BATS_TEST_TMPDIR/stop"
-	for p in ${workers:-}; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in ${workers:-}; do
+		kill -TERM "$p" 2>/dev/null || true
+		kill -CONT "$p" 2>/dev/null || true
+	done
+}
+
+# stopped PID: waits until the process stands at its BAKERY_STOP_AT point.
+stopped() {
+	for _ in $(seq 200); do
+		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.05
+	done
+	echo "process $1 did not stop" >&2
+	return 1
+}
+
+# Every event an object of the default sandbox applied was recorded by an
+# order or billing object that still exists.
+assert_applied_were_recorded() {
+	local recorded="$BATS_TEST_TMPDIR/recorded" f a
+	: >"$recorded"
+	for f in "$BAKERY_HOME"/default/order/*.db "$BAKERY_HOME"/default/billing/*.db; do
+		[ -e "$f" ] && sqlite3 "$f" "SELECT id FROM events" >>"$recorded"
+	done
+	for a in $(bakery-show --list | jq -r .); do
+		bakery-show "$a" | jq -r '.seen[]'
+	done | sort -u >"$BATS_TEST_TMPDIR/applied"
+	run comm -23 "$BATS_TEST_TMPDIR/applied" <(sort -u "$recorded")
+	assert_output ""
 }
 
 # A sandbox with objects, a dead letter, a fault, queued messages and an
@@ -135,15 +163,43 @@ assert_empty() {
 		[ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || { echo "corrupt: $db" >&2; exit 1; }
 	done
 	# Every event any object applied was recorded by an object that still
-	# exists: nothing from before the wipe came back.
-	recorded="$BATS_TEST_TMPDIR/recorded"
-	: >"$recorded"
-	for f in "$BAKERY_HOME"/default/order/*.db "$BAKERY_HOME"/default/billing/*.db; do
-		[ -e "$f" ] && sqlite3 "$f" "SELECT id FROM events" >>"$recorded"
-	done
-	for a in $(bakery-show --list | jq -r .); do
-		bakery-show "$a" | jq -r '.seen[]'
-	done | sort -u >"$BATS_TEST_TMPDIR/applied"
-	run comm -23 "$BATS_TEST_TMPDIR/applied" <(sort -u "$recorded")
-	assert_output ""
+	# exists: nothing from before the wipe came back, and no order placed
+	# while the wipe ran was moved aside with its sandbox while its events
+	# went on.
+	assert_applied_were_recorded
+}
+
+@test "no object is open between the wipe's fence and its rename; a command waits and lands in the new sandbox" {
+	old=$(paid_order ada)
+	BAKERY_STOP_AT=wipe.midway bakery-wipe >"$BATS_TEST_TMPDIR/wipe.out" &
+	wipe=$!
+	workers=$wipe
+	stopped "$wipe"
+	# The fence is set and the folder not yet aside: an order placed now
+	# would be moved aside with it while its events, after the fence, went
+	# on to a new kitchen and schedule. The sandbox's lock makes it wait.
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 \
+		bakery-order place --customer bo --day "$DAY" cardamom-bun=1
+	assert_failure 75
+	run bakery-show --list
+	assert_output --partial "order/$old"
+	bakery-order place --customer cy --day "$DAY" cardamom-bun=1 >"$BATS_TEST_TMPDIR/placed" &
+	placer=$!
+	workers="$wipe $placer"
+	sleep 0.2
+	kill -0 "$placer"
+	kill -CONT "$wipe"
+	wait "$wipe"
+	wait "$placer"
+	assert_equal "$(jq -r .sandbox "$BATS_TEST_TMPDIR/wipe.out")" default
+	id=$(jq -r .id "$BATS_TEST_TMPDIR/placed")
+	bakery-order pay "$id" >/dev/null
+	bakery-relay --all >/dev/null
+	bakery-consume >/dev/null
+	# The order that waited is in the new sandbox, with all its effects;
+	# nothing of the wiped one is.
+	assert_effects_once "$id"
+	run bakery-show --list
+	refute_output --partial "$old"
+	assert_applied_were_recorded
 }
