@@ -11,9 +11,42 @@ ORDERS=${BAKERY_TEST_CLUSTER_ORDERS:-1000}
 teardown() {
 	local p
 	touch "$BATS_TEST_TMPDIR/stop"
+	[ -n "${BATS_TEST_COMPLETED:-}" ] || diagnose >&2
 	for p in "${NATS_PIDS[@]:-}"; do
 		[ -z "$p" ] || nats_stop "$p"
 	done
+}
+
+# diagnose: on a failure, what the test collected and what the queue and
+# the servers say now (bats shows a failed test's stderr).
+diagnose() {
+	local d=$BATS_TEST_TMPDIR f
+	echo "# placed $(lines "$d/placed.txt"), paid $(lines "$d/paid.txt"), refused $(lines "$d/refused.txt"), silent $(lines "$d/silent.txt"), pays tried again $(lines "$d/pay-failed.txt")"
+	for f in refused.txt silent.txt pay-failed.txt; do
+		[ -s "$d/$f" ] && { echo "# $f (last 20):"; tail -20 "$d/$f"; }
+	done
+	for f in produce.err consume.err; do
+		[ -s "$d/$f" ] && { echo "# $f (last 30):"; tail -30 "$d/$f"; }
+	done
+	if [ -s "$d/consumed.jsonl" ]; then
+		echo "# consumed.jsonl: outcomes, and events never acked"
+		jq -r .outcome "$d/consumed.jsonl" | sort | uniq -c
+		jq -rs 'group_by(.id) | map(select(all(.outcome != "acked"))) |
+			.[] | [.[0].id, .[0].type, (map(.outcome) | join(","))] | @tsv' \
+			"$d/consumed.jsonl" | head -20
+	fi
+	if [ -n "${BAKERY_QUEUE:-}" ]; then
+		echo "# bakery-queue stats, dead letters:"
+		timeout 20 bakery-queue stats 2>&1
+		timeout 20 bakery-queue peek --dlq --limit 5 2>&1 | cut -c1-400
+		echo "# outbox rows left: $(find "$BAKERY_HOME/default" -name '*.db' -exec \
+			sqlite3 {} "select count(*) from outbox" \; 2>/dev/null |
+			awk '{n += $1} END {print n + 0}')"
+	fi
+	for f in "$d"/cluster/n?.log; do
+		[ -e "$f" ] && { echo "# $f (last 15):"; tail -15 "$f"; }
+	done
+	return 0
 }
 
 # produce FIRST LAST: places and pays orders FIRST..LAST, one line each in
