@@ -35,7 +35,7 @@
 	X(natsSubscription_Fetch) X(nats_CloseAndWait) X(natsInbox_Create) X(natsInbox_Destroy) \
 	X(natsConnection_SubscribeSync) X(natsConnection_PublishRequestString) \
 	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
-	X(nats_GetVersion)
+	X(nats_GetVersion) X(nats_Now) X(nats_Sleep)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
 
@@ -108,5 +108,7 @@ int lazy_nats(void);
 #define natsMsg_Ack (*lazy_natsMsg_Ack)
 #define nats_GetLastError (*lazy_nats_GetLastError)
 #define nats_GetVersion (*lazy_nats_GetVersion)
+#define nats_Now (*lazy_nats_Now)
+#define nats_Sleep (*lazy_nats_Sleep)
 
 #endif

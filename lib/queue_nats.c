@@ -29,7 +29,8 @@
  *   ack       deletes the message from the stream, then acks it, so the
  *             stream holds what is still owed and a second consumer with an
  *             overlapping filter does not get it later (if it already had
- *             it, the subscribers' seen tables absorb it).
+ *             it, the subscribers' seen tables absorb it). A delete left
+ *             unanswered is asked again (see unanswered()).
  *   retry     Nak, with the delay when there is one. JetStream keeps no
  *             error with a Nak: last_error is known only in the DLQ.
  *   dead_letter  publishes to the DLQ and waits for its ack, then deletes
@@ -56,6 +57,8 @@
 #define FETCH_TIMEOUT_MS 250
 #define PUBLISH_WAIT_MS 5000
 #define MAX_SUBS 4
+#define UNANSWERED_WAIT_MS 30000 /* see unanswered() */
+#define ASK_AGAIN_PAUSE_MS 250
 
 struct held {
 	natsMsg *msg;
@@ -80,6 +83,7 @@ typedef struct nats_queue {
 	struct sub subs[MAX_SUBS];
 	struct held *held; /* received, not yet answered: handle = index */
 	size_t held_n;
+	int64_t unanswered_until; /* see unanswered() */
 } nats_queue;
 
 #define NQ(q) ((nats_queue *)(q)->impl)
@@ -538,24 +542,76 @@ release(struct held *h)
 	h->msg = NULL;
 }
 
-/* Removes an answered message from the stream: what stays is what is owed.
- * Gone already (another consumer, a purge) is fine. This comes before the
- * ack: a delete that fails leaves the message unacked, to come back and be
- * absorbed; an ack first could leave an acked message in the stream that
- * no consumer of that filter would ever deliver again. */
+/* A delete with no answer in time may have been applied all the same: a
+ * stream leader that commits it and dies before answering (SIGKILL, a
+ * failover). Reported as failed, it would be lease-lost, said to come
+ * again, and never come. So an unanswered delete is asked again until an
+ * answer settles it: deleted now, or nothing there (the first one did
+ * it). A process waits for that up to UNANSWERED_WAIT_MS from its first
+ * unanswered delete, longer than a cluster takes to elect a new leader;
+ * once that has run out, a delete is asked once, until one is answered. */
+static void
+unanswered(nats_queue *n)
+{
+	if (!n->unanswered_until)
+		n->unanswered_until = nats_Now() + UNANSWERED_WAIT_MS;
+}
+
 static int
-forget(nats_queue *n, const char *queue, uint64_t seq)
+still_waiting(nats_queue *n)
+{
+	return n->unanswered_until && nats_Now() < n->unanswered_until;
+}
+
+/* One delete: 0 when the message is gone, deleted now or before (another
+ * consumer, a purge); EX_TEMPFAIL when refused or not answered. */
+static int
+delete_once(nats_queue *n, const char *queue, uint64_t seq)
 {
 	jsErrCode jerr = 0;
 	natsStatus s = js_DeleteMsg(n->js, stream_of(queue), seq, NULL, &jerr);
 	if (s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr ||
-	    jerr == JSStreamMsgDeleteFailed)
+	    jerr == JSStreamMsgDeleteFailed) {
+		n->unanswered_until = 0;
 		return 0;
+	}
+	if (s == NATS_TIMEOUT)
+		unanswered(n);
 	return nats_failed(EX_TEMPFAIL, "delete", s, jerr);
 }
 
+/* After a delete went unanswered: asked again while the process waits. */
+static int
+ask_again(nats_queue *n, const char *queue, uint64_t seq)
+{
+	char sq[24];
+	snprintf(sq, sizeof sq, "%llu", (unsigned long long)seq);
+	bakery_log(LOG_WARN, "delete_asked_again", "stream", stream_of(queue),
+	    "seq", sq, (char *)NULL);
+	int rc;
+	do {
+		nats_Sleep(ASK_AGAIN_PAUSE_MS);
+		rc = delete_once(n, queue, seq);
+	} while (rc && still_waiting(n));
+	return rc;
+}
+
+/* Removes an answered message from the stream: what stays is what is owed.
+ * This comes before the ack: a delete that fails leaves the message
+ * unacked, to come back and be absorbed; an ack first could leave an acked
+ * message in the stream that no consumer of that filter would ever deliver
+ * again. */
+static int
+forget(nats_queue *n, const char *queue, uint64_t seq)
+{
+	int rc = delete_once(n, queue, seq);
+	if (rc && still_waiting(n))
+		rc = ask_again(n, queue, seq);
+	return rc;
+}
+
 /* 1 when a JetStream answer to a message delete says it is gone: deleted
- * now, or before (as forget() counts them). */
+ * now, or before (as delete_once() counts them). */
 static int
 delete_answered(const char *data, int len)
 {
@@ -604,7 +660,8 @@ nats_ack(bakery_queue *q, const char *queue, queue_message *m)
  * nats_ack takes two per message (the delete, then a synchronous ack). A
  * message whose delete was answered (or found it gone) is acked without
  * waiting: the ack only spares the server a redelivery attempt. One whose
- * delete failed or went unanswered stays unacked and comes back. */
+ * delete was refused stays unacked and comes back; one not answered is
+ * asked again (see unanswered()). */
 static int
 nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
     size_t n, int *rcs)
@@ -647,14 +704,20 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 		if (i < n && rcs[i] == -1) {
 			rcs[i] = delete_answered(natsMsg_GetData(answer),
 			    natsMsg_GetDataLength(answer)) ? 0 : EX_TEMPFAIL;
+			if (rcs[i] == 0)
+				nq->unanswered_until = 0;
 			asked--;
 		}
 		natsMsg_Destroy(answer);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (rcs[i] == -1)
-			rcs[i] = bakery_fail(EX_TEMPFAIL, "nats: the delete of"
-			    " '%s' was not answered", m[i]->id);
+		if (rcs[i] == -1) {
+			unanswered(nq);
+			rcs[i] = still_waiting(nq)
+			    ? ask_again(nq, queue, held[i]->seq)
+			    : bakery_fail(EX_TEMPFAIL, "nats: the delete of"
+				  " '%s' was not answered", m[i]->id);
+		}
 		if (!held[i])
 			continue;
 		if (rcs[i] == 0 && natsMsg_Ack(held[i]->msg, NULL) != NATS_OK)

@@ -7,10 +7,19 @@ NATS text protocol over a socket.
   nats-tool.py HOST:PORT pub SUBJECT BODY [KEY=VALUE...]
                                           publish with headers to JetStream,
                                           exit 1 unless the stream acked it
+  nats-tool.py HOST:PORT proxy PORT PREFIX N
+                                          listen on 127.0.0.1:PORT and pass
+                                          each connection on to HOST:PORT,
+                                          but swallow the answers to the
+                                          first N requests whose subject
+                                          starts with PREFIX: the server
+                                          did the work, the client never
+                                          hears (a leader that died)
 """
 import json
 import socket
 import sys
+import threading
 
 
 class Conn:
@@ -46,7 +55,87 @@ class Conn:
                 return data
 
 
+class Proxy:
+    """The NATS text protocol passed on a message at a time, each way."""
+
+    def __init__(self, upstream, prefix, count):
+        self.upstream = upstream
+        self.prefix = prefix.encode()
+        self.left = count
+        self.swallow = set()  # reply subjects whose answer goes nowhere
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def message(f, line):
+        """The whole protocol message that line starts: with its payload
+        for (H)PUB and (H)MSG, whose last field is the payload's size."""
+        words = line.split() or [b""]
+        if words[0].upper() in (b"PUB", b"HPUB", b"MSG", b"HMSG"):
+            return line + f.read(int(line.split()[-1]) + 2)
+        return line
+
+    def to_server(self, f, out):
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            words = line.split() or [b""]
+            if words[0].upper() in (b"PUB", b"HPUB") and \
+                    words[1].startswith(self.prefix) and \
+                    len(words) == (5 if words[0].upper() == b"HPUB" else 4):
+                with self.lock:
+                    if self.left > 0:
+                        self.left -= 1
+                        self.swallow.add(words[2])
+            out.sendall(self.message(f, line))
+
+    def to_client(self, f, out):
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            msg = self.message(f, line)
+            words = line.split() or [b""]
+            if words[0].upper() in (b"MSG", b"HMSG"):
+                with self.lock:
+                    if words[1] in self.swallow:
+                        self.swallow.discard(words[1])
+                        continue
+            out.sendall(msg)
+
+    def serve(self, client):
+        host, port = self.upstream.rsplit(":", 1)
+        server = socket.create_connection((host, int(port)))
+        for pump, src, dst in ((self.to_server, client, server),
+                               (self.to_client, server, client)):
+            threading.Thread(target=self.pump, daemon=True,
+                             args=(pump, src, dst)).start()
+
+    @staticmethod
+    def pump(fn, src, dst):
+        try:
+            fn(src.makefile("rb"), dst)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def run(self, port):
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", port))
+        ls.listen(16)
+        while True:
+            client, _ = ls.accept()
+            self.serve(client)
+
+
 def main():
+    if len(sys.argv) == 6 and sys.argv[2] == "proxy":
+        Proxy(sys.argv[1], sys.argv[4], int(sys.argv[5])).run(int(sys.argv[3]))
     c = Conn(sys.argv[1])
     cmd = sys.argv[2]
     if cmd == "reset":

@@ -9,6 +9,7 @@ bats_require_minimum_version 1.5.0
 teardown() {
 	local p
 	[ -z "${NATS_PID:-}" ] || nats_stop "$NATS_PID"
+	[ -z "${PROXY_PID:-}" ] || nats_stop "$PROXY_PID"
 	for p in "${NATS_PIDS[@]:-}"; do
 		[ -z "$p" ] || nats_stop "$p"
 	done
@@ -161,4 +162,43 @@ outbox_rows() {
 	assert_success
 	assert_output ""
 	assert_equal "$(bakery-show kitchen/board | jq '.state.cards | length')" 25
+}
+
+# proxy_swallowing PORT N: a proxy on PORT to the server that swallows the
+# answers to the next N message deletes (tests/nats-tool.py proxy): the
+# server deletes, the consumer never hears, as from a leader that died.
+proxy_swallowing() {
+	[ -z "${PROXY_PID:-}" ] || nats_stop "$PROXY_PID"
+	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" proxy "$1" \
+		'$JS.API.STREAM.MSG.DELETE.' "$2" &
+	PROXY_PID=$!
+	nats_wait_port "$1"
+}
+
+@test "a delete whose answer is lost (a leader that applied it and died) is asked again: acked, not lease-lost" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	port=$(nats_free_port)
+	proxy_swallowing "$port" 1
+	export BAKERY_QUEUE=nats://127.0.0.1:$port
+	bakery-queue init >/dev/null
+	id=$(place ada)
+	run --separate-stderr bakery-consume
+	assert_success
+	# Asked again, the delete finds the message gone: the first one did
+	# it. Reported lease-lost, it would be said to come again, and never
+	# would.
+	assert_equal "$(jq -sc 'map(.outcome)' <<<"$output")" '["acked"]'
+	[[ "$stderr" == *delete_asked_again* ]]
+	assert_equal "$(bakery-queue stats | jq -c '."bakery-events" | [.ready, .leased]')" "[0,0]"
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+	# The same for a poison message's delete, once it is in the dead letters.
+	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" pub bakery.events.default.unknown \
+		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
+		Bakery-Sandbox=default >/dev/null
+	proxy_swallowing "$port" 1
+	run --separate-stderr bakery-consume --max-retries 0
+	assert_success
+	assert_equal "$(jq -sc 'map(.outcome)' <<<"$output")" '["dead-lettered"]'
+	[[ "$stderr" == *delete_asked_again* ]]
+	assert_equal "$(bakery-queue stats | jq -c '[."bakery-events".ready, ."bakery-events-dlq".ready]')" '[0,1]'
 }

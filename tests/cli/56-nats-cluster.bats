@@ -162,5 +162,5 @@ lines() {
 	deliveries=$(jq -s 'length' "$BATS_TEST_TMPDIR/consumed.jsonl")
 	outcomes=$(jq -r .outcome "$BATS_TEST_TMPDIR/consumed.jsonl" | sort | uniq -c |
 		awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}')
-	echo "# $ORDERS places: $placed orders, $refused refused; leader $leader killed; 0 lost, 0 applied twice; $deliveries deliveries ($outcomes) for $distinct events: $((deliveries - distinct)) duplicate deliveries absorbed; $(lines "$BATS_TEST_TMPDIR/pay-failed.txt") pays tried again" >&3
+	echo "# $ORDERS places: $placed orders, $refused refused; leader $leader killed; 0 lost, 0 applied twice; $deliveries deliveries ($outcomes) for $distinct events: $((deliveries - distinct)) duplicate deliveries absorbed; $(lines "$BATS_TEST_TMPDIR/pay-failed.txt") pays tried again; $(cat "$BATS_TEST_TMPDIR/consume.err" 2>/dev/null | grep -c delete_asked_again) deletes asked again" >&3
 }
