@@ -7,44 +7,52 @@ load ../nats
 bats_require_minimum_version 1.5.0
 
 ORDERS=${BAKERY_TEST_CLUSTER_ORDERS:-1000}
+# The stderr bats started with: a failure's diagnosis goes there, so that
+# prove (make check), which shows none of a test's own output, shows it.
+exec {stderr_fd}>&2
 
 teardown() {
 	local p
 	touch "$BATS_TEST_TMPDIR/stop"
-	[ -n "${BATS_TEST_COMPLETED:-}" ] || diagnose >&2
+	[ -n "${BATS_TEST_COMPLETED:-}" ] ||
+		diagnose 2>&1 | sed 's/^/# 56-nats-cluster: /' >&"$stderr_fd"
 	for p in "${NATS_PIDS[@]:-}"; do
 		[ -z "$p" ] || nats_stop "$p"
 	done
 }
 
 # diagnose: on a failure, what the test collected and what the queue and
-# the servers say now (bats shows a failed test's stderr).
+# the servers say now.
 diagnose() {
 	local d=$BATS_TEST_TMPDIR f
-	echo "# placed $(lines "$d/placed.txt"), paid $(lines "$d/paid.txt"), refused $(lines "$d/refused.txt"), silent $(lines "$d/silent.txt"), pays tried again $(lines "$d/pay-failed.txt")"
+	if [ -s "${BATS_OUT:-}" ]; then
+		echo "-- the test's output (last 20: an assertion's message):"
+		tail -20 "$BATS_OUT"
+	fi
+	echo "placed $(lines "$d/placed.txt"), paid $(lines "$d/paid.txt"), refused $(lines "$d/refused.txt"), silent $(lines "$d/silent.txt"), pays tried again $(lines "$d/pay-failed.txt")"
 	for f in refused.txt silent.txt pay-failed.txt; do
-		[ -s "$d/$f" ] && { echo "# $f (last 20):"; tail -20 "$d/$f"; }
+		[ -s "$d/$f" ] && { echo "-- $f (last 20):"; tail -20 "$d/$f"; }
 	done
 	for f in produce.err consume.err; do
-		[ -s "$d/$f" ] && { echo "# $f (last 30):"; tail -30 "$d/$f"; }
+		[ -s "$d/$f" ] && { echo "-- $f (last 30):"; tail -30 "$d/$f"; }
 	done
 	if [ -s "$d/consumed.jsonl" ]; then
-		echo "# consumed.jsonl: outcomes, and events never acked"
+		echo "-- consumed.jsonl: outcomes, and events never acked"
 		jq -r .outcome "$d/consumed.jsonl" | sort | uniq -c
 		jq -rs 'group_by(.id) | map(select(all(.outcome != "acked"))) |
 			.[] | [.[0].id, .[0].type, (map(.outcome) | join(","))] | @tsv' \
 			"$d/consumed.jsonl" | head -20
 	fi
 	if [ -n "${BAKERY_QUEUE:-}" ]; then
-		echo "# bakery-queue stats, dead letters:"
+		echo "-- bakery-queue stats, dead letters:"
 		timeout 20 bakery-queue stats 2>&1
 		timeout 20 bakery-queue peek --dlq --limit 5 2>&1 | cut -c1-400
-		echo "# outbox rows left: $(find "$BAKERY_HOME/default" -name '*.db' -exec \
+		echo "-- outbox rows left: $(find "$BAKERY_HOME/default" -name '*.db' -exec \
 			sqlite3 {} "select count(*) from outbox" \; 2>/dev/null |
 			awk '{n += $1} END {print n + 0}')"
 	fi
 	for f in "$d"/cluster/n?.log; do
-		[ -e "$f" ] && { echo "# $f (last 15):"; tail -15 "$f"; }
+		[ -e "$f" ] && { echo "-- $f (last 15):"; tail -15 "$f"; }
 	done
 	return 0
 }
@@ -146,14 +154,14 @@ lines() {
 	# 0 lost, 0 applied twice: each order once in every subscriber that
 	# keeps a row per order.
 	once='[.[]] | (length == ($n | tonumber)) and (group_by(.) | all(length == 1))'
-	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.tickets[].order] | $once"
-	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.cards[] | select(.status == \"confirmed\") | .order] | $once"
-	bakery-show "schedule/$DAY" | jq -e --arg n "$placed" "[.state.reservations[].order] | $once"
-	bakery-show "schedule/$DAY" | jq -e '.state.holds | length == 0'
+	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.tickets[].order] | $once" >/dev/null
+	bakery-show kitchen/board | jq -e --arg n "$placed" "[.state.cards[] | select(.status == \"confirmed\") | .order] | $once" >/dev/null
+	bakery-show "schedule/$DAY" | jq -e --arg n "$placed" "[.state.reservations[].order] | $once" >/dev/null
+	bakery-show "schedule/$DAY" | jq -e '.state.holds | length == 0' >/dev/null
 	for c in $(seq 0 9); do bakery-show "inbox/c$c"; done |
-		jq -se --arg n "$placed" "[.[].state.receipts[].order] | $once"
+		jq -se --arg n "$placed" "[.[].state.receipts[].order] | $once" >/dev/null
 	for c in $(seq 0 9); do bakery-show "customer/c$c"; done |
-		jq -se --arg n "$placed" "[.[].state.orders[].order] | $once"
+		jq -se --arg n "$placed" "[.[].state.orders[].order] | $once" >/dev/null
 
 	# Every delivery is a line (acked, retried, lease-lost...); each one
 	# past an event's first reached subscribers that had applied it.
