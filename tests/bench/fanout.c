@@ -186,16 +186,19 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	signal(SIGPIPE, SIG_IGN);
 	bakery_ctx ctx;
+	int rc;
 	if (argc == 3 && strcmp(argv[1], "feed") == 0) {
 		bench_context(&ctx);
-		return feed(&ctx, bench_count(argv[2]));
-	}
-	if (argc >= 5 && strcmp(argv[1], "steady") == 0) {
+		rc = feed(&ctx, bench_count(argv[2]));
+	} else if (argc >= 5 && strcmp(argv[1], "steady") == 0) {
 		bench_context(&ctx);
-		return steady(&ctx, bench_count(argv[2]), bench_count(argv[3]),
+		rc = steady(&ctx, bench_count(argv[2]), bench_count(argv[3]),
 		    argv + 4);
+	} else {
+		fprintf(stderr, "usage: fanout feed N\n"
+				"       fanout steady N RATE CONSUMER [ARG...]\n");
+		return EX_USAGE;
 	}
-	fprintf(stderr, "usage: fanout feed N\n"
-			"       fanout steady N RATE CONSUMER [ARG...]\n");
-	return EX_USAGE;
+	store_ctx_free(&ctx);
+	return rc;
 }
