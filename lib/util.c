@@ -41,12 +41,23 @@ bakery_init(const char *argv0)
 	opterr = 0;
 }
 
+/* Formats the message through a copy: an argument may be bakery_error()
+ * itself (an error that wraps the one before), which vsnprintf must not
+ * read while it writes over it. */
+static void
+set_error(const char *fmt, va_list ap)
+{
+	char msg[sizeof last_error];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	memcpy(last_error, msg, sizeof last_error);
+}
+
 int
 bakery_fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	set_error(fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -62,7 +73,7 @@ bakery_die(int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof last_error, fmt, ap);
+	set_error(fmt, ap);
 	va_end(ap);
 	bakery_die_last(code);
 }

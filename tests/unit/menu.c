@@ -127,6 +127,24 @@ main(void)
 	}
 	setenv("BAKERY_MENU", "/nonexistent/menu.tsv", 1);
 	is_int(menu_load(&m), EX_CONFIG, "a missing menu file is EX_CONFIG");
+
+	/* A bad file's error wraps the parser's, which it is formatted from. */
+	char bad[] = "/tmp/bakery-menu-XXXXXX";
+	int fd = mkstemp(bad);
+	if (fd >= 0) {
+		FILE *f = fdopen(fd, "w");
+		fputs("cardamom-bun\t450\tCardamom bun\nno tabs here\n", f);
+		fclose(f);
+		setenv("BAKERY_MENU", bad, 1);
+		is_int(menu_load(&m), EX_CONFIG, "a bad menu file is EX_CONFIG");
+		char want[128];
+		snprintf(want, sizeof want, "bad menu '%s': menu line 2", bad);
+		ok(strncmp(bakery_error(), want, strlen(want)) == 0 &&
+			strstr(bakery_error(), "want NAME<TAB>") != NULL,
+		    "  says where, then the parser's error (%s)",
+		    bakery_error());
+		unlink(bad);
+	}
 	unsetenv("BAKERY_MENU");
 	return done_testing();
 }
