@@ -143,7 +143,7 @@ soak: all build/tests/checker
 # tests are too slow under valgrind to be useful).
 VALGRIND_TESTS ?= 00-smoke 10-order 20-consume 21-dlq 22-redrive 30-crash \
 	41-webhook
-valgrind: all
+valgrind: all build/tests/checker
 	rm -rf build/valgrind && mkdir -p build/valgrind/bin build/valgrind/log
 	for p in $(PROGS); do \
 		printf '#!/bin/sh\nleaks=full\n[ -z "$${BAKERY_CRASH_AT:-}" ] || leaks=no\nexec valgrind --error-exitcode=99 --leak-check=$$leaks --errors-for-leak-kinds=definite --log-file=%s/build/valgrind/log/%%p.log %s/bin/%s "$$@"\n' \
