@@ -702,19 +702,18 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		free(path);
 		return rc;
 	}
-	/* Polled, so that the wait is bounded as a SQLite lock's is. */
-	const struct timespec pause = { 0, 1000000 };
+	/* Polled as a SQLite lock is waited for (busy_wait), up to the
+	 * same busy timeout. */
 	int err = 0;
-	for (int waited_ms = 0;; waited_ms++) {
+	for (int tries = 0;; tries++) {
 		if (flock(lfd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
 			err = 0;
 			break;
 		}
 		err = errno;
 		if ((err != EWOULDBLOCK && err != EINTR) ||
-		    waited_ms >= ctx->busy_timeout_ms)
+		    !busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
 			break;
-		nanosleep(&pause, NULL);
 	}
 	if (err) {
 		int busy = err == EWOULDBLOCK || err == EINTR;
