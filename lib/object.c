@@ -52,6 +52,7 @@ object_close(bakery_object *o)
 	if (!o)
 		return;
 	if (o->db) {
+		store_stmts_free(&o->stmts);
 		store_rollback(o->db);
 		sqlite3_close(o->db);
 	}
@@ -60,10 +61,10 @@ object_close(bakery_object *o)
 	free(o);
 }
 
-static int
-prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
+int
+object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(o->db, sql, -1, st, NULL);
+	int rc = store_prepare(o->db, &o->stmts, sql, st);
 	if (rc == SQLITE_OK)
 		return 0;
 	char *what = bakery_xasprintf("cannot use '%s'", o->address);
@@ -72,11 +73,17 @@ prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 	return rc;
 }
 
+void
+object_finish(bakery_object *o, sqlite3_stmt *st)
+{
+	store_release(&o->stmts, st);
+}
+
 static int
 step_done(bakery_object *o, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 	char *what = bakery_xasprintf("cannot write '%s'", o->address);
@@ -89,7 +96,7 @@ int
 object_load(bakery_object *o)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o, "SELECT json FROM state WHERE id = 1", &st);
+	int rc = object_prepare(o, "SELECT json FROM state WHERE id = 1", &st);
 	if (rc)
 		return rc;
 	jv_free(o->state);
@@ -100,12 +107,12 @@ object_load(bakery_object *o)
 		if (!jv_is_valid(o->state)) {
 			jv_free(o->state);
 			o->state = jv_null();
-			sqlite3_finalize(st);
+			object_finish(o, st);
 			return bakery_fail(EX_SOFTWARE,
 			    "corrupt state in '%s'", o->address);
 		}
 	}
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
 		return store_fail(o->db, src, "cannot read state");
 	return 0;
@@ -200,7 +207,7 @@ int
 object_exec(bakery_object *o, const char *sql, jv args, int *changes)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o, sql, &st);
+	int rc = object_prepare(o, sql, &st);
 	if (rc) {
 		jv_free(args);
 		return rc;
@@ -245,11 +252,11 @@ int
 object_seen(bakery_object *o, const char *event_id)
 {
 	sqlite3_stmt *st;
-	if (prepare(o, "SELECT 1 FROM seen WHERE event_id = ?", &st))
+	if (object_prepare(o, "SELECT 1 FROM seen WHERE event_id = ?", &st))
 		return 0;
 	sqlite3_bind_text(st, 1, event_id, -1, SQLITE_STATIC);
 	int seen = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	return seen;
 }
 
@@ -257,7 +264,7 @@ int
 object_mark_seen(bakery_object *o, const char *event_id, const char *type)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o,
+	int rc = object_prepare(o,
 	    "INSERT INTO seen(event_id, type, applied_at) VALUES (?, ?, ?)",
 	    &st);
 	if (rc)
@@ -273,7 +280,7 @@ object_command_result(bakery_object *o, const char *key, jv *result)
 {
 	sqlite3_stmt *st;
 	*result = jv_null();
-	if (prepare(o, "SELECT result FROM commands_seen WHERE key = ?", &st))
+	if (object_prepare(o, "SELECT result FROM commands_seen WHERE key = ?", &st))
 		return 0;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	int found = sqlite3_step(st) == SQLITE_ROW;
@@ -281,7 +288,7 @@ object_command_result(bakery_object *o, const char *key, jv *result)
 		jv_free(*result);
 		*result = jv_parse((const char *)sqlite3_column_text(st, 0));
 	}
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	return found;
 }
 
@@ -289,7 +296,7 @@ int
 object_remember_command(bakery_object *o, const char *key, jv result)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o,
+	int rc = object_prepare(o,
 	    "INSERT INTO commands_seen(key, result, at) VALUES (?, ?, ?)", &st);
 	if (rc) {
 		jv_free(result);
@@ -311,7 +318,7 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
 	const char *id = envelope_str(env, "id");
 	int64_t now = bakery_now_ms();
 	sqlite3_stmt *st;
-	int rc = prepare(o,
+	int rc = object_prepare(o,
 	    "INSERT INTO events(id, type, envelope, recorded_at)"
 	    " VALUES (?1, ?2, ?3, ?4)", &st);
 	if (!rc) {
@@ -321,7 +328,7 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
 		sqlite3_bind_int64(st, 4, now);
 		rc = step_done(o, st);
 	}
-	if (!rc && !(rc = prepare(o,
+	if (!rc && !(rc = object_prepare(o,
 			 "INSERT INTO outbox(event_id, envelope, created_at)"
 			 " VALUES (?1, ?2, ?3)", &st))) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -353,7 +360,7 @@ static int
 arm_if_needed(bakery_object *o)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o,
+	int rc = object_prepare(o,
 	    "SELECT (SELECT count(*) FROM outbox),"
 	    " (SELECT fire_at FROM alarm WHERE id = 1)", &st);
 	if (rc)
@@ -366,14 +373,14 @@ arm_if_needed(bakery_object *o)
 		if (armed && sqlite3_column_int64(st, 1) < fire_at)
 			fire_at = sqlite3_column_int64(st, 1);
 	}
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	if (rows == 0)
 		return 0;
 	if (!armed && !alarm_index_covers(o->ctx, o->sandbox, o->address,
 			  fire_at) &&
 	    (rc = alarm_index_add(o->ctx, o->sandbox, o->address, fire_at)))
 		return rc;
-	if ((rc = prepare(o,
+	if ((rc = object_prepare(o,
 		 "INSERT INTO alarm(id, fire_at) VALUES (1, ?1)"
 		 " ON CONFLICT (id) DO UPDATE SET fire_at = ?1", &st)))
 		return rc;
@@ -386,7 +393,7 @@ object_alarm_get(bakery_object *o, object_alarm *a)
 {
 	memset(a, 0, sizeof *a);
 	sqlite3_stmt *st;
-	int rc = prepare(o, "SELECT fire_at, rearms_today, rearm_day FROM alarm"
+	int rc = object_prepare(o, "SELECT fire_at, rearms_today, rearm_day FROM alarm"
 			    " WHERE id = 1", &st);
 	if (rc)
 		return rc;
@@ -396,7 +403,7 @@ object_alarm_get(bakery_object *o, object_alarm *a)
 		const char *day = (const char *)sqlite3_column_text(st, 2);
 		snprintf(a->day, sizeof a->day, "%s", day ? day : "");
 	}
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	return 0;
 }
 
@@ -404,7 +411,7 @@ int
 object_alarm_set(bakery_object *o, const object_alarm *a)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o,
+	int rc = object_prepare(o,
 	    "INSERT INTO alarm(id, fire_at, rearms_today, rearm_day)"
 	    " VALUES (1, ?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET"
 	    " fire_at = ?1, rearms_today = ?2, rearm_day = ?3", &st);
@@ -435,7 +442,7 @@ object_commit(bakery_object *o)
 	int rc = 0;
 	if (o->dirty) {
 		sqlite3_stmt *st;
-		if (!(rc = prepare(o,
+		if (!(rc = object_prepare(o,
 			  "INSERT INTO state(id, address, json) VALUES (1, ?1, ?2)"
 			  " ON CONFLICT (id) DO UPDATE SET json = ?2", &st))) {
 			jv s = jv_dump_string(jv_copy(o->state), 0);
@@ -462,13 +469,13 @@ object_events(bakery_object *o, jv *out)
 {
 	*out = jv_array();
 	sqlite3_stmt *st;
-	int rc = prepare(o, "SELECT envelope FROM events ORDER BY seq", &st);
+	int rc = object_prepare(o, "SELECT envelope FROM events ORDER BY seq", &st);
 	if (rc)
 		return rc;
 	while (sqlite3_step(st) == SQLITE_ROW)
 		*out = jv_array_append(*out,
 		    jv_parse((const char *)sqlite3_column_text(st, 0)));
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	return 0;
 }
 
@@ -519,7 +526,7 @@ static int
 add_state_rows(bakery_object *o, const struct state_rows *r, jv *state)
 {
 	sqlite3_stmt *st;
-	int rc = prepare(o, r->sql, &st);
+	int rc = object_prepare(o, r->sql, &st);
 	if (rc)
 		return rc;
 	int keyed = r->types[0] == 'k';
@@ -538,7 +545,7 @@ add_state_rows(bakery_object *o, const struct state_rows *r, jv *state)
 		else
 			all = jv_array_append(all, row);
 	}
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	if (src != SQLITE_DONE) {
 		jv_free(all);
 		return store_fail(o->db, src, "cannot read state");
@@ -566,15 +573,15 @@ object_show(bakery_object *o, jv *out)
 			return rc;
 		}
 	jv seen = jv_array();
-	if (!(rc = prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
+	if (!(rc = object_prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
 			      " rowid", &st))) {
 		while (sqlite3_step(st) == SQLITE_ROW)
 			seen = jv_array_append(seen, jv_string(
 			    (const char *)sqlite3_column_text(st, 0)));
-		sqlite3_finalize(st);
+		object_finish(o, st);
 	}
 	jv outbox = jv_array();
-	if (!rc && !(rc = prepare(o,
+	if (!rc && !(rc = object_prepare(o,
 			 "SELECT event_id, attempts, created_at, last_error,"
 			 " json_extract(envelope, '$.type') FROM outbox"
 			 " ORDER BY seq", &st))) {
@@ -593,10 +600,10 @@ object_show(bakery_object *o, jv *out)
 			    e ? jv_string(e) : jv_null());
 			outbox = jv_array_append(outbox, r);
 		}
-		sqlite3_finalize(st);
+		object_finish(o, st);
 	}
 	jv alarm = jv_null();
-	if (!rc && !(rc = prepare(o,
+	if (!rc && !(rc = object_prepare(o,
 			 "SELECT fire_at, rearms_today, rearm_day FROM alarm"
 			 " WHERE id = 1", &st))) {
 		if (sqlite3_step(st) == SQLITE_ROW) {
@@ -613,7 +620,7 @@ object_show(bakery_object *o, jv *out)
 			alarm = jv_object_set(alarm, jv_string("rearms_today"),
 			    jv_number(rearms));
 		}
-		sqlite3_finalize(st);
+		object_finish(o, st);
 	}
 	jv o_ = jv_object();
 	o_ = jv_object_set(o_, jv_string("address"), jv_string(o->address));

@@ -54,6 +54,7 @@ typedef struct bakery_object {
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (store_lock_sandbox). */
 	int lock_fd;
+	store_stmts stmts; /* object_prepare */
 } bakery_object;
 
 /* create=0: EX_NOINPUT when the object's file does not exist. A file
@@ -128,6 +129,10 @@ int object_show(bakery_object *o, jv *out);
  * as NULL. Consumes args. *changes (if not NULL) receives the rows the
  * statement changed. object_show shows those rows inside the state. */
 int object_exec(bakery_object *o, const char *sql, jv args, int *changes);
+/* A statement on the object's connection, kept for the next use: bakery
+ * exit code (the failure recorded); object_finish when done with it. */
+int object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st);
+void object_finish(bakery_object *o, sqlite3_stmt *st);
 
 /* Lists the sandbox's objects as "KIND/KEY" strings (jv array). */
 int object_list(bakery_ctx *ctx, const char *sandbox, jv *out);

@@ -14,10 +14,10 @@ outbox_count(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int n = 0;
-	if (sqlite3_prepare_v2(o->db, "SELECT count(*) FROM outbox", -1, &st,
-		NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (store_prepare(o->db, &o->stmts, "SELECT count(*) FROM outbox",
+		&st) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	return n;
 }
 
@@ -45,10 +45,9 @@ static int
 batch_read(bakery_object *o, batch *b)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(o->db,
+	int rc = store_prepare(o->db, &o->stmts,
 	    "SELECT seq, event_id, envelope, created_at FROM outbox"
-	    " ORDER BY seq LIMIT ?",
-	    -1, &st, NULL);
+	    " ORDER BY seq LIMIT ?", &st);
 	if (rc != SQLITE_OK)
 		return store_fail(o->db, rc, "cannot read outbox");
 	sqlite3_bind_int(st, 1, OUTBOX_BATCH);
@@ -68,7 +67,7 @@ batch_read(bakery_object *o, batch *b)
 		b->n++;
 	}
 	int bad = rc != SQLITE_ROW && rc != SQLITE_DONE;
-	sqlite3_finalize(st);
+	object_finish(o, st);
 	if (bad) {
 		batch_free(b);
 		return store_fail(o->db, rc, "cannot read outbox");
@@ -86,16 +85,16 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	if (rc)
 		return rc;
 	sqlite3_stmt *del = NULL, *bump = NULL, *relayed = NULL;
-	int src = sqlite3_prepare_v2(o->db,
-	    "DELETE FROM outbox WHERE seq = ?", -1, &del, NULL);
+	int src = store_prepare(o->db, &o->stmts,
+	    "DELETE FROM outbox WHERE seq = ?", &del);
 	if (src == SQLITE_OK)
-		src = sqlite3_prepare_v2(o->db,
+		src = store_prepare(o->db, &o->stmts,
 		    "UPDATE events SET relayed_at = ?2 WHERE id = ?1"
-		    " AND relayed_at IS NULL", -1, &relayed, NULL);
+		    " AND relayed_at IS NULL", &relayed);
 	if (src == SQLITE_OK)
-		src = sqlite3_prepare_v2(o->db,
+		src = store_prepare(o->db, &o->stmts,
 		    "UPDATE outbox SET attempts = attempts + 1, last_error = ?2"
-		    " WHERE seq = ?1", -1, &bump, NULL);
+		    " WHERE seq = ?1", &bump);
 	for (size_t i = 0; i < b->n && src == SQLITE_OK; i++) {
 		sqlite3_stmt *st = b->items[i].accepted ? del : bump;
 		sqlite3_bind_int64(st, 1, b->seq[i]);
@@ -112,9 +111,9 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 			sqlite3_reset(relayed);
 		}
 	}
-	sqlite3_finalize(relayed);
-	sqlite3_finalize(del);
-	sqlite3_finalize(bump);
+	object_finish(o, relayed);
+	object_finish(o, del);
+	object_finish(o, bump);
 	if (src == SQLITE_OK)
 		src = sqlite3_exec(o->db,
 		    "UPDATE alarm SET fire_at = NULL WHERE id = 1"

@@ -48,16 +48,23 @@ typedef struct sqlite_queue {
 	queue_message next[PREFETCH_MAX]; /* leased, not received yet */
 	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
 	size_t next_n;
+	store_stmts stmts;
 } sqlite_queue;
 
 #define SQ(q) ((sqlite_queue *)(q)->impl)
 #define DB(q) (SQ(q)->db)
 
 static int
-prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+prepare(sqlite_queue *sq, const char *sql, sqlite3_stmt **st)
 {
-	int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
-	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "queue");
+	int rc = store_prepare(sq->db, &sq->stmts, sql, st);
+	return rc == SQLITE_OK ? 0 : store_fail(sq->db, rc, "queue");
+}
+
+static void
+finish(sqlite_queue *sq, sqlite3_stmt *st)
+{
+	store_release(&sq->stmts, st);
 }
 
 static int
@@ -81,7 +88,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	/* The fence is read under the write lock, so a wipe is either wholly
 	 * before this send (its items are dropped) or wholly after it (the
 	 * wipe deletes them). */
-	if ((rc = prepare(db,
+	if ((rc = prepare(SQ(q),
 		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
 		 " visible_at, enqueued_at) SELECT ?1, ?2, ?3, ?4, ?5, ?5"
 		 " WHERE ?6 = 0 OR ?6 >= coalesce((SELECT wiped_at FROM fences"
@@ -103,7 +110,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 			rc = store_fail(db, src, "queue send");
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	if (!rc)
 		rc = store_commit(db);
 	store_rollback(db);
@@ -123,18 +130,19 @@ column_dup(sqlite3_stmt *st, int col)
 /* Leases up to max ready messages into out, inside the caller's
  * transaction. */
 static int
-lease(sqlite3 *db, const char *queue, const char *sandbox, size_t max,
+lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
     int visibility_s, queue_message *out, int64_t *was_visible, size_t *got)
 {
+	sqlite3 *db = sq->db;
 	sqlite3_stmt *sel = NULL, *upd = NULL;
 	int rc;
 	*got = 0;
-	if ((rc = prepare(db,
+	if ((rc = prepare(sq,
 		 "SELECT seq, id, sandbox, body, deliveries, last_error, attempts,"
 		 " visible_at FROM messages WHERE queue = ?1 AND visible_at <= ?2"
 		 " AND (?3 IS NULL OR sandbox = ?3)"
 		 " ORDER BY visible_at, seq LIMIT ?4", &sel)) ||
-	    (rc = prepare(db,
+	    (rc = prepare(sq,
 		 "UPDATE messages SET lease = ?1, visible_at = ?2,"
 		 " deliveries = deliveries + 1 WHERE seq = ?3", &upd)))
 		goto out;
@@ -168,8 +176,8 @@ lease(sqlite3 *db, const char *queue, const char *sandbox, size_t max,
 		sqlite3_reset(upd);
 	}
 out:
-	sqlite3_finalize(sel);
-	sqlite3_finalize(upd);
+	finish(sq, sel);
+	finish(sq, upd);
 	if (rc) {
 		for (size_t i = 0; i < *got; i++)
 			queue_message_free(&out[i]);
@@ -208,7 +216,7 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	int rc = store_begin(sq->db);
 	if (rc)
 		return rc;
-	if (!(rc = lease(sq->db, queue, sandbox, max, visibility_s, out, NULL,
+	if (!(rc = lease(sq, queue, sandbox, max, visibility_s, out, NULL,
 		  got)))
 		rc = store_commit(sq->db);
 	store_rollback(sq->db);
@@ -228,7 +236,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 {
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
-	int rc = prepare(db, sql, &st);
+	int rc = prepare(SQ(q), sql, &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, m->lease, -1, SQLITE_STATIC);
@@ -236,7 +244,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 	sqlite3_bind_int64(st, 3, a);
 	sqlite3_bind_text(st, 4, b, -1, SQLITE_STATIC);
 	int src = sqlite3_step(st);
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	if (src != SQLITE_DONE)
 		return store_fail(db, src, "queue");
 	if (sqlite3_changes(db) != 1)
@@ -273,7 +281,7 @@ give_back_next(sqlite_queue *sq)
 	sqlite3_stmt *st = NULL;
 	int rc = store_begin(sq->db);
 	if (!rc)
-		rc = prepare(sq->db, "UPDATE messages SET lease = NULL,"
+		rc = prepare(sq, "UPDATE messages SET lease = NULL,"
 		    " visible_at = ?3, deliveries = deliveries - 1"
 		    " WHERE lease = ?1 AND seq = ?2", &st);
 	for (size_t i = 0; i < sq->next_n && !rc; i++) {
@@ -284,7 +292,7 @@ give_back_next(sqlite_queue *sq)
 			rc = 1;
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	finish(sq, st);
 	if (!rc)
 		store_commit(sq->db);
 	store_rollback(sq->db);
@@ -309,7 +317,7 @@ sqlite_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 	/* The next batch, in the same commit (see the top of this file). */
 	sqlite_queue *sq = SQ(q);
 	if (!rc && sq->max > 0 && sq->next_n == 0 && same(sq->queue, queue))
-		rc = lease(db, queue, sq->sandbox, sq->max, sq->visibility_s,
+		rc = lease(sq, queue, sq->sandbox, sq->max, sq->visibility_s,
 		    sq->next, sq->next_visible, &sq->next_n);
 	if (!rc)
 		rc = store_commit(db);
@@ -340,7 +348,7 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 	rc = leased_write(q,
 	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
 	sqlite3_stmt *st = NULL;
-	if (!rc && !(rc = prepare(db,
+	if (!rc && !(rc = prepare(SQ(q),
 		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
 		 " enqueued_at, last_error, attempts)"
 		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6)"
@@ -357,7 +365,7 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		if (src != SQLITE_DONE)
 			rc = store_fail(db, src, "queue dead-letter");
 	}
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	if (!rc)
 		rc = store_commit(db);
 	store_rollback(db);
@@ -367,14 +375,13 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 static int
 sqlite_stats(bakery_queue *q, jv *out)
 {
-	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
 	*out = jv_object();
 	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
 	for (int i = 0; i < 2; i++)
 		*out = jv_object_set(*out, jv_string(names[i]),
 		    jv_parse("{\"ready\":0,\"leased\":0,\"delayed\":0}"));
-	int rc = prepare(db,
+	int rc = prepare(SQ(q),
 	    "SELECT queue,"
 	    " sum(visible_at <= ?1),"
 	    " sum(visible_at > ?1 AND lease IS NOT NULL),"
@@ -394,17 +401,16 @@ sqlite_stats(bakery_queue *q, jv *out)
 		*out = jv_object_set(*out,
 		    jv_string((const char *)sqlite3_column_text(st, 0)), s);
 	}
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	return 0;
 }
 
 static int
 sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 {
-	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
 	*out = jv_array();
-	int rc = prepare(db,
+	int rc = prepare(SQ(q),
 	    "SELECT id, sandbox, deliveries, visible_at, lease IS NOT NULL,"
 	    " last_error, body FROM messages WHERE queue = ?1"
 	    " ORDER BY seq LIMIT ?2", &st);
@@ -435,7 +441,7 @@ sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
 		*out = jv_array_append(*out, m);
 	}
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	return 0;
 }
 
@@ -454,14 +460,14 @@ sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 		" wiped_at = max(wiped_at, excluded.wiped_at)",
 	};
 	for (int i = 0; i < 2 && !rc; i++) {
-		if ((rc = prepare(db, sql[i], &st)))
+		if ((rc = prepare(SQ(q), sql[i], &st)))
 			break;
 		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, fence_ms);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
 			rc = store_fail(db, src, "queue wipe");
-		sqlite3_finalize(st);
+		finish(SQ(q), st);
 	}
 	if (!rc)
 		rc = store_commit(db);
@@ -474,13 +480,13 @@ sqlite_fence(bakery_queue *q, const char *sandbox)
 {
 	sqlite3_stmt *st;
 	int64_t at = 0;
-	if (prepare(DB(q), "SELECT wiped_at FROM fences WHERE sandbox = ?1",
+	if (prepare(SQ(q), "SELECT wiped_at FROM fences WHERE sandbox = ?1",
 		&st))
 		return 0;
 	sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		at = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	finish(SQ(q), st);
 	return at;
 }
 
@@ -502,6 +508,7 @@ sqlite_close(bakery_queue *q)
 {
 	sqlite_queue *sq = SQ(q);
 	give_back_next(sq);
+	store_stmts_free(&sq->stmts);
 	sqlite3_close(sq->db);
 	free(sq->queue);
 	free(sq->sandbox);

@@ -327,6 +327,56 @@ store_exec(sqlite3 *db, const char *sql)
 }
 
 int
+store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
+    sqlite3_stmt **st)
+{
+	size_t empty = STORE_STMTS;
+	for (size_t i = 0; i < STORE_STMTS; i++) {
+		sqlite3_stmt *s = c->slot[i].st;
+		if (!s) {
+			if (empty == STORE_STMTS)
+				empty = i;
+		} else if (c->slot[i].sql == sql && !sqlite3_stmt_busy(s) &&
+		    strcmp(sqlite3_sql(s), sql) == 0) {
+			*st = s;
+			return SQLITE_OK;
+		}
+	}
+	/* A full cache, or the same statement already stepping: one for
+	 * this use only. */
+	int rc = sqlite3_prepare_v3(db, sql, -1,
+	    empty < STORE_STMTS ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL);
+	if (rc == SQLITE_OK && *st && empty < STORE_STMTS) {
+		c->slot[empty].sql = sql;
+		c->slot[empty].st = *st;
+	}
+	return rc;
+}
+
+void
+store_release(store_stmts *c, sqlite3_stmt *st)
+{
+	for (size_t i = 0; st && i < STORE_STMTS; i++) {
+		if (c->slot[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			return;
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+void
+store_stmts_free(store_stmts *c)
+{
+	for (size_t i = 0; i < STORE_STMTS; i++) {
+		sqlite3_finalize(c->slot[i].st);
+		c->slot[i].st = NULL;
+		c->slot[i].sql = NULL;
+	}
+}
+
+int
 store_begin(sqlite3 *db)
 {
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);

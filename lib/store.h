@@ -116,6 +116,28 @@ int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
 int store_commit(sqlite3 *db);
 void store_rollback(sqlite3 *db); /* safe when no transaction is open */
 int store_exec(sqlite3 *db, const char *sql);
+/*
+ * Prepared statements kept for the life of a connection. A command or a
+ * consumer runs the same few statements for every event; preparing each
+ * one again cost as much CPU as the rest of the work together. A
+ * statement is found again by the address of its SQL text and its text
+ * is compared before it is used, so any string is safe to pass; literals
+ * are what hit. store_stmts_free before the connection closes.
+ */
+#define STORE_STMTS 32
+typedef struct store_stmts {
+	struct {
+		const char *sql; /* the caller's pointer: compared, not read */
+		sqlite3_stmt *st;
+	} slot[STORE_STMTS];
+} store_stmts;
+/* An SQLite result code; *st is ready to bind and step. */
+int store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
+    sqlite3_stmt **st);
+/* Done with st: reset (and bindings cleared) when kept, else finalized. */
+void store_release(store_stmts *c, sqlite3_stmt *st);
+void store_stmts_free(store_stmts *c);
+
 /* Records "WHAT: sqlite's message" with the exit code for rc. */
 int store_fail(sqlite3 *db, int rc, const char *what);
 

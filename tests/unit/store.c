@@ -27,6 +27,61 @@ bad_address(const char *address, const char *want)
 	    bakery_error());
 }
 
+/* store_prepare keeps a statement and hands it out again only when it
+ * is the same text and not stepping already. */
+static void
+statements(void)
+{
+	sqlite3 *db;
+	is_int(sqlite3_open(":memory:", &db), SQLITE_OK, "an in-memory database");
+	sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);",
+	    NULL, NULL, NULL);
+	store_stmts c;
+	memset(&c, 0, sizeof c);
+	const char *sel = "SELECT x FROM t WHERE x >= ? ORDER BY x";
+	sqlite3_stmt *a, *b, *d;
+	is_int(store_prepare(db, &c, sel, &a), SQLITE_OK, "store_prepare");
+	sqlite3_bind_int(a, 1, 2);
+	is_int(sqlite3_step(a), SQLITE_ROW, "  steps");
+	is_int(sqlite3_column_int(a, 0), 2, "  with its binding");
+	is_int(store_prepare(db, &c, sel, &b), SQLITE_OK, "the same text again,"
+	    " while the first steps");
+	ok(b != a, "  is another statement");
+	store_release(&c, b); /* not kept: finalized, or valgrind sees a leak */
+	store_release(&c, a);
+	ok(!sqlite3_stmt_busy(a), "a released statement is reset");
+	is_int(store_prepare(db, &c, sel, &b), SQLITE_OK, "the same text once"
+	    " released");
+	ok(b == a, "  is the kept statement");
+	is_int(sqlite3_step(b), SQLITE_DONE, "  and its binding was cleared"
+	    " (x >= NULL matches no row)");
+	store_release(&c, b);
+
+	/* The same address with another text is another statement. */
+	char buf[64];
+	snprintf(buf, sizeof buf, "SELECT 1");
+	is_int(store_prepare(db, &c, buf, &a), SQLITE_OK, "a buffer's text");
+	store_release(&c, a);
+	snprintf(buf, sizeof buf, "SELECT 2");
+	is_int(store_prepare(db, &c, buf, &b), SQLITE_OK, "the buffer changed");
+	is_int(sqlite3_step(b), SQLITE_ROW, "  steps");
+	is_int(sqlite3_column_int(b, 0), 2, "  the new text, not the kept one");
+	store_release(&c, b);
+
+	/* More texts than slots: the rest are used once and finalized. */
+	char texts[STORE_STMTS + 4][32];
+	for (int i = 0; i < STORE_STMTS + 4; i++) {
+		snprintf(texts[i], sizeof texts[i], "SELECT %d", i);
+		if (store_prepare(db, &c, texts[i], &d) != SQLITE_OK)
+			break;
+		store_release(&c, d);
+	}
+	ok(sqlite3_close(db) == SQLITE_BUSY, "kept statements hold the"
+	    " connection open");
+	store_stmts_free(&c);
+	is_int(sqlite3_close(db), SQLITE_OK, "store_stmts_free lets it close");
+}
+
 int
 main(void)
 {
@@ -202,6 +257,9 @@ main(void)
 	free(inner);
 	store_ctx_free(&ctx);
 	rm_home(home);
+
+	/* Kept statements. */
+	statements();
 
 	/* Days. */
 	ok(bakery_day_valid("2026-11-30"), "2026-11-30 is a day");
