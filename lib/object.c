@@ -320,20 +320,12 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
 	sqlite3_stmt *st;
 	int rc = object_prepare(o,
 	    "INSERT INTO events(id, type, envelope, recorded_at)"
-	    " VALUES (?1, ?2, ?3, ?4)", &st);
+	    " VALUES (?1, ?2, ?3, ?4)", &st); /* and so in the outbox */
 	if (!rc) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, line, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 4, now);
-		rc = step_done(o, st);
-	}
-	if (!rc && !(rc = object_prepare(o,
-			 "INSERT INTO outbox(event_id, envelope, created_at)"
-			 " VALUES (?1, ?2, ?3)", &st))) {
-		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, line, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, now);
 		rc = step_done(o, st);
 	}
 	free(line);
@@ -361,7 +353,7 @@ arm_if_needed(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int rc = object_prepare(o,
-	    "SELECT (SELECT count(*) FROM outbox),"
+	    "SELECT (SELECT count(*) FROM events WHERE relayed_at IS NULL),"
 	    " (SELECT fire_at FROM alarm WHERE id = 1)", &st);
 	if (rc)
 		return rc;
@@ -574,7 +566,7 @@ object_show(bakery_object *o, jv *out)
 		}
 	jv seen = jv_array();
 	if (!(rc = object_prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
-			      " rowid", &st))) {
+			      " event_id", &st))) {
 		while (sqlite3_step(st) == SQLITE_ROW)
 			seen = jv_array_append(seen, jv_string(
 			    (const char *)sqlite3_column_text(st, 0)));

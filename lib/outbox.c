@@ -14,8 +14,8 @@ outbox_count(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int n = 0;
-	if (store_prepare(o->db, &o->stmts, "SELECT count(*) FROM outbox",
-		&st) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (store_prepare(o->db, &o->stmts, "SELECT count(*) FROM events"
+		" WHERE relayed_at IS NULL", &st) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
 	object_finish(o, st);
 	return n;
@@ -46,8 +46,8 @@ batch_read(bakery_object *o, batch *b)
 {
 	sqlite3_stmt *st;
 	int rc = store_prepare(o->db, &o->stmts,
-	    "SELECT seq, event_id, envelope, created_at FROM outbox"
-	    " ORDER BY seq LIMIT ?", &st);
+	    "SELECT seq, id, envelope, recorded_at FROM events"
+	    " WHERE relayed_at IS NULL ORDER BY seq LIMIT ?", &st);
 	if (rc != SQLITE_OK)
 		return store_fail(o->db, rc, "cannot read outbox");
 	sqlite3_bind_int(st, 1, OUTBOX_BATCH);
@@ -75,8 +75,8 @@ batch_read(bakery_object *o, batch *b)
 	return 0;
 }
 
-/* Deletes the accepted rows; counts an attempt on the others. When the
- * outbox is left empty the alarm has nothing to do and is disarmed (its
+/* Marks the accepted events relayed, which takes them out of the outbox;
+ * counts an attempt on the others. When the outbox is left empty the alarm has nothing to do and is disarmed (its
  * index entry, if any, goes at the next alarm run). */
 static int
 batch_settle(bakery_object *o, batch *b, const char *error)
@@ -84,40 +84,31 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	int rc = store_begin(o->db);
 	if (rc)
 		return rc;
-	sqlite3_stmt *del = NULL, *bump = NULL, *relayed = NULL;
+	sqlite3_stmt *relayed = NULL, *bump = NULL;
+	/* relayed_at is when it left the outbox (bakery-trace shows it). */
 	int src = store_prepare(o->db, &o->stmts,
-	    "DELETE FROM outbox WHERE seq = ?", &del);
+	    "UPDATE events SET relayed_at = ?2 WHERE seq = ?1", &relayed);
 	if (src == SQLITE_OK)
 		src = store_prepare(o->db, &o->stmts,
-		    "UPDATE events SET relayed_at = ?2 WHERE id = ?1"
-		    " AND relayed_at IS NULL", &relayed);
-	if (src == SQLITE_OK)
-		src = store_prepare(o->db, &o->stmts,
-		    "UPDATE outbox SET attempts = attempts + 1, last_error = ?2"
+		    "UPDATE events SET attempts = attempts + 1, last_error = ?2"
 		    " WHERE seq = ?1", &bump);
 	for (size_t i = 0; i < b->n && src == SQLITE_OK; i++) {
-		sqlite3_stmt *st = b->items[i].accepted ? del : bump;
+		sqlite3_stmt *st = b->items[i].accepted ? relayed : bump;
 		sqlite3_bind_int64(st, 1, b->seq[i]);
 		if (st == bump)
 			sqlite3_bind_text(st, 2, error, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_int64(st, 2, bakery_now_ms());
 		src = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
 		sqlite3_reset(st);
-		if (src == SQLITE_OK && st == del) {
-			/* When it left: bakery-trace shows it. */
-			sqlite3_bind_text(relayed, 1, b->ids[i], -1, SQLITE_STATIC);
-			sqlite3_bind_int64(relayed, 2, bakery_now_ms());
-			src = sqlite3_step(relayed) == SQLITE_DONE ? SQLITE_OK
-								   : SQLITE_ERROR;
-			sqlite3_reset(relayed);
-		}
 	}
 	object_finish(o, relayed);
-	object_finish(o, del);
 	object_finish(o, bump);
 	if (src == SQLITE_OK)
 		src = sqlite3_exec(o->db,
 		    "UPDATE alarm SET fire_at = NULL WHERE id = 1"
-		    " AND NOT EXISTS (SELECT 1 FROM outbox)", NULL, NULL, NULL);
+		    " AND NOT EXISTS (SELECT 1 FROM events"
+		    " WHERE relayed_at IS NULL)", NULL, NULL, NULL);
 	if (src != SQLITE_OK) {
 		rc = store_fail(o->db, src, "cannot update outbox");
 		store_rollback(o->db);

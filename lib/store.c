@@ -74,11 +74,39 @@ static const char *const object_migrations[] = {
 	"  WHERE address LIKE 'kitchen/%' AND json_valid(json);"
 	"UPDATE state SET json = json_remove(json, '$.customers')"
 	"  WHERE address LIKE 'crm/%' AND json_valid(json);",
+	/* 2 -> 3: the outbox is the events the queue has not accepted yet
+	 * (relayed_at NULL), no longer a second copy of each envelope in a
+	 * table of its own. A command writes one row where it wrote two, and
+	 * a relay updates the row it reads. The outbox stays as a view, the
+	 * shape status and trace read in every version. Rows keyed by text
+	 * alone (seen, commands_seen) are stored by that key, one b-tree
+	 * instead of a table and its index. */
+	"ALTER TABLE events ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE events ADD COLUMN last_error TEXT;"
+	"UPDATE events SET relayed_at = NULL, attempts = o.attempts,"
+	"  last_error = o.last_error FROM outbox o WHERE o.event_id = events.id;"
+	"UPDATE events SET relayed_at = recorded_at WHERE relayed_at IS NULL"
+	"  AND id NOT IN (SELECT event_id FROM outbox);"
+	"DROP TABLE outbox;"
+	"CREATE INDEX events_unrelayed ON events(seq) WHERE relayed_at IS NULL;"
+	"CREATE VIEW outbox(seq, event_id, envelope, attempts, created_at,"
+	"  last_error) AS SELECT seq, id, envelope, attempts, recorded_at,"
+	"  last_error FROM events WHERE relayed_at IS NULL;"
+	"CREATE TABLE seen3(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
+	"  applied_at INTEGER NOT NULL) WITHOUT ROWID;"
+	"INSERT INTO seen3 SELECT event_id, type, applied_at FROM seen;"
+	"DROP TABLE seen;"
+	"ALTER TABLE seen3 RENAME TO seen;"
+	"CREATE TABLE commands_seen3(key TEXT PRIMARY KEY,"
+	"  result TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
+	"INSERT INTO commands_seen3 SELECT key, result, at FROM commands_seen;"
+	"DROP TABLE commands_seen;"
+	"ALTER TABLE commands_seen3 RENAME TO commands_seen;",
 };
-/* status and trace read the tables of version 1 only (events, outbox,
- * seen, alarm), so a file not migrated yet is still theirs to read. */
+/* status and trace read what every version has (events, outbox, seen,
+ * alarm), so a file not migrated yet is still theirs to read. */
 const store_schema store_object_schema = {
-	"object", object_migrations, 2, 1
+	"object", object_migrations, 3, 1
 };
 
 static const char *const sandbox_migrations[] = {

@@ -2,7 +2,7 @@
  * outbox.c — B1: N commands recorded in one object, one process.
  *
  * Each command is what bakery-order place writes in one BEGIN IMMEDIATE
- * transaction: the event row, its outbox row, the new state and the
+ * transaction: the event row (its outbox entry), the new state and the
  * command's key (and, on the first, the alarm and its index entry). The
  * outbox is not sent: this measures the cost of the record alone.
  *

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# The kitchen's cards and the CRM's customers are rows (schema version 2):
-# a home written by a bakery of schema version 1, where they were inside
-# the state document, migrates when an object is opened, shows the same,
-# and goes on applying events.
+# The kitchen's cards and the CRM's customers are rows (schema version 2),
+# and the outbox is the events not relayed yet (version 3): a home written
+# by a bakery of schema version 1, where cards and customers were inside
+# the state document and the outbox was a table of its own, migrates when
+# an object is opened, shows the same, goes on applying events and still
+# owes what its outbox owed.
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -103,7 +105,7 @@ version() {
 	assert_equal "$(jq -c .state <<<"${lines[1]}")" "{\"customers\":$CUSTOMERS}"
 	assert_equal "$(jq -c .state <<<"${lines[2]}")" "$SCHEDULE"
 	for a in kitchen/board crm/customers "schedule/$DAY"; do
-		assert_equal "$(version "$a")" 2
+		assert_equal "$(version "$a")" 3
 	done
 	# The rows moved out of the state documents, in their order.
 	assert_equal "$(sqlite3 "$BAKERY_HOME/default/kitchen/board.db" \
@@ -158,4 +160,31 @@ version() {
 		"SELECT (SELECT count(*) FROM state), (SELECT group_concat(customer) FROM crm_customers)")" '0|ada,bob'
 	run "$TOP/build/tests/checker" --drained "$BAKERY_HOME"
 	assert_success
+}
+
+@test "a version 1 order's outbox is still owed after migrating, and only it" {
+	T0=$(($(date -u -d "$DAY" +%s) * 1000))
+	v1_object order/ord_c '{"id":"ord_c","status":"paid","customer":"zed"}'
+	local sent unsent
+	sent=$(order_paid ord_c zed evt_sent)
+	unsent=$(order_paid ord_c zed evt_owed)
+	sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+		"INSERT INTO events VALUES (1, 'evt_sent', 'OrderPaid', '$sent', $T0, $T0);
+		INSERT INTO events VALUES (2, 'evt_owed', 'OrderPaid', '$unsent', $T0, NULL);
+		INSERT INTO outbox VALUES (7, 'evt_owed', '$unsent', 2, $T0, 'queue down')"
+	run --separate-stderr bakery-show order/ord_c
+	assert_success
+	assert_equal "$(version order/ord_c)" 3
+	assert_equal "$(jq -c '[.outbox[] | [.id, .attempts, .last_error]]' <<<"$output")" \
+		'[["evt_owed",2,"queue down"]]'
+	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+		"SELECT count(*) FROM sqlite_master WHERE name = 'outbox' AND type = 'view'")" 1
+	run --separate-stderr bakery-relay order/ord_c
+	assert_success
+	assert_equal "$(bakery-queue peek | jq -r .id)" evt_owed
+	assert_equal "$(bakery-show order/ord_c | jq -c .outbox)" '[]'
+	# The view reads empty: both events are relayed.
+	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+		"SELECT count(*) FROM outbox; SELECT count(*) FROM events WHERE relayed_at IS NOT NULL")" \
+		$'0\n2'
 }

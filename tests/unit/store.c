@@ -154,7 +154,7 @@ main(void)
 	is_int(mode_of(dir), 0700, "the sandbox folder is 0700");
 	snprintf(dir, sizeof dir, "%s/default/order", home);
 	is_int(mode_of(dir), 0700, "the kind folder is 0700");
-	is_int(sql_int(db, "PRAGMA user_version"), 2, "user_version is 2");
+	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version is 3");
 	char buf[64];
 	is_str(sql_text(db, "PRAGMA journal_mode", buf, sizeof buf),
 	    store_journal_mode(), "journal mode is store_journal_mode()");
@@ -175,11 +175,11 @@ main(void)
 	db = NULL;
 	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), 0,
 	    "create=0 opens an existing file");
-	is_int(sql_int(db, "PRAGMA user_version"), 2, "user_version still 2");
+	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version still 3");
 	sqlite3_close(db);
 
-	/* The read-only tools read version 1 and 2 files as they are. */
-	for (int v = 1; v <= 3; v++) {
+	/* The read-only tools read version 1 to 3 files as they are. */
+	for (int v = 1; v <= 4; v++) {
 		char pragma[40];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v);
 		sqlite3_open(path, &db);
@@ -188,16 +188,16 @@ main(void)
 		db = NULL;
 		int got = store_open_readonly(&ctx, path, &store_object_schema,
 		    &db);
-		is_int(got, v <= 2 ? 0 : EX_CONFIG,
+		is_int(got, v <= 3 ? 0 : EX_CONFIG,
 		    "store_open_readonly on a version %d file: %s", v,
-		    v <= 2 ? "read" : "EX_CONFIG");
+		    v <= 3 ? "read" : "EX_CONFIG");
 		if (db)
 			is_int(sql_int(db, "PRAGMA user_version"), v,
 			    "  and left at version %d", v);
 		sqlite3_close(db);
 	}
 	sqlite3_open(path, &db);
-	sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
+	sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL);
 	sqlite3_close(db);
 
 	/* A schema newer than this bakery is refused. */
