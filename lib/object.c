@@ -353,7 +353,7 @@ arm_if_needed(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int rc = object_prepare(o,
-	    "SELECT (SELECT count(*) FROM events WHERE relayed_at IS NULL),"
+	    "SELECT EXISTS (SELECT 1 FROM events WHERE relayed_at IS NULL),"
 	    " (SELECT fire_at FROM alarm WHERE id = 1)", &st);
 	if (rc)
 		return rc;
