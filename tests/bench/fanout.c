@@ -22,10 +22,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *items[] = { "cardamom-bun=2", "country-loaf=1" };
@@ -90,16 +91,34 @@ by_value(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Reads what the consumer wrote; matches acked lines to orders. */
-static void
-drain(int fd, char *buf, size_t *len, size_t cap, pending *p, long placed,
-    long *matched)
+/*
+ * The consumer's acked lines, stamped by a thread of their own the moment
+ * they arrive: the producer's loop may be busy placing when a line comes,
+ * and a line it read late would count its wait as the consumer's.
+ */
+typedef struct arrival {
+	char event[64];
+	double at;
+} arrival;
+
+typedef struct reader {
+	int fd;
+	pthread_mutex_t mu;
+	arrival *a;
+	size_t n, cap;
+} reader;
+
+static void *
+read_lines(void *arg)
 {
-	ssize_t r;
-	while ((r = read(fd, buf + *len, cap - *len - 1)) > 0) {
+	reader *r = arg;
+	static char buf[1 << 16];
+	size_t len = 0;
+	ssize_t got;
+	while ((got = read(r->fd, buf + len, sizeof buf - len - 1)) > 0) {
 		double now = bench_now();
-		*len += (size_t)r;
-		buf[*len] = '\0';
+		len += (size_t)got;
+		buf[len] = '\0';
 		char *line = buf, *nl;
 		while ((nl = strchr(line, '\n'))) {
 			*nl = '\0';
@@ -108,20 +127,45 @@ drain(int fd, char *buf, size_t *len, size_t cap, pending *p, long placed,
 							  : NULL;
 			const char *outcome = id ? envelope_str(res, "outcome")
 						 : NULL;
-			for (long i = placed - 1; outcome &&
-			    strcmp(outcome, "acked") == 0 && i >= 0; i--) {
-				if (p[i].latency < 0 && strcmp(p[i].event, id) == 0) {
-					p[i].latency = now - p[i].t0;
-					(*matched)++;
-					break;
+			if (outcome && strcmp(outcome, "acked") == 0) {
+				pthread_mutex_lock(&r->mu);
+				if (r->n == r->cap) {
+					r->cap = r->cap ? r->cap * 2 : 1024;
+					r->a = bakery_xrealloc(r->a,
+					    r->cap * sizeof *r->a);
 				}
+				snprintf(r->a[r->n].event, sizeof r->a[r->n].event,
+				    "%s", id);
+				r->a[r->n++].at = now;
+				pthread_mutex_unlock(&r->mu);
 			}
 			jv_free(res);
 			line = nl + 1;
 		}
-		*len -= (size_t)(line - buf);
-		memmove(buf, line, *len);
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len);
+		if (len == sizeof buf - 1)
+			len = 0; /* a line longer than the buffer: not ours */
 	}
+	return NULL;
+}
+
+/* Matches the arrivals not seen yet to the orders placed so far. */
+static void
+match(reader *r, size_t *seen, pending *p, long placed, long *matched)
+{
+	pthread_mutex_lock(&r->mu);
+	for (; *seen < r->n; (*seen)++) {
+		arrival *a = &r->a[*seen];
+		for (long i = placed - 1; i >= 0; i--) {
+			if (p[i].latency < 0 && strcmp(p[i].event, a->event) == 0) {
+				p[i].latency = a->at - p[i].t0;
+				(*matched)++;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
 }
 
 static int
@@ -139,18 +183,22 @@ steady(bakery_ctx *ctx, long n, long rate, char **consumer)
 		_exit(127);
 	}
 	close(fds[1]);
-	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	reader r = { .fd = fds[0], .mu = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, read_lines, &r) != 0)
+		bench_check(EX_OSERR, "pthread_create");
 	pending *p = bakery_xmalloc((size_t)n * sizeof *p);
-	static char buf[1 << 16];
-	size_t len = 0;
+	size_t seen = 0;
 	long matched = 0;
 	double start = bench_now();
 	for (long i = 0; i < n; i++) {
 		double due = start + (double)i / (double)rate;
-		for (double now; (now = bench_now()) < due;) {
-			struct pollfd pf = { fds[0], POLLIN, 0 };
-			poll(&pf, 1, (int)((due - now) * 1000) + 1);
-			drain(fds[0], buf, &len, sizeof buf, p, i, &matched);
+		double now = bench_now();
+		if (now < due) {
+			struct timespec ts = { (time_t)(due - now),
+				(long)((due - now - (double)(time_t)(due - now)) *
+				    1e9) };
+			nanosleep(&ts, NULL);
 		}
 		char id[64];
 		p[i].latency = -1;
@@ -160,13 +208,17 @@ steady(bakery_ctx *ctx, long n, long rate, char **consumer)
 	/* A consumer that fell behind gets two minutes to catch up; an order
 	 * still not applied then counts the time waited, a lower bound. */
 	double deadline = bench_now() + 120;
-	while (matched < n && bench_now() < deadline) {
-		struct pollfd pf = { fds[0], POLLIN, 0 };
-		poll(&pf, 1, 100);
-		drain(fds[0], buf, &len, sizeof buf, p, n, &matched);
+	for (match(&r, &seen, p, n, &matched);
+	     matched < n && bench_now() < deadline;
+	     match(&r, &seen, p, n, &matched)) {
+		struct timespec ts = { 0, 100 * 1000000L };
+		nanosleep(&ts, NULL);
 	}
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
+	pthread_join(thread, NULL); /* the pipe's writer is gone: EOF */
+	close(fds[0]);
+	free(r.a);
 	double end = bench_now();
 	double *lat = bakery_xmalloc((size_t)n * sizeof *lat);
 	for (long i = 0; i < n; i++)
