@@ -35,7 +35,7 @@ static const char *const queue_migrations[] = {
 	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
 	"  wiped_at INTEGER NOT NULL);",
 };
-static const store_schema queue_schema = { "queue", queue_migrations, 1, 1 };
+static const store_schema queue_schema = { "queue", queue_migrations, 1, 1, NULL };
 
 #define PREFETCH_MAX 100
 

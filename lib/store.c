@@ -105,8 +105,35 @@ static const char *const object_migrations[] = {
 };
 /* status and trace read what every version has (events, outbox, seen,
  * alarm), so a file not migrated yet is still theirs to read. */
+static const char object_schema_3[] =
+	"CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  address TEXT NOT NULL, json TEXT NOT NULL);"
+	"CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
+	"  type TEXT NOT NULL, envelope TEXT NOT NULL,"
+	"  recorded_at INTEGER NOT NULL, relayed_at INTEGER,"
+	"  attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT);"
+	"CREATE INDEX events_unrelayed ON events(seq) WHERE relayed_at IS NULL;"
+	"CREATE VIEW outbox(seq, event_id, envelope, attempts, created_at,"
+	"  last_error) AS SELECT seq, id, envelope, attempts, recorded_at,"
+	"  last_error FROM events WHERE relayed_at IS NULL;"
+	"CREATE TABLE seen(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
+	"  applied_at INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE commands_seen(key TEXT PRIMARY KEY,"
+	"  result TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE alarm(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  fire_at INTEGER,"
+	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);"
+	"CREATE TABLE tickets(order_id TEXT PRIMARY KEY,"
+	"  event_id TEXT NOT NULL, items TEXT NOT NULL,"
+	"  created_at INTEGER NOT NULL);"
+	"CREATE TABLE cards(seq INTEGER PRIMARY KEY,"
+	"  order_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, day TEXT,"
+	"  items TEXT);"
+	"CREATE TABLE crm_customers(seq INTEGER PRIMARY KEY,"
+	"  customer TEXT NOT NULL UNIQUE, orders INTEGER NOT NULL,"
+	"  total_cents NUMERIC NOT NULL, last_order TEXT);";
 const store_schema store_object_schema = {
-	"object", object_migrations, 3, 1
+	"object", object_migrations, 3, 1, object_schema_3
 };
 
 static const char *const sandbox_migrations[] = {
@@ -120,7 +147,7 @@ static const char *const sandbox_migrations[] = {
 	"  times INTEGER NOT NULL DEFAULT 1, last_at INTEGER NOT NULL);",
 };
 const store_schema store_sandbox_schema = {
-	"sandbox", sandbox_migrations, 1, 1
+	"sandbox", sandbox_migrations, 1, 1, NULL
 };
 
 static const char *const alarms_migrations[] = {
@@ -131,7 +158,7 @@ static const char *const alarms_migrations[] = {
 	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
 };
-const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1, 1 };
+const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1, 1, NULL };
 
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
@@ -432,6 +459,18 @@ store_rollback(sqlite3 *db)
 
 /* keep_open: when the schema was written, the transaction is left open
  * for the caller's first change. */
+/* Runs sql and sets user_version to version, in the caller's transaction. */
+static int
+upgrade(sqlite3 *db, const char *sql, int version)
+{
+	char *bump = bakery_xasprintf("PRAGMA user_version = %d", version);
+	int rc = store_exec(db, sql);
+	if (!rc)
+		rc = store_exec(db, bump);
+	free(bump);
+	return rc;
+}
+
 static int
 migrate(sqlite3 *db, const store_schema *schema, const char *path,
     int keep_open)
@@ -457,17 +496,15 @@ migrate(sqlite3 *db, const store_schema *schema, const char *path,
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	int wrote = version < schema->count;
-	for (; version < schema->count; version++) {
-		char *bump = bakery_xasprintf("PRAGMA user_version = %d",
-		    version + 1);
-		rc = store_exec(db, schema->migrations[version]);
-		if (!rc)
-			rc = store_exec(db, bump);
-		free(bump);
-		if (rc) {
-			store_rollback(db);
-			return rc;
-		}
+	if (version == 0 && schema->create) {
+		rc = upgrade(db, schema->create, schema->count);
+		version = schema->count;
+	}
+	for (; !rc && version < schema->count; version++)
+		rc = upgrade(db, schema->migrations[version], version + 1);
+	if (rc) {
+		store_rollback(db);
+		return rc;
 	}
 	return keep_open && wrote ? 0 : store_commit(db);
 }

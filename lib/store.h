@@ -53,6 +53,10 @@ typedef struct store_schema {
 	const char *const *migrations;
 	int count;
 	int read_from;
+	/* The newest schema in one go, for a new file (version 0), so that
+	 * it is not built by replaying every migration; NULL: replay them.
+	 * tests/unit/store.c checks it equals what the migrations build. */
+	const char *create;
 } store_schema;
 
 extern const store_schema store_object_schema;

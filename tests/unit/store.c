@@ -27,6 +27,48 @@ bad_address(const char *address, const char *want)
 	    bakery_error());
 }
 
+/* What a schema is, as one line: every table's columns (name, type, not
+ * null, default, key), its keys and whether it has a rowid, every index's and
+ * view's SQL. The text SQLite keeps for a table changes with ALTER TABLE,
+ * so tables are compared by their columns. */
+static const char describe_sql[] =
+	"SELECT group_concat(x, ' | ') FROM (SELECT m.type || ' ' || m.name"
+	"  || CASE WHEN m.type = 'table' THEN ' rowid=' ||"
+	"    (m.sql NOT LIKE '%WITHOUT ROWID') || ' (' || (SELECT"
+	"    group_concat(p.name || ' ' || p.type || ' ' || p.\"notnull\""
+	"    || ' ' || coalesce(p.dflt_value, '-') || ' ' || p.pk, ', ')"
+	"    FROM pragma_table_xinfo(m.name) p) || ') keys [' || coalesce((SELECT"
+	"    group_concat(l.\"unique\" || l.origin || l.partial || ' ' ||"
+	"    (SELECT group_concat(i.name) FROM pragma_index_info(l.name) i),"
+	"    ', ') FROM pragma_index_list(m.name) l), '') || ']'"
+	"  ELSE ': ' || m.sql END"
+	"  AS x FROM sqlite_master m WHERE m.name NOT LIKE 'sqlite_%'"
+	"  ORDER BY m.type, m.name)";
+
+/* A new file gets the newest object schema in one go (create); it must be
+ * the schema an old file reaches through every migration. */
+static void
+create_equals_migrations(void)
+{
+	sqlite3 *fresh, *old;
+	is_int(sqlite3_open(":memory:", &fresh), SQLITE_OK, "a new database");
+	is_int(sqlite3_exec(fresh, store_object_schema.create, NULL, NULL,
+		   NULL), SQLITE_OK, "the object schema's create runs");
+	is_int(sqlite3_open(":memory:", &old), SQLITE_OK, "an old database");
+	int ok_all = 1;
+	for (int v = 0; v < store_object_schema.count; v++)
+		ok_all &= sqlite3_exec(old, store_object_schema.migrations[v],
+		    NULL, NULL, NULL) == SQLITE_OK;
+	ok(ok_all, "every migration runs, 0 to %d", store_object_schema.count);
+	char a[8192], b[8192];
+	sql_text(fresh, describe_sql, a, sizeof a);
+	sql_text(old, describe_sql, b, sizeof b);
+	ok(strlen(a) > 100, "the schema is described (%zu bytes)", strlen(a));
+	is_str(a, b, "create builds what the migrations build");
+	sqlite3_close(fresh);
+	sqlite3_close(old);
+}
+
 /* store_prepare keeps a statement and hands it out again only when it
  * is the same text and not stepping already. */
 static void
@@ -260,6 +302,7 @@ main(void)
 
 	/* Kept statements. */
 	statements();
+	create_equals_migrations();
 
 	/* Days. */
 	ok(bakery_day_valid("2026-11-30"), "2026-11-30 is a day");
