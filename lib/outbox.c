@@ -15,7 +15,8 @@ outbox_count(bakery_object *o)
 	sqlite3_stmt *st;
 	int n = 0;
 	if (store_prepare(o->db, &o->stmts, "SELECT count(*) FROM events"
-		" WHERE relayed_at IS NULL", &st) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		" WHERE relayed_at IS NULL", &st) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
 	object_finish(o, st);
 	return n;
@@ -76,8 +77,9 @@ batch_read(bakery_object *o, batch *b)
 }
 
 /* Marks the accepted events relayed, which takes them out of the outbox;
- * counts an attempt on the others. When the outbox is left empty the alarm has nothing to do and is disarmed (its
- * index entry, if any, goes at the next alarm run). */
+ * counts an attempt on the others. When the outbox is left empty the
+ * alarm has nothing to do and is disarmed (its index entry, if any, goes
+ * at the next alarm run). */
 static int
 batch_settle(bakery_object *o, batch *b, const char *error)
 {
@@ -87,7 +89,8 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	sqlite3_stmt *relayed = NULL, *bump = NULL;
 	/* relayed_at is when it left the outbox (bakery-trace shows it). */
 	int src = store_prepare(o->db, &o->stmts,
-	    "UPDATE events SET relayed_at = ?2 WHERE seq = ?1", &relayed);
+	    "UPDATE events SET relayed_at = ?2 WHERE seq = ?1"
+	    " AND relayed_at IS NULL", &relayed);
 	if (src == SQLITE_OK)
 		src = store_prepare(o->db, &o->stmts,
 		    "UPDATE events SET attempts = attempts + 1, last_error = ?2"

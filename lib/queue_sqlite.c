@@ -35,7 +35,9 @@ static const char *const queue_migrations[] = {
 	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
 	"  wiped_at INTEGER NOT NULL);",
 };
-static const store_schema queue_schema = { "queue", queue_migrations, 1, 1, NULL };
+static const store_schema queue_schema = {
+	"queue", queue_migrations, 1, 1, NULL
+};
 
 #define PREFETCH_MAX 100
 

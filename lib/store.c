@@ -158,7 +158,9 @@ static const char *const alarms_migrations[] = {
 	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
 };
-const store_schema store_alarms_schema = { "alarms", alarms_migrations, 1, 1, NULL };
+const store_schema store_alarms_schema = {
+	"alarms", alarms_migrations, 1, 1, NULL
+};
 
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
