@@ -6,14 +6,13 @@
 #include "util.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "queue.h"
@@ -459,8 +458,6 @@ store_rollback(sqlite3 *db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* keep_open: when the schema was written, the transaction is left open
- * for the caller's first change. */
 /* Runs sql and sets user_version to version, in the caller's transaction. */
 static int
 upgrade(sqlite3 *db, const char *sql, int version)
@@ -473,6 +470,8 @@ upgrade(sqlite3 *db, const char *sql, int version)
 	return rc;
 }
 
+/* keep_open: when the schema was written, the transaction is left open
+ * for the caller's first change. */
 static int
 migrate(sqlite3 *db, const store_schema *schema, const char *path,
     int keep_open)

@@ -24,7 +24,9 @@ static const char *const wipe_migrations[] = {
 	"CREATE TABLE steps(run INTEGER NOT NULL, sandbox TEXT NOT NULL,"
 	"  done_at INTEGER, PRIMARY KEY (run, sandbox));",
 };
-static const store_schema wipe_schema = { "wipe", wipe_migrations, 1, 1, NULL };
+static const store_schema wipe_schema = {
+	"wipe", wipe_migrations, 1, 1, NULL
+};
 
 /* Runs sql bound to (?1 a, ?2 b, ?3 c); unused parameters are ignored. */
 static int
