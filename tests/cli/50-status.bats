@@ -132,7 +132,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 @test "an object file with a newer schema needs attention; the rest is still read" {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 99"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 99"
 	run --separate-stderr bakery-status --json
 	assert_failure 1
 	echo "$output" | jq -e '.attention | any(test("kitchen/board.db.*schema version 99"))'
