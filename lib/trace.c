@@ -43,13 +43,14 @@ query(bakery_ctx *ctx, const char *path, const store_schema *schema,
 }
 
 /* query on an object's file: a file that cannot be read (not SQLite's,
- * say) is reported and skipped, and the search goes on. */
+ * say) is reported and skipped, and the search goes on. A busy file and
+ * a schema newer than this bakery (a bakery to upgrade) still end it. */
 static int
 query_object(bakery_ctx *ctx, const char *path, const char *sql,
     const char *id, void (*row)(sqlite3_stmt *, void *), void *arg)
 {
 	int rc = query(ctx, path, &store_object_schema, sql, id, row, arg);
-	if (rc && rc != EX_TEMPFAIL) {
+	if (rc && rc != EX_TEMPFAIL && rc != EX_CONFIG) {
 		bakery_log(LOG_WARN, "bad_file", "file", path, "error",
 		    bakery_error(), (char *)NULL);
 		rc = 0;
