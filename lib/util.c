@@ -281,6 +281,49 @@ bakery_day_valid(const char *day)
 }
 
 int
+bakery_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	while (p < end) {
+		unsigned c = *p++;
+		if (c < 0x80)
+			continue;
+		int more;
+		unsigned min, cp;
+		if (c >= 0xc2 && c <= 0xdf)
+			more = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			more = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			more = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return 0;
+		if (end - p < more)
+			return 0;
+		for (int i = 0; i < more; i++, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+int
+bakery_text_valid(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max || !bakery_utf8_valid(s, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int
 bakery_name_valid(const char *name)
 {
 	size_t n = strlen(name);

@@ -78,6 +78,13 @@ jv bakery_time_jv(int64_t ms);
 /* Accepts a calendar day YYYY-MM-DD that exists. */
 int bakery_day_valid(const char *day);
 
+/* Whether len bytes of s are well-formed UTF-8 (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF). */
+int bakery_utf8_valid(const char *s, size_t len);
+/* Whether s is text a person gave: 1 to max bytes of valid UTF-8 with no
+ * control character (C0, DEL). */
+int bakery_text_valid(const char *s, size_t max);
+
 /* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
 int bakery_name_valid(const char *name);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */

@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# Parsing and names: what a name or an id says is all it says. Each test is
+# named after the class of hostile input it closes (docs/reliability.md,
+# "Hostile input").
+load helpers
+bats_require_minimum_version 1.5.0
+
+SECRET=whsec_test_43
+
+# sign FILE: a Stripe-Signature header for the file's bytes, now.
+sign() {
+	python3 -c 'import hashlib, hmac, sys, time
+body = open(sys.argv[1], "rb").read()
+t = str(int(time.time()))
+print("t=%s,v1=%s" % (t, hmac.new(sys.argv[2].encode(), t.encode() + b"." + body, hashlib.sha256).hexdigest()))' \
+		"$1" "$SECRET"
+}
+
+# webhook FILE: the signed body through bakery-webhook's filter mode.
+webhook() {
+	run --separate-stderr env BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET \
+		bakery-webhook --signature "$(sign "$1")" <"$1"
+}
+
+# intent ORDER_ID_JSON: a payment_intent.succeeded for 450 cents whose
+# metadata.order_id is the given JSON text (escapes and all), as bytes.
+intent() {
+	printf '{"id":"evt_1","object":"event","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","object":"payment_intent","amount":450,"currency":"eur","metadata":{"order_id":%s,"sandbox":"default"}}}}' "$1"
+}
+
+# envelope TYPE DATA_JSON [ID]: one envelope line, data as given (raw text).
+envelope() {
+	printf '{"specversion":"1.0","id":"%s","type":"%s","source":"bakery:default/x","subject":"x","time":"2026-11-30T09:00:00.000Z","datacontenttype":"application/json","sandbox":"default","data":%s}\n' \
+		"${3:-evt_$RANDOM$RANDOM}" "$1" "$2"
+}
+
+assert_unpaid() {
+	assert_equal "$(bakery-order show "$1" | jq -r .status)" placed
+}
+
+@test "escaped NUL: a webhook's metadata.order_id with \\u0000 pays nothing" {
+	id=$(place ada)
+	intent "\"$id\\u0000x\"" >"$BATS_TEST_TMPDIR/ev"
+	webhook "$BATS_TEST_TMPDIR/ev"
+	assert_failure 65
+	assert_equal "$(jq -r .status <<<"$output")" 400
+	assert_equal "$(jq -r .message <<<"$output")" \
+		"payment intent without a valid metadata.order_id"
+	run bakery-show "billing/$id"
+	assert_failure 66
+	bakery-consume >/dev/null
+	assert_unpaid "$id"
+}
+
+@test "escaped NUL: an envelope's data.order with \\u0000 is refused on stdin and through the queue" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	line=$(envelope PaymentSucceeded "{\"order\":\"$id\\u0000junk\",\"payment_intent\":\"pi_1\",\"amount_cents\":450,\"currency\":\"eur\"}")
+	run --separate-stderr bakery-consume --stdin <<<"$line"
+	assert_failure 65
+	assert_equal "$stderr" 'bakery-consume: error: line 1: a string holds a NUL (\u0000)'
+	assert_unpaid "$id"
+	queue_raw evt_nul "$line"
+	run --separate-stderr bakery-consume --once --max-retries 0
+	assert_equal "$(jq -r .status <<<"$output")" 422
+	assert_equal "$(jq -r .outcome <<<"$output")" dead-lettered
+	assert_unpaid "$id"
+	# A NUL in a key, or deep in the data, is refused the same way.
+	run --separate-stderr bakery-consume --stdin <<<"$(envelope OrderPlaced '{"order":"ord_k","day":"2026-12-01","items":[{"item\u0000":1}]}')"
+	assert_failure 65
+	assert_output ''
+}
+
+@test "escaped NUL: a redrive line's id or sandbox with \\u0000 redrives nothing" {
+	bakery-fault set kitchen-refuses
+	id=$(paid_order ada)
+	bakery-consume >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	dead=$(bakery-dlq list | jq -r .id | head -1)
+	run --separate-stderr bakery-redrive <<<"{\"id\":\"$dead\\u0000junk\"}"
+	assert_failure 65
+	run --separate-stderr bakery-redrive <<<"{\"id\":\"$dead\",\"sandbox\":\"default\\u0000x\"}"
+	assert_failure 65
+	assert_equal "$(bakery-dlq list | jq -r .id | grep -c "$dead")" 1
+	assert_equal "$(bakery-queue peek | jq -s length)" 0
+}
+
+@test "the webhook never aborts: every shape of a signed event answers 400 with a reason" {
+	cd "$BATS_TEST_TMPDIR"
+	shapes=(
+		'{"id":"evt_1","type":"payment_intent.succeeded"}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":"x"}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":[1]}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":null}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":7}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":450,"currency":"eur","metadata":"x"}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":450,"currency":"eur","metadata":[1]}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":["pi_1"],"amount":450,"currency":"eur","metadata":{"order_id":"ord_1"}}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":-5,"currency":"eur","metadata":{"order_id":"ord_1"}}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":1e308,"currency":"eur","metadata":{"order_id":"ord_1"}}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1\u0000","amount":450,"currency":"eur","metadata":{"order_id":"ord_1"}}}}'
+		'{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":450,"currency":"eur","metadata":{"order_id":"ord_1","sandbox":"x\u0000"}}}}'
+		'[1]'
+		'"x"'
+	)
+	for body in "${shapes[@]}"; do
+		printf '%s' "$body" >ev
+		webhook ev
+		[ "$status" -eq 65 ] || { echo "status $status for $body: $stderr" >&2; return 1; }
+		assert_equal "$(jq -r .status <<<"$output")" 400
+		[ -n "$(jq -r .message <<<"$output")" ]
+		[[ "$stderr" == "bakery-webhook: error: "* ]]
+	done
+	assert_equal "$(bakery-queue peek | jq -s length)" 0
+}
