@@ -178,9 +178,13 @@ intent_shape(jv event, billing_answer *a)
 	if (!(cents >= 0 && cents <= 1e15 && cents == (double)(int64_t)cents))
 		return answer(a, 400, EX_DATAERR, "payment intent without a "
 		    "valid amount: want a whole number of cents");
-	if (intent_text(event, "currency", NULL, 16) != 1)
-		return answer(a, 400, EX_DATAERR,
-		    "payment intent without a valid currency");
+	jv currency = intent_field(event, "currency");
+	const char *code = envelope_string(currency);
+	int currency_ok = code && bakery_currency_valid(code);
+	jv_free(currency);
+	if (!currency_ok)
+		return answer(a, 400, EX_DATAERR, "payment intent without a "
+		    "valid currency: want three lowercase letters");
 	if (meta_kind != JV_KIND_OBJECT)
 		return answer(a, 400, EX_DATAERR,
 		    "payment intent without a metadata object");
@@ -324,7 +328,7 @@ billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 	const char *type = envelope_str(event, "type");
 	const char *id = envelope_str(event, "id");
 	int rc;
-	if (!type || !id || !*id)
+	if (!type || !id || !bakery_text_valid(id, 255))
 		rc = answer(a, 400, EX_DATAERR, "event without id or type");
 	else if (strcmp(type, "payment_intent.succeeded") != 0)
 		rc = answer(a, 200, 0, "ignored");

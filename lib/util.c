@@ -324,6 +324,12 @@ bakery_text_valid(const char *s, size_t max)
 }
 
 int
+bakery_currency_valid(const char *s)
+{
+	return strlen(s) == 3 && strspn(s, "abcdefghijklmnopqrstuvwxyz") == 3;
+}
+
+int
 bakery_name_valid(const char *name)
 {
 	size_t n = strlen(name);

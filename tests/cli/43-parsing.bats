@@ -114,3 +114,55 @@ assert_unpaid() {
 	done
 	assert_equal "$(bakery-queue peek | jq -s length)" 0
 }
+
+# paid_unknown DATA_FIELDS: an OrderPaid for an order nobody placed, with
+# the usual data and the given fields over it (jq object text).
+paid_unknown() {
+	jq -nc --arg day "$DAY" --argjson over "$1" '{specversion: "1.0",
+		id: "evt_\(now * 1000000 | floor)", type: "OrderPaid",
+		source: "bakery:default/order/ord_ghost", subject: "order/ord_ghost",
+		time: "2026-11-30T09:00:00.000Z", datacontenttype: "application/json",
+		sandbox: "default", data: ({order: "ord_ghost", customer: "mallory",
+		day: $day, items: [{item: "cardamom-bun", qty: 1, price_cents: 450}],
+		total_cents: 450, currency: "eur", payment_intent: "pi_g",
+		paid_at: "2026-11-30T09:00:00.000Z"} + $over)}'
+}
+
+# Nothing of ord_ghost was written anywhere: no subscriber object made.
+assert_nothing_written() {
+	for a in crm/customers customer/mallory inbox/mallory "schedule/$DAY" "dispatch/$DAY"; do
+		run bakery-show "$a"
+		if [ "$status" -eq 0 ]; then
+			[ "$(jq '[.. | strings | select(. == "ord_ghost")] | length' <<<"$output")" = 0 ] ||
+				{ echo "$a holds ord_ghost: $output" >&2; return 1; }
+		fi
+	done
+}
+
+@test "subscribers check what they apply: bad data in an OrderPaid is 422 at every subscriber, on stdin" {
+	for over in '{"total_cents":1e308}' '{"items":[{"item":"cardamom-bun","qty":-5,"price_cents":450}]}' \
+		'{"items":"notalist"}' '{"total_cents":-450}' '{"total_cents":451}' '{"currency":7}' \
+		'{"delivery":"a\nb"}' '{"paid_at":[1]}' \
+		'{"items":[{"item":"cardamom-bun","qty":60,"price_cents":450},{"item":"cardamom-bun","qty":60,"price_cents":450}],"total_cents":54000}'; do
+		run --separate-stderr bakery-consume --stdin <<<"$(paid_unknown "$over")"
+		assert_success
+		assert_equal "$(jq -r .status <<<"$output")" 422
+		[[ "$(jq -r .error <<<"$output")" == "Schedule answered 422: bad data."*"; Kitchen answered 422: bad data."* ]] ||
+			{ echo "$over: not refused: $output" >&2; return 1; }
+		assert_nothing_written
+	done
+	# The same event with good data is applied (the kitchen, with no
+	# card for it, answers 409 as before).
+	run --separate-stderr bakery-consume --stdin <<<"$(paid_unknown '{}')"
+	assert_equal "$(jq -r .status <<<"$output")" 409
+	assert_equal "$(bakery-show crm/customers | jq .state.customers.mallory.total_cents)" 450
+}
+
+@test "subscribers check what they apply: bad data through the queue is refused and dead-lettered, nothing written" {
+	queue_raw evt_big "$(paid_unknown '{"total_cents":1e308}')"
+	queue_raw evt_neg "$(paid_unknown '{"items":[{"item":"cardamom-bun","qty":-5,"price_cents":450}]}')"
+	run --separate-stderr bakery-consume --max-retries 0
+	assert_success
+	assert_equal "$(jq -s 'map(select(.status == 422 and .outcome == "dead-lettered")) | length' <<<"$output")" 2
+	assert_nothing_written
+}
