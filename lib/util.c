@@ -117,25 +117,84 @@ stderr_is_journal(void)
 static const char *level_names[] = { "error", "warning", "info", "debug" };
 static const char *const journal_prefixes[] = { "<3>", "<4>", "<6>", "<7>" };
 
+/* The length of the UTF-8 sequence at s (of at most len bytes), or 0 when
+ * s[0] is a control character or starts no valid sequence. */
+static size_t
+printable_at(const char *s, size_t len)
+{
+	unsigned char c = (unsigned char)s[0];
+	if (c < ' ' || c == 0x7f)
+		return 0;
+	size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	return n <= len && bakery_utf8_valid(s, n) ? n : 0;
+}
+
+/* Whether s needs quoting as a plain log value: empty, or holding a space,
+ * a quote, '=', a backslash or anything put_escaped() escapes. */
+static int
+needs_quotes(const char *s)
+{
+	size_t len = strlen(s);
+	if (!len)
+		return 1;
+	for (size_t i = 0, n; i < len; i += n) {
+		if (!(n = printable_at(s + i, len - i)) || strchr(" \"=\\", s[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Appends s to buf (size bytes, *used so far) as a plain log line may
+ * hold it: a control character or a byte of invalid UTF-8 becomes an
+ * escape (\n, \r, \t, \xHH), and in a quoted value '"' and '\' are
+ * escaped too, so a value can neither end the line nor forge another
+ * (the JSON logs escape the same through jq). */
+static void
+put_escaped(char *buf, size_t size, size_t *used, const char *s, int quoted)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0, n; i < len && *used + 5 < size; i += n) {
+		char *out = buf + *used;
+		if ((n = printable_at(s + i, len - i))) {
+			int esc = quoted && (s[i] == '"' || s[i] == '\\');
+			if (esc)
+				*out++ = '\\';
+			memcpy(out, s + i, n);
+			*used += n + (size_t)esc;
+			continue;
+		}
+		n = 1;
+		unsigned char c = (unsigned char)s[i];
+		*used += (size_t)(c == '\n' ? snprintf(out, 6, "\\n")
+		    : c == '\r' ? snprintf(out, 6, "\\r")
+		    : c == '\t' ? snprintf(out, 6, "\\t")
+		    : snprintf(out, 6, "\\x%02x", c));
+	}
+	buf[*used < size ? *used : size - 1] = '\0';
+}
+
 void
 bakery_print_error(const char *fmt, ...)
 {
-	char msg[2048];
+	char raw[2048], msg[4096];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	if (bakery_log_json()) {
-		bakery_log(LOG_ERROR, "error", "message", msg, (char *)NULL);
+		bakery_log(LOG_ERROR, "error", "message", raw, (char *)NULL);
 		return;
 	}
+	size_t used = 0;
+	msg[0] = '\0';
+	put_escaped(msg, sizeof msg, &used, raw, 0);
 	if (bakery_stderr_midline) {
 		fputc('\n', stderr);
 		bakery_stderr_midline = 0;
 	}
-		fprintf(stderr, "%s%s: error: %s\n",
-		    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
-		    bakery_prog, msg);
+	fprintf(stderr, "%s%s: error: %s\n",
+	    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
+	    bakery_prog, msg);
 }
 
 void
@@ -168,14 +227,21 @@ bakery_log(enum bakery_level level, const char *event, ...)
 		    stderr_is_journal() ? journal_prefixes[level] : "",
 		    bakery_prog, level_names[level], event);
 		const char *k;
-		while ((k = va_arg(ap, const char *)) && n < sizeof line) {
+		while ((k = va_arg(ap, const char *)) && n + 8 < sizeof line) {
 			const char *v = va_arg(ap, const char *);
 			if (!v)
 				v = "";
-			/* Values with spaces are quoted so the line stays parseable. */
-			int quote = strpbrk(v, " \t\"=") != NULL || !*v;
+			/* Values with spaces are quoted so the line stays
+			 * parseable, and escaped so it stays one line. */
+			int quote = needs_quotes(v);
 			n += (size_t)snprintf(line + n, sizeof line - n,
-			    quote ? " %s=\"%s\"" : " %s=%s", k, v);
+			    quote ? " %s=\"" : " %s=", k);
+			if (n + 2 < sizeof line) {
+				put_escaped(line, sizeof line - 1, &n, v, quote);
+				if (quote)
+					line[n++] = '"';
+				line[n] = '\0';
+			}
 		}
 		if (bakery_stderr_midline) {
 			fputc('\n', stderr);

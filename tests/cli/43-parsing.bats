@@ -166,3 +166,25 @@ assert_nothing_written() {
 	assert_equal "$(jq -s 'map(select(.status == 422 and .outcome == "dead-lettered")) | length' <<<"$output")" 2
 	assert_nothing_written
 }
+
+@test "logs cannot be forged: a name or an id with a newline stays on its one log line" {
+	run --separate-stderr bakery-order place --customer "$(printf 'x\nbakery-order: error: FAKE')" --day "$DAY" cardamom-bun=1
+	assert_failure 64
+	assert_equal "$(grep -c . <<<"$stderr")" 1
+	assert_equal "${stderr%%$'\n'*}" "bakery-order: error: bad customer: 'x\nbakery-order: error: FAKE': want [a-z0-9][a-z0-9_.-]{0,63}"
+	run --separate-stderr bakery-order show "$(printf 'ord_1\rbakery-order: error: FAKE\033[2K\xff')"
+	assert_failure 64
+	assert_equal "$stderr" "bakery-order: error: bad order id: 'ord_1\rbakery-order: error: FAKE\x1b[2K\xff'"
+	# A log record's value: an event id with a newline, dead-lettered.
+	bad=$(printf 'evt_1\nbakery-consume: error: FAKE')
+	envelope OrderPlaced '{"order":"ord_1","day":"2026-12-01","items":"notalist"}' "$(printf 'evt_1\\nbakery-consume: error: FAKE')" |
+		bakery-queue send >/dev/null
+	run --separate-stderr bakery-consume --max-retries 0
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" "$bad"
+	assert_equal "$(grep -c . <<<"$stderr")" 1
+	[[ "$stderr" == 'bakery-consume: warning: dead_lettered id="evt_1\nbakery-consume: error: FAKE" sandbox=default error="Schedule answered 422: '* ]]
+	# JSON logs escape as before.
+	run --separate-stderr env BAKERY_LOG=json bakery-order show "$bad"
+	assert_equal "$(jq -r .message <<<"$stderr")" "bad order id: '$bad'"
+}
