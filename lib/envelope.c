@@ -200,11 +200,11 @@ int64_t
 envelope_time_ms(jv env)
 {
 	const char *s = envelope_str(env, "time");
-	struct tm tm = { 0 };
-	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-	if (!end)
+	const char *end;
+	int64_t secs = s ? bakery_parse_datetime(s, &end) : -1;
+	if (secs < 0)
 		return 0;
-	int64_t ms = (int64_t)timegm(&tm) * 1000;
+	int64_t ms = secs * 1000;
 	if (*end == '.') {
 		/* Fractions of a second: the first three digits are ms. */
 		int scale = 100;

@@ -275,11 +275,34 @@ parse_now(const char *s)
 	long long secs = strtoll(s, &end, 10);
 	if (*s >= '0' && *s <= '9' && !*end)
 		return (int64_t)secs * 1000;
-	struct tm tm = { 0 };
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (end && (*end == 'Z' || !*end))
-		return (int64_t)timegm(&tm) * 1000;
+	const char *rest;
+	int64_t at = bakery_parse_datetime(s, &rest);
+	if (at >= 0 && (!*rest || (rest[0] == 'Z' && !rest[1])))
+		return at * 1000;
 	return -1;
+}
+
+int64_t
+bakery_parse_datetime(const char *s, const char **end)
+{
+	struct tm tm = { 0 };
+	const char *e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	*end = e ? e : s;
+	if (!e || e - s != 19)
+		return -1;
+	/* strptime takes 2026-02-30 and timegm makes it 03-02: a date is
+	 * real only when it comes back the same. */
+	time_t t = timegm(&tm);
+	char again[32];
+	struct tm back;
+	if (t < 0 || !gmtime_r(&t, &back))
+		return -1;
+	strftime(again, sizeof again, "%Y-%m-%dT%H:%M:%S", &back);
+	if (strncmp(again, s, 19) != 0) {
+		*end = s;
+		return -1;
+	}
+	return (int64_t)t;
 }
 
 int
@@ -335,15 +358,12 @@ bakery_format_day(int64_t ms, char *buf, size_t size)
 int
 bakery_day_valid(const char *day)
 {
-	struct tm tm = { 0 };
-	const char *end = strptime(day, "%Y-%m-%d", &tm);
-	if (!end || *end || strlen(day) != 10)
+	if (strlen(day) != 10)
 		return 0;
-	/* strptime accepts 2026-02-31; a round trip through timegm does not. */
-	time_t t = timegm(&tm);
-	char again[11];
-	bakery_format_day((int64_t)t * 1000, again, sizeof again);
-	return strcmp(again, day) == 0;
+	char stamp[20];
+	snprintf(stamp, sizeof stamp, "%sT00:00:00", day);
+	const char *end;
+	return bakery_parse_datetime(stamp, &end) >= 0 && !*end;
 }
 
 int

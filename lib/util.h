@@ -75,6 +75,10 @@ void bakery_format_time(int64_t ms, char *buf, size_t size);
 void bakery_format_day(int64_t ms, char *buf, size_t size);
 /* The time as a JSON string, or null when ms is 0 (never). */
 jv bakery_time_jv(int64_t ms);
+/* Seconds since the epoch of s's first 19 bytes, YYYY-MM-DDTHH:MM:SS, a
+ * moment that exists (not 2026-02-30, not 25:00); -1 when not. *end is
+ * where s goes on after them. */
+int64_t bakery_parse_datetime(const char *s, const char **end);
 /* Accepts a calendar day YYYY-MM-DD that exists. */
 int bakery_day_valid(const char *day);
 
