@@ -188,3 +188,98 @@ assert_nothing_written() {
 	run --separate-stderr env BAKERY_LOG=json bakery-order show "$bad"
 	assert_equal "$(jq -r .message <<<"$stderr")" "bad order id: '$bad'"
 }
+
+@test "lax inputs: an empty -s is a bad sandbox name, not the default" {
+	run --separate-stderr bakery-order -s '' list
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-order: error: bad sandbox name: '': want [a-z0-9][a-z0-9_.-]{0,63} without '..'"
+	run --separate-stderr bakery-consume --sandbox= --drain
+	assert_failure 64
+}
+
+@test "lax inputs: bakery-consume takes one mode, and --stdin alone" {
+	run --separate-stderr timeout 10 bakery-consume --drain --follow
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-consume: error: --drain and --follow together: want one of --drain, --once, --follow"
+	run --separate-stderr timeout 5 bakery-consume --stdin --follow </dev/null
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-consume: error: --stdin and --follow together: --stdin delivers its lines and ends"
+	run --separate-stderr bakery-consume --once --stdin </dev/null
+	assert_failure 64
+	run bakery-consume --drain --drain
+	assert_success
+}
+
+@test "lax inputs: an item repeated past 99 in all is refused" {
+	mapfile -t many < <(for _ in $(seq 200); do echo cardamom-bun=99; done)
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" "${many[@]}"
+	assert_failure 64
+	assert_equal "$stderr" "bakery-order: error: bad quantity: 'cardamom-bun' 198 in all: want 1 to 99 of an item"
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=50 country-loaf=1 cardamom-bun=50
+	assert_failure 64
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=50 cardamom-bun=49
+	assert_success
+	assert_equal "$(jq '[.items[].qty] | add' <<<"$output")" 99
+	assert_equal "$(bakery-order list | wc -l)" 1
+}
+
+@test "lax inputs: invalid UTF-8 is refused, never turned into U+FFFD" {
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery "$(printf '1 Rue \xff')" cardamom-bun=1
+	assert_failure 64
+	assert_equal "$stderr" "bakery-order: error: bad delivery address: want 1 to 200 bytes of UTF-8 without control characters"
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" --key "$(printf 'k\xc0\xaf')" cardamom-bun=1
+	assert_failure 64
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery '1 Rue de l’Église' cardamom-bun=1
+	assert_success
+	assert_equal "$(jq -r .delivery <<<"$output")" '1 Rue de l’Église'
+	id=$(place ada)
+	bakery-consume >/dev/null
+	line=$(envelope PaymentSucceeded "{\"order\":\"$id\",\"payment_intent\":\"pi_$(printf '\xff')\",\"amount_cents\":450,\"currency\":\"eur\"}")
+	run --separate-stderr bakery-consume --stdin <<<"$line"
+	assert_failure 65
+	assert_equal "$stderr" "bakery-consume: error: line 1: malformed JSON: invalid UTF-8"
+	assert_unpaid "$id"
+	printf '{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_\xed\xa0\x80","amount":450,"currency":"eur","metadata":{"order_id":"%s"}}}}' "$id" >"$BATS_TEST_TMPDIR/ev"
+	webhook "$BATS_TEST_TMPDIR/ev"
+	assert_failure 65
+	assert_equal "$(jq -r .message <<<"$output")" "malformed JSON body: invalid UTF-8"
+	run --separate-stderr bakery-redrive <<<"$(printf '{"id":"evt_\xff"}')"
+	assert_failure 65
+}
+
+@test "lax inputs: an impossible date is refused in BAKERY_NOW and --day" {
+	for now in 2026-02-30T00:00:00Z 2026-02-29T12:00:00Z 2026-04-31T00:00:00Z 2026-12-01T24:00:00Z 2026-12-01T00:00:00Zjunk; do
+		run --separate-stderr env BAKERY_NOW=$now bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+		assert_failure 78
+		assert_equal "$stderr" "bakery-order: error: bad BAKERY_NOW: '$now': want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ"
+	done
+	run --separate-stderr env BAKERY_NOW=2028-02-29T12:00:00Z bakery-order place --customer ada --day 2028-02-29 cardamom-bun=1
+	assert_success
+	assert_equal "$(jq -r .placed_at <<<"$output")" 2028-02-29T12:00:00.000Z
+	for day in 2026-02-30 2026-13-01 2026-2-28 2026-02-28x; do
+		run --separate-stderr bakery-order place --customer ada --day "$day" cardamom-bun=1
+		assert_failure 64
+	done
+	assert_equal "$(bakery-order list | wc -l)" 1
+}
+
+@test "lax inputs: --key with the same items in another order is the same order" {
+	a=$(bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1 country-loaf=2 | jq -r .id)
+	run --separate-stderr bakery-order place --key k1 --customer ada --day "$DAY" country-loaf=2 cardamom-bun=1
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" "$a"
+	run --separate-stderr bakery-order place --key k1 --customer ada --day "$DAY" country-loaf=1 country-loaf=1 cardamom-bun=1
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" "$a"
+	run --separate-stderr bakery-order place --key k1 --customer ada --day "$DAY" country-loaf=1 cardamom-bun=1
+	assert_failure 65
+	assert_equal "$(bakery-order list | wc -l)" 1
+}
+
+@test "redrive: a JSON line that is not an object with an id exits 65, as bakery-redrive(1) says" {
+	for line in '[1,2]' '"evt_1"' '{"ID":"evt_1"}' '{"id":7}' '{"id":"evt_1",'; do
+		run --separate-stderr bakery-redrive <<<"$line"
+		assert_failure 65
+		[[ "$stderr" == "bakery-redrive: error: line 1: "* ]]
+	done
+}
