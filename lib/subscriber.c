@@ -521,10 +521,8 @@ subscriber_state(jv state, const char *const *arrays)
 jv
 subscriber_data(jv env, const char *field)
 {
-	jv data = jv_get_kind(env) == JV_KIND_OBJECT
-	    ? jv_object_get(jv_copy(env), jv_string("data")) : jv_invalid();
-	jv v = jv_get_kind(data) == JV_KIND_OBJECT
-	    ? jv_object_get(jv_copy(data), jv_string(field)) : jv_invalid();
+	jv data = envelope_field(env, "data");
+	jv v = envelope_field(data, field);
 	jv_free(data);
 	if (jv_is_valid(v))
 		return v;
@@ -535,10 +533,10 @@ subscriber_data(jv env, const char *field)
 jv
 subscriber_pick(jv env, const char *const *fields)
 {
-	jv data = jv_object_get(jv_copy(env), jv_string("data"));
+	jv data = envelope_field(env, "data");
 	jv out = jv_object();
 	for (int i = 0; fields[i]; i++) {
-		jv v = jv_object_get(jv_copy(data), jv_string(fields[i]));
+		jv v = envelope_field(data, fields[i]);
 		if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
 			out = jv_object_set(out, jv_string(fields[i]), v);
 		else

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 # Parsing and names: what a name or an id says is all it says. Each test is
 # named after the class of hostile input it closes (docs/reliability.md,
 # "Hostile input").
@@ -18,6 +19,7 @@ print("t=%s,v1=%s" % (t, hmac.new(sys.argv[2].encode(), t.encode() + b"." + body
 
 # webhook FILE: the signed body through bakery-webhook's filter mode.
 webhook() {
+	# shellcheck disable=SC2094 # both only read the file
 	run --separate-stderr env BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET \
 		bakery-webhook --signature "$(sign "$1")" <"$1"
 }
@@ -130,12 +132,15 @@ paid_unknown() {
 
 # Nothing of ord_ghost was written anywhere: no subscriber object made.
 assert_nothing_written() {
+	local a shown
 	for a in crm/customers customer/mallory inbox/mallory "schedule/$DAY" "dispatch/$DAY"; do
-		run bakery-show "$a"
-		if [ "$status" -eq 0 ]; then
-			[ "$(jq '[.. | strings | select(. == "ord_ghost")] | length' <<<"$output")" = 0 ] ||
-				{ echo "$a holds ord_ghost: $output" >&2; return 1; }
-		fi
+		# An object never made is as good: bakery-show exits 66.
+		local rc=0
+		shown=$(bakery-show "$a" 2>/dev/null) || rc=$?
+		[ "$rc" -eq 66 ] && continue
+		[ "$rc" -eq 0 ] || { echo "bakery-show $a: exit $rc" >&2; return 1; }
+		[ "$(jq '[.. | strings | select(. == "ord_ghost")] | length' <<<"$shown")" = 0 ] ||
+			{ echo "$a holds ord_ghost: $shown" >&2; return 1; }
 	done
 }
 
@@ -229,9 +234,9 @@ assert_nothing_written() {
 	assert_equal "$stderr" "bakery-order: error: bad delivery address: want 1 to 200 bytes of UTF-8 without control characters"
 	run --separate-stderr bakery-order place --customer ada --day "$DAY" --key "$(printf 'k\xc0\xaf')" cardamom-bun=1
 	assert_failure 64
-	run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery '1 Rue de l’Église' cardamom-bun=1
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery 'Große Straße 5, Zürich' cardamom-bun=1
 	assert_success
-	assert_equal "$(jq -r .delivery <<<"$output")" '1 Rue de l’Église'
+	assert_equal "$(jq -r .delivery <<<"$output")" 'Große Straße 5, Zürich'
 	id=$(place ada)
 	bakery-consume >/dev/null
 	line=$(envelope PaymentSucceeded "{\"order\":\"$id\",\"payment_intent\":\"pi_$(printf '\xff')\",\"amount_cents\":450,\"currency\":\"eur\"}")

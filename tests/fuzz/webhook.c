@@ -11,11 +11,14 @@
  * message; only a 200 hands back an object to send (always when it
  * recorded), and what that object recorded reads back as an envelope.
  */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../lib/billing.h"
 #include "../../lib/envelope.h"
@@ -25,19 +28,37 @@
 #define SECRET "whsec_fuzz"
 
 static bakery_ctx ctx;
+static char home[] = "/tmp/bakery-fuzz-webhook.XXXXXX";
+
+static int
+remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* The home goes when the run ends (libFuzzer exits through exit()). */
+static void
+remove_home(void)
+{
+	store_ctx_free(&ctx);
+	nftw(home, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	char dir[] = "/tmp/bakery-fuzz-webhook.XXXXXX";
-	if (!mkdtemp(dir))
+	if (!mkdtemp(home))
 		abort();
 	/* Speed over durability: the home is thrown away. */
 	setenv("BAKERY_SYNC", "normal", 1);
-	if (store_ctx_init(&ctx, dir, "default", NULL))
+	if (store_ctx_init(&ctx, home, "default", NULL))
 		abort();
+	atexit(remove_home);
 	bakery_verbosity = LOG_ERROR;
 	return 0;
 }
