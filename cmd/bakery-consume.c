@@ -86,8 +86,7 @@ main(int argc, char **argv)
 	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
 	consume_options copt = { 3, 0 };
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_DRAIN: mode = DRAIN; break;
 		case OPT_ONCE: mode = ONCE; break;
