@@ -38,6 +38,16 @@ home_files() {
 
 status_of() { bakery-order show "$1" | jq -r .status; }
 
+# The issue's scenario: a home that pays through Stripe, an order $id
+# whose pay could not reach Stripe (69), its attempt pending.
+stripe_home_with_pending_order() {
+	bakery-order gateway stripe >/dev/null
+	id=$(place ada)
+	BAKERY_STRIPE_KEY=sk_test_a BAKERY_STRIPE_API=http://127.0.0.1:1 BAKERY_STRIPE_RETRIES=0 \
+		run bakery-order pay "$id"
+	assert_failure 69
+}
+
 @test "currency: a signed payment in another currency, or of another amount, is kept flagged and pays nothing" {
 	export BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET
 	id=$(place ada cardamom-bun=2)
@@ -78,11 +88,7 @@ status_of() { bakery-order show "$1" | jq -r .status; }
 }
 
 @test "test gateway never pays by accident: a Stripe home whose key is lost exits 78 and records nothing" {
-	bakery-order gateway stripe >/dev/null
-	id=$(place ada)
-	BAKERY_STRIPE_KEY=sk_test_a BAKERY_STRIPE_API=http://127.0.0.1:1 BAKERY_STRIPE_RETRIES=0 \
-		run bakery-order pay "$id"
-	assert_failure 69
+	stripe_home_with_pending_order
 	before=$(home_files)
 	run bakery-order pay "$id"
 	assert_failure 78
@@ -134,11 +140,7 @@ status_of() { bakery-order show "$1" | jq -r .status; }
 }
 
 @test "test gateway never pays by accident: an order with a Stripe attempt is settled through Stripe only" {
-	bakery-order gateway stripe >/dev/null
-	id=$(place ada)
-	BAKERY_STRIPE_KEY=sk_test_a BAKERY_STRIPE_API=http://127.0.0.1:1 BAKERY_STRIPE_RETRIES=0 \
-		run bakery-order pay "$id"
-	assert_failure 69
+	stripe_home_with_pending_order
 	# A home from before the choice was recorded, set to the test gateway.
 	rm "$BAKERY_HOME/.gateway"
 	bakery-order gateway test >/dev/null
@@ -241,7 +243,6 @@ status_of() { bakery-order show "$1" | jq -r .status; }
 }
 
 @test "secret never reaches argv or a log: no prefix takes a secret option's place, no value is echoed" {
-	bakery-order gateway stripe >/dev/null
 	id=$(place ada)
 	for args in "--stripe-key sk_live_X" "--stripe-key=sk_live_X" "--stripe sk_live_X" "--stripe-key-fil sk_live_X"; do
 		# shellcheck disable=SC2086
