@@ -88,8 +88,7 @@ main(int argc, char **argv)
 	int mode_opt = 0;
 	consume_options copt = { 3, 0 };
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_DRAIN:
 		case OPT_ONCE:

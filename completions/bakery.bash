@@ -30,7 +30,7 @@ _bakery_options()
 _bakery_subcommands()
 {
 	case $1 in
-	bakery-order) echo "place pay show list events" ;;
+	bakery-order) echo "place pay gateway show list events" ;;
 	bakery-dlq) echo "drain list show" ;;
 	bakery-queue) echo "init send peek stats" ;;
 	bakery-fault) echo "set clear list" ;;
@@ -124,6 +124,8 @@ _bakery()
 		words=$(_bakery_run bakery-show --list | tr -d '"') ;;
 	bakery-fault:set | bakery-fault:clear)
 		words="kitchen-refuses queue-refuses" ;;
+	bakery-order:gateway)
+		words="test stripe" ;;
 	bakery-order:place)
 		# ITEM=QTY: the menu's items, the quantity typed next.
 		words=$(sed -n 's/^\([a-z0-9-]*\)\t.*/\1=/p' \

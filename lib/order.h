@@ -31,6 +31,12 @@ typedef struct order_request {
 int order_place(bakery_ctx *ctx, const order_request *req, jv *order,
     bakery_object **o);
 int order_get(bakery_ctx *ctx, const char *id, jv *order);
+/* order_get in another sandbox (NULL: ctx's). */
+int order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *order);
+/* 1 when payment's amount_cents and currency are order's total_cents and
+ * currency: the only payment that pays the order. */
+int order_terms_match(jv order, jv payment);
 /* The sandbox's orders, oldest first. */
 int order_list(bakery_ctx *ctx, jv *orders);
 int order_events(bakery_ctx *ctx, const char *id, jv *events);

@@ -136,6 +136,7 @@ s_pay.after_stripe() {
 	local id
 	export BAKERY_STRIPE_API=$STANDIN BAKERY_STRIPE_KEY=$STRIPE_KEY
 	export BAKERY_STRIPE_BACKOFF_MS=20 BAKERY_STRIPE_WEBHOOK_SECRET=$WHSEC
+	bakery-order gateway stripe >/dev/null
 	id=$(place default ada)
 	local crash=$CRASH
 	CRASH=pay.after_stripe:1 kill_at bakery-order pay --card 4000000000000002 "$id"
@@ -258,6 +259,7 @@ for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-
 		export BAKERY_HOME="$HOME_DIR/home"
 		T0=$(date +%s)
 		export BAKERY_NOW=$T0
+		bakery-order gateway test >/dev/null # no money moves
 		: >"$HOME_DIR.placed"; : >"$HOME_DIR.paid"; : >"$HOME_DIR.deliveries"
 		before=$kills
 		"s_$p" 2>>"$HOME_DIR.scenario.err"

@@ -38,6 +38,9 @@ tickets_of() { bakery-show kitchen/board | jq --arg o "$1" '[.state.tickets[] | 
 
 say "bakery demo — home: $BAKERY_HOME"
 
+step "0. This home pays through the built-in test gateway: no money moves"
+run bakery-order gateway test | jq -c .
+
 step "1. Two cardamom buns and a country loaf for delivery, paid by test card"
 o1=$(run bakery-order place --customer ada --day $day --delivery "1 Mill Lane" \
 	cardamom-bun=2 country-loaf=1 | jq -r .id)

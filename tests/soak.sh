@@ -144,6 +144,7 @@ sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "
 queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
 
 mkdir -p "$BAKERY_HOME"
+bakery-order gateway test >/dev/null # no money moves
 : >"$W/exits"; : >"$W/placed"; : >"$W/paid"
 CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
 for n in 1 2 3; do

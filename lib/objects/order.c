@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int
 key_valid(const char *key)
@@ -231,12 +232,19 @@ order_place(bakery_ctx *ctx, const order_request *req, jv *order,
 int
 order_get(bakery_ctx *ctx, const char *id, jv *order)
 {
+	return order_get_in(ctx, NULL, id, order);
+}
+
+int
+order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *order)
+{
 	if (!bakery_name_valid(id))
 		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
 	char address[80];
 	snprintf(address, sizeof address, "order/%s", id);
 	bakery_object *o;
-	int rc = object_open(ctx, NULL, address, 0, &o);
+	int rc = object_open(ctx, sandbox, address, 0, &o);
 	if (rc == EX_NOINPUT)
 		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
 	if (!rc)
@@ -297,6 +305,23 @@ order_events(bakery_ctx *ctx, const char *id, jv *events)
 	return rc;
 }
 
+int
+order_terms_match(jv order, jv payment)
+{
+	jv amount = jv_object_get(jv_copy(payment), jv_string("amount_cents"));
+	jv total = jv_object_get(jv_copy(order), jv_string("total_cents"));
+	const char *paid_in = envelope_str(payment, "currency");
+	const char *priced_in = envelope_str(order, "currency");
+	int same = jv_get_kind(amount) == JV_KIND_NUMBER &&
+	    jv_get_kind(total) == JV_KIND_NUMBER &&
+	    jv_number_value(amount) == jv_number_value(total);
+	jv_free(amount);
+	jv_free(total);
+	/* ISO 4217 codes: Stripe writes them in lower case. */
+	return same && paid_in && priced_in &&
+	    strcasecmp(paid_in, priced_in) == 0;
+}
+
 /* PaymentSucceeded: the order becomes paid and records OrderPaid, in the
  * same transaction as the payment's event id. */
 static int
@@ -312,14 +337,14 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *status = envelope_str(o->state, "status");
 	if (status && strcmp(status, "paid") == 0)
 		return 200; /* another payment event for a paid order */
-	jv amount = jv_object_get(jv_object_get(jv_copy(env), jv_string("data")),
-	    jv_string("amount_cents"));
-	jv total = jv_object_get(jv_copy(o->state), jv_string("total_cents"));
-	int equal = jv_equal(amount, total);
-	if (!equal) {
-		snprintf(error, size, "amount differs from the order's total");
+	jv data = jv_object_get(jv_copy(env), jv_string("data"));
+	if (!order_terms_match(o->state, data)) {
+		jv_free(data);
+		snprintf(error, size, "amount or currency differs from the "
+		    "order's");
 		return 422;
 	}
+	jv_free(data);
 	char ts[32];
 	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
 	const char *intent = envelope_data_str(env, "payment_intent");

@@ -62,6 +62,7 @@ fresh() {
 	export BAKERY_HOME=$SCRATCH/home
 	rm -rf "$BAKERY_HOME"
 	mkdir -p "$BAKERY_HOME"
+	bakery-order gateway test >/dev/null # fanout pays: no money moves
 }
 fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
 	strace -f -c -e trace=fsync,fdatasync -o "$SCRATCH/strace" "$@" >/dev/null

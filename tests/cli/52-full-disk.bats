@@ -68,6 +68,7 @@ fail_write_loop() {
 	local mode=$1 n=1 clean=0 runs=0
 	while [ "$clean" -lt 2 ]; do
 		export BAKERY_HOME="$BATS_TEST_TMPDIR/home.$mode.$n"
+		bakery-order gateway test >/dev/null
 		failed=0
 		BAKERY_FAIL_WRITE_AT="$n$mode" scenario
 		unset BAKERY_FAIL_WRITE_AT
@@ -96,6 +97,7 @@ fail_write_loop() {
 	mkdir -p "$MNT"
 	mount -t tmpfs -o size=1m tmpfs "$MNT"
 	export BAKERY_HOME="$MNT/home"
+	bakery-order gateway test >/dev/null
 	: >"$BATS_TEST_TMPDIR/placed"; : >"$BATS_TEST_TMPDIR/paid"
 	status=0
 	# (not $i: bats's run uses it)

@@ -495,7 +495,10 @@ main(void)
 	{
 		jv pay = envelope_new("default", "billing/pi_1", "PaymentSucceeded",
 		    jv_parse("{\"order\":\"ord_7\",\"amount_cents\":900,"
-			     "\"payment_intent\":\"pi_7\"}"));
+			     "\"currency\":\"eur\",\"payment_intent\":\"pi_7\"}"));
+		jv yen = envelope_new("default", "billing/pi_1", "PaymentSucceeded",
+		    jv_parse("{\"order\":\"ord_7\",\"amount_cents\":900,"
+			     "\"currency\":\"jpy\",\"payment_intent\":\"pi_8\"}"));
 		is_int(apply("order/ord_7", pay, &r), 409,
 		    "order: PaymentSucceeded for a missing order 409");
 		bakery_object *o;
@@ -506,6 +509,11 @@ main(void)
 		    "\"items\":[],\"total_cents\":900,\"currency\":\"eur\"}"));
 		object_commit(o);
 		object_close(o);
+		is_int(apply("order/ord_7", yen, &r), 422,
+		    "order: PaymentSucceeded in another currency 422");
+		is_str(str_at("order/ord_7", "state.status"), "placed",
+		    "  status still placed");
+		jv_free(yen);
 		is_int(apply("order/ord_7", pay, &r), 200, "order: PaymentSucceeded 200");
 		is_str(str_at("order/ord_7", "state.status"), "paid", "  status paid");
 		is_str(str_at("order/ord_7", "state.payment_intent"), "pi_7",
