@@ -172,6 +172,8 @@ check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
 	tests/crash-matrix.sh >build/crash.log || { cat build/crash.log; exit 1; }
 	tail -1 build/crash.log
+	$(MAKE) crash-system >build/crash-system.log 2>&1 || { tail -40 build/crash-system.log; exit 1; }
+	tail -1 build/crash-system.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
 	tail -1 build/soak.log
 	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
@@ -187,6 +189,18 @@ SOAK_SEED ?= 1
 SOAK_CHECK_ORDERS ?= 300
 crash: all build/tests/checker
 	tests/crash-matrix.sh
+
+# The crash matrix on the system's SQLite too (SQLITE=system: a rollback
+# journal on Debian 12's 3.40.1), from a copy of the sources built in
+# build-system/, so that build/ and bin/ keep the linked library.
+SYSTEM_COPY = Makefile cmd lib share tests
+crash-system:
+	mkdir -p build-system
+	rm -rf $(SYSTEM_COPY:%=build-system/%)
+	cp -Rp $(SYSTEM_COPY) build-system/
+	$(MAKE) -C build-system SQLITE=system all build/tests/checker
+	build-system/tests/crash-matrix.sh
+
 soak: all build/tests/checker
 	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
 	tests/stress.sh $(STRESS_TIME)
@@ -324,8 +338,8 @@ uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
 
 clean:
-	rm -rf build bin
+	rm -rf build bin build-system
 
-.PHONY: all deps sqlite sqlite-shell-system demo check check-nats check-nats-cluster crash soak stress fuzz valgrind \
+.PHONY: all deps sqlite sqlite-shell-system demo check check-nats check-nats-cluster crash crash-system soak stress fuzz valgrind \
 	bench install uninstall clean FORCE
 .SECONDARY:

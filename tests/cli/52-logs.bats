@@ -128,9 +128,25 @@ all_json() {
 		run --separate-stderr $p -V
 		assert_success
 		assert_line --index 0 --regexp "^$p [0-9]+\.[0-9]+\.[0-9]+\$"
-		assert_line --index 1 --regexp "^sqlite $(sqlite3 -version | cut -d' ' -f1) \(journal_mode=(truncate|wal)\)\$"
+		assert_line --index 1 --regexp "^sqlite $(sqlite3 -version | cut -d' ' -f1) \((static|shared), journal_mode=(truncate|wal)\)\$"
 		assert_line --index 2 --regexp '^libjq 1\.[0-9].* \(compile time\)$'
 		assert_line --index 3 --regexp '^libcurl [0-9]+\.[0-9]+\.[0-9]+'
 		assert_line --index 4 --regexp '^nats\.c [0-9]+\.[0-9]+\.[0-9]+'
 	done
+}
+
+@test "-V: the SQLite linked in is a fixed one in WAL, and bin/sqlite3 is its shell" {
+	run --separate-stderr bakery-order -V
+	assert_success
+	if [[ ${lines[1]} == *"(shared, "* ]]; then
+		skip "built with make SQLITE=system"
+	fi
+	assert_line --index 1 --regexp '^sqlite 3\.[0-9]+\.[0-9]+ \(static, journal_mode=wal\)$'
+	version=$(cut -d' ' -f2 <<<"${lines[1]}")
+	run "$TOP/bin/sqlite3" -version
+	assert_success
+	assert_output --regexp "^$version "
+	id=$(bakery-order place --customer ada --day 2026-12-01 cardamom-bun=1 | jq -r .id)
+	run "$TOP/bin/sqlite3" "$BAKERY_HOME/default/order/$id.db" "PRAGMA journal_mode"
+	assert_output wal
 }
