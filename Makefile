@@ -138,7 +138,7 @@ bin/sqlite3: $(SQLITE_DIR)/sqlite3
 
 # With the system's library, the system's shell: none left in bin/.
 sqlite-shell-system:
-	rm -f bin/sqlite3
+	@rm -f bin/sqlite3
 
 sqlite: $(SQLITE_OBJ) $(SQLITE_SHELL)
 
