@@ -340,6 +340,6 @@ uninstall:
 clean:
 	rm -rf build bin build-system
 
-.PHONY: all deps sqlite sqlite-shell-system demo check check-nats check-nats-cluster crash crash-system soak stress fuzz valgrind \
-	bench install uninstall clean FORCE
+.PHONY: all deps sqlite sqlite-shell-system demo check check-nats check-nats-cluster \
+	crash crash-system soak stress fuzz valgrind bench install uninstall clean FORCE
 .SECONDARY:
