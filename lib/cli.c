@@ -20,6 +20,11 @@
 #ifndef BAKERY_JQ_VERSION
 #define BAKERY_JQ_VERSION "unknown"
 #endif
+/* "static" when the Makefile linked its own SQLite in (SQLITE=linked),
+ * "shared" for the system's library (SQLITE=system). */
+#ifndef BAKERY_SQLITE_LINK
+#define BAKERY_SQLITE_LINK "shared"
+#endif
 
 /* The home's payment gateway, read without creating anything. */
 static void
@@ -39,8 +44,8 @@ void
 cli_print_version(const char *home)
 {
 	printf("%s %s\n", bakery_prog, BAKERY_VERSION);
-	printf("sqlite %s (journal_mode=%s)\n", sqlite3_libversion(),
-	    store_journal_mode());
+	printf("sqlite %s (%s, journal_mode=%s)\n", sqlite3_libversion(),
+	    BAKERY_SQLITE_LINK, store_journal_mode());
 	printf("libjq %s (compile time)\n", BAKERY_JQ_VERSION);
 	/* Loaded here only to be named (lazy.h). */
 	if (lazy_curl() == 0)

@@ -14,9 +14,11 @@ bats_require_minimum_version 1.5.0
 setup_file() {
 	export SRC="$BATS_FILE_TMPDIR/src" ROOT="$BATS_FILE_TMPDIR/root"
 	mkdir -p "$SRC"
-	cp -r "$TOP"/Makefile "$TOP"/cmd "$TOP"/lib "$TOP"/docs "$TOP"/share \
+	cp -r "$TOP"/Makefile "$TOP"/mk "$TOP"/cmd "$TOP"/lib "$TOP"/docs "$TOP"/share \
 		"$TOP"/completions "$SRC"
-	make -C "$SRC" -j2 install PREFIX="$ROOT/usr" >"$BATS_FILE_TMPDIR/make.log" 2>&1
+	# The tree's SQLite cache, so that a linked build is not fetched again.
+	make -C "$SRC" -j2 install PREFIX="$ROOT/usr" SQLITE_CACHE="$TOP/.cache/sqlite" \
+		>"$BATS_FILE_TMPDIR/make.log" 2>&1
 }
 
 @test "the installed programs run: -h, and a real place, pay and consume with the installed menu" {
