@@ -43,8 +43,11 @@ export BAKERY_HOME="$W/home" BAKERY_ALARM_DELAY=2
 # keeps the default retry schedule's shape (5 s, 30 s, 2 min against a 30 s
 # lease: the first two retries outlast a killed consumer's lease, the last
 # is four of them), scaled the same way.
+# SOAK_RETRY_DELAY overrides the delays (0: immediate retries, to see what
+# the waits are for).
 VISIBILITY=3
 if [ "$MODE" = kills ]; then DELAYS=1,3,12; else DELAYS=1; fi
+DELAYS=${SOAK_RETRY_DELAY:-$DELAYS}
 SANDBOXES=$(( (ORDERS + 249) / 250 ))
 RANDOM=$SEED
 start=$(date +%s)
@@ -75,7 +78,8 @@ slot() {
 	while [ ! -e "$W/stop" ]; do
 		point=
 		if [ ! -e "$W/drain" ] && [ -n "$points" ] && [ $((RANDOM % 3)) = 0 ]; then
-			local a=($points)
+			local a
+			read -ra a <<<"$points"
 			point="${a[RANDOM % ${#a[@]}]}:$((RANDOM % 40 + 1))"
 		fi
 		env ${point:+BAKERY_CRASH_AT=$point} "$@" >>"$W/out.$name" 2>>"$W/err.$name" 3>&- &
@@ -178,11 +182,11 @@ owed() {
 }
 
 mkdir -p "$BAKERY_HOME"
-: >"$W/exits"; : >"$W/placed"; : >"$W/paid"; : >"$W/out.final"
+: >"$W/exits"; : >"$W/placed"; : >"$W/paid"; : >"$W/out.final"; : >"$W/client-failures"
 CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
 for n in 1 2 3; do
 	slot "consume$n" "$CONSUME_POINTS" $((SEED + n)) \
-		bakery-consume --follow --visibility $VISIBILITY --retry-delay $DELAYS &
+		bakery-consume --follow --visibility "$VISIBILITY" --retry-delay "$DELAYS" &
 done
 slot relay "relay.after_send alarm.after_send alarm.before_rearm" $((SEED + 4)) bakery-relay --watch &
 # Kills only: no DLQ handler, so a dead letter stays in the DLQ and counts.
@@ -218,7 +222,7 @@ fi
 	bakery-fault -s "$s" clear kitchen-refuses >/dev/null
 	bakery-fault -s "$s" clear queue-refuses >/dev/null
 done
-[ "$MODE" = kills ] || for round in $(seq 60); do
+[ "$MODE" = kills ] || for _ in $(seq 60); do
 	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	for s in $(sandboxes); do bakery-relay -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	sleep 2
@@ -229,7 +233,7 @@ for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/d
 wait
 # Whatever a killed worker left: the ordinary tools, the clock past leases.
 later=$(( $(date +%s) + 3600 ))
-[ "$MODE" = kills ] || for round in 1 2; do
+[ "$MODE" = kills ] || for _ in 1 2; do
 	for s in $(sandboxes); do
 		bakery-relay -s "$s" --all >/dev/null
 		BAKERY_NOW=$later bakery-relay --due >/dev/null
@@ -250,9 +254,9 @@ points=$(awk '$2 == 137 { print $3 }' "$W/exits" | sort -u | wc -l)
 busy=$(cat "$W"/err.* 2>/dev/null | grep -ci 'database is locked\|busy' || true)
 echo "soak: seed $SEED, $CLIENTS clients, $SANDBOXES sandboxes, placing $((placed_at - start)) s, total $((end - start)) s"
 echo "soak: kills by point: $(awk '$2 == 137 { print $3 }' "$W/exits" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')"
-echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(cat "$W/client-failures" 2>/dev/null | wc -l), busy errors $busy"
+echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(wc -l <"$W/client-failures"), busy errors $busy"
 echo "soak: checker: $result"
-[ "$rc" = 0 ] || { cat "$W/check.err" | head -20; }
+[ "$rc" = 0 ] || head -20 "$W/check.err"
 lost=$(echo "$result" | jq .lost)
 twice=$(echo "$result" | jq .applied_twice)
 dup=$(echo "$result" | jq .duplicated)
@@ -269,7 +273,12 @@ retries=$(cat "$W"/out.consume* "$W/out.final" | jq -Rsc '
 	   acked_at: ([$l[] | select(.outcome == "acked" and (.id | IN($ids[])))]
 		| group_by(.delivery) | map({key: (.[0].delivery | tostring), value: length}) | from_entries),
 	   dead_lettered: ([$l[] | select(.outcome == "dead-lettered")] | length)}')
-dead=$(( $(echo "$retries" | jq .dead_lettered) + $(bakery-queue stats | jq '."bakery-events-dlq" | .ready + .leased + .delayed') ))
+# Dead letters: the ids dead-lettered, in the DLQ or stored, each once.
+dead=$({
+	cat "$W"/out.consume* "$W/out.final" | jq -Rr 'fromjson? | select(.outcome? == "dead-lettered") | .id'
+	bakery-queue peek --dlq --limit 1000000 | jq -r .id
+	for s in $(sandboxes); do bakery-dlq -s "$s" list | jq -r .id; done
+} 2>>"$W/err.drain" | sort -u | wc -l)
 echo "soak: retries (--retry-delay $DELAYS, --visibility $VISIBILITY): $retries"
 tail="$lost lost, $twice applied twice, $dup duplicate deliveries absorbed"
 [ "$MODE" = kills ] && tail="$tail, $dead dead letters, drained by itself: $drained"
