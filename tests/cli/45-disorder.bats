@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2030,SC2031,SC2154 # each @test a subshell; run sets $stderr
 # Disorder heals by itself: a retried message waits, longer each time
 # (5 s, 30 s, 2 min by default), so an event that overtook its predecessor
 # finds it applied on a later delivery instead of becoming a dead letter.
@@ -9,12 +10,13 @@ bats_require_minimum_version 1.5.0
 
 T0=1796115600 # 2026-12-01T09:00:00Z
 
-# consume_at T ARGS...: bakery-consume at the pinned clock T; its lines
-# as [type, delivery, outcome] in $output.
-consume_at() {
-	run --separate-stderr env BAKERY_NOW="$1" bakery-consume "${@:2}"
+# consumed_at T WANT [ARGS...]: bakery-consume at the pinned clock T
+# must print WANT, its lines as [[type, delivery, outcome], ...].
+consumed_at() {
+	run --separate-stderr env BAKERY_NOW="$1" bakery-consume "${@:3}"
 	assert_success
 	run jq -sc '[.[] | [.type, .delivery, .outcome]]' <<<"$output"
+	assert_output "$2"
 }
 
 # No dead letter anywhere: none in the DLQ, none stored in the sandbox.
@@ -34,27 +36,20 @@ assert_no_dead_letter() {
 	id=$(place ada)
 	# The kitchen refuses the OrderPlaced, which comes back in 30 s.
 	bakery-fault set kitchen-refuses
-	consume_at $T0 --once --retry-delay 30
-	assert_output '[["OrderPlaced",1,"retried"]]'
+	consumed_at $T0 '[["OrderPlaced",1,"retried"]]' --once --retry-delay 30
 	bakery-fault clear kitchen-refuses
 	bakery-order pay "$id" >/dev/null
 	# From here on the defaults: the OrderPaid overtakes and is refused.
-	consume_at $T0
-	assert_output '[["PaymentSucceeded",1,"acked"],["OrderPaid",1,"retried"]]'
+	consumed_at $T0 '[["PaymentSucceeded",1,"acked"],["OrderPaid",1,"retried"]]'
 	run bakery-show kitchen/board
 	assert_equal "$(jq '.state.cards | length' <<<"$output")" 0
 	# The first retry waits 5 s.
-	consume_at $((T0 + 4))
-	assert_output '[]'
-	consume_at $((T0 + 5))
-	assert_output '[["OrderPaid",2,"retried"]]'
+	consumed_at $((T0 + 4)) '[]'
+	consumed_at $((T0 + 5)) '[["OrderPaid",2,"retried"]]'
 	# The OrderPlaced's turn comes first, then the OrderPaid's, 30 s on.
-	consume_at $((T0 + 30))
-	assert_output '[["OrderPlaced",2,"acked"]]'
-	consume_at $((T0 + 34))
-	assert_output '[]'
-	consume_at $((T0 + 35))
-	assert_output '[["OrderPaid",3,"acked"]]'
+	consumed_at $((T0 + 30)) '[["OrderPlaced",2,"acked"]]'
+	consumed_at $((T0 + 34)) '[]'
+	consumed_at $((T0 + 35)) '[["OrderPaid",3,"acked"]]'
 	run bakery-show kitchen/board
 	assert_equal "$(jq -c --arg o "$id" '[.state.cards[] | select(.order == $o) | .status]' <<<"$output")" '["confirmed"]'
 	assert_equal "$(jq --arg o "$id" '[.state.tickets[] | select(.order == $o)] | length' <<<"$output")" 1
@@ -68,20 +63,13 @@ assert_no_dead_letter() {
 	export BAKERY_NOW=$T0
 	bakery-fault set kitchen-refuses
 	place ada >/dev/null
-	consume_at $T0
-	assert_output '[["OrderPlaced",1,"retried"]]'
-	consume_at $((T0 + 4))
-	assert_output '[]'
-	consume_at $((T0 + 5))
-	assert_output '[["OrderPlaced",2,"retried"]]'
-	consume_at $((T0 + 34))
-	assert_output '[]'
-	consume_at $((T0 + 35))
-	assert_output '[["OrderPlaced",3,"retried"]]'
-	consume_at $((T0 + 154))
-	assert_output '[]'
-	consume_at $((T0 + 155))
-	assert_output '[["OrderPlaced",4,"dead-lettered"]]'
+	consumed_at $T0 '[["OrderPlaced",1,"retried"]]'
+	consumed_at $((T0 + 4)) '[]'
+	consumed_at $((T0 + 5)) '[["OrderPlaced",2,"retried"]]'
+	consumed_at $((T0 + 34)) '[]'
+	consumed_at $((T0 + 35)) '[["OrderPlaced",3,"retried"]]'
+	consumed_at $((T0 + 154)) '[]'
+	consumed_at $((T0 + 155)) '[["OrderPlaced",4,"dead-lettered"]]'
 	run bakery-queue peek --dlq
 	assert_equal "$(jq -r .last_error <<<"$output")" "Kitchen answered 503"
 }
@@ -91,24 +79,17 @@ assert_no_dead_letter() {
 	export BAKERY_NOW=$T0
 	bakery-fault set kitchen-refuses
 	place ada >/dev/null
-	consume_at $T0 --retry-delay 0
-	assert_output '[["OrderPlaced",1,"retried"],["OrderPlaced",2,"retried"],["OrderPlaced",3,"retried"],["OrderPlaced",4,"dead-lettered"]]'
+	consumed_at $T0 '[["OrderPlaced",1,"retried"],["OrderPlaced",2,"retried"],["OrderPlaced",3,"retried"],["OrderPlaced",4,"dead-lettered"]]' --retry-delay 0
 
 	place bo >/dev/null
-	consume_at $T0 --retry-delay 1,7 --max-retries 4
-	assert_output '[["OrderPlaced",1,"retried"]]'
-	consume_at $((T0 + 1)) --retry-delay 1,7 --max-retries 4
-	assert_output '[["OrderPlaced",2,"retried"]]'
-	consume_at $((T0 + 7)) --retry-delay 1,7 --max-retries 4
-	assert_output '[]'
-	consume_at $((T0 + 8)) --retry-delay 1,7 --max-retries 4
-	assert_output '[["OrderPlaced",3,"retried"]]'
-	consume_at $((T0 + 14)) --retry-delay 1,7 --max-retries 4
-	assert_output '[]'
-	consume_at $((T0 + 15)) --retry-delay 1,7 --max-retries 4
-	assert_output '[["OrderPlaced",4,"retried"]]'
-	consume_at $((T0 + 22)) --retry-delay 1,7 --max-retries 4
-	assert_output '[["OrderPlaced",5,"dead-lettered"]]'
+	opts=(--retry-delay "1,7" --max-retries 4)
+	consumed_at $T0 '[["OrderPlaced",1,"retried"]]' "${opts[@]}"
+	consumed_at $((T0 + 1)) '[["OrderPlaced",2,"retried"]]' "${opts[@]}"
+	consumed_at $((T0 + 7)) '[]' "${opts[@]}"
+	consumed_at $((T0 + 8)) '[["OrderPlaced",3,"retried"]]' "${opts[@]}"
+	consumed_at $((T0 + 14)) '[]' "${opts[@]}"
+	consumed_at $((T0 + 15)) '[["OrderPlaced",4,"retried"]]' "${opts[@]}"
+	consumed_at $((T0 + 22)) '[["OrderPlaced",5,"dead-lettered"]]' "${opts[@]}"
 }
 
 @test "consume refuses a bad --retry-delay with 64, consuming nothing" {
