@@ -125,10 +125,19 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "unknown command: '%s'", cmd);
 	if (replicas && strcmp(cmd, "init"))
 		cli_usage_error(&c, "--replicas goes with init");
+	/* stats and peek only look: they read a read-only home, and a
+	 * queue file that does not exist is an error, not made empty. */
+	int look = strcmp(cmd, "stats") == 0 || strcmp(cmd, "peek") == 0;
+	store_look_only = look;
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
 	bakery_queue *q;
-	int rc = queue_get(&ctx, &q);
+	int rc = look ? queue_get_existing(&ctx, &q) : queue_get(&ctx, &q);
+	if (rc == EX_NOINPUT) { /* the home's queue, not made yet: empty */
+		if (cmd[1] == 't')
+			cli_print(queue_empty_stats());
+		cli_exit(&ctx, 0);
+	}
 	if (rc)
 		bakery_die_last(rc);
 	jv out;

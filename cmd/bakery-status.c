@@ -146,6 +146,7 @@ main(int argc, char **argv)
 	if (prom && !*prom)
 		cli_usage_error(&c, "--prom needs a file name");
 	bakery_ctx ctx;
+	store_look_only = 1;
 	cli_context(&c, &ctx);
 	jv status;
 	/* Every sandbox, unless one was named with -s or BAKERY_SANDBOX. */

@@ -83,6 +83,7 @@ main(int argc, char **argv)
 	if (argc != 1)
 		cli_usage_error(&c, argc ? "too many operands" : "missing EVENT_ID");
 	bakery_ctx ctx;
+	store_look_only = 1;
 	cli_context(&c, &ctx);
 	jv t;
 	int rc = trace_event(&ctx, NULL, argv[0], &t);

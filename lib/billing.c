@@ -32,7 +32,7 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 		return 0;
 	}
 	char *path = bakery_xasprintf("%s/webhook-secret", ctx->home);
-	int rc = store_mkdirs(ctx->home);
+	int rc = store_make_home(ctx);
 	char buf[128] = "";
 	int fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	if (!rc && fd < 0 && errno == ENOENT) {
@@ -46,7 +46,7 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 		char *tmp = bakery_xasprintf("%s.%s", path, fresh + 6);
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0)
-			rc = bakery_fail(errno == ENOSPC ? EX_IOERR : EX_CANTCREAT,
+			rc = bakery_fail(store_errno_code(errno),
 			    "cannot create '%s': %s", tmp, strerror(errno));
 		else {
 			ssize_t w = write(fd, fresh, strlen(fresh));
@@ -153,9 +153,14 @@ record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
 	bakery_object *o = NULL;
 	if (!rc) {
 		snprintf(address, sizeof address, "billing/%s", order);
-		if (object_open(ctx, sandbox, address, 1, &o) ||
-		    object_begin(o))
-			rc = answer(a, 503, EX_TEMPFAIL, bakery_error());
+		/* 503 asks Stripe to try again; the exit code says why: a
+		 * busy file (75) passes, a read-only home (77) or a full
+		 * disk (74) needs an operator. */
+		int w = object_open(ctx, sandbox, address, 1, &o);
+		if (!w)
+			w = object_begin(o);
+		if (w)
+			rc = answer(a, 503, w, bakery_error());
 	}
 	char *by_event = NULL, *by_intent = NULL;
 	if (!rc) {

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int
 object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
@@ -35,7 +36,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 		rc = store_open_object(ctx, sandbox, address,
 		    create ? STORE_CREATE_BEGUN : 0, &o->db);
 	if (!rc && !sqlite3_get_autocommit(o->db)) {
-		o->schema_pending = 1;
+		o->schema_pending = o->unborn = 1;
 		rc = store_exec(o->db, "SAVEPOINT schema");
 	}
 	if (rc) {
@@ -54,6 +55,14 @@ object_close(bakery_object *o)
 	if (o->db) {
 		store_stmts_free(&o->stmts);
 		store_rollback(o->db);
+		if (o->unborn) {
+			/* Its first commit failed (a full disk): no empty
+			 * file is left to be listed as an object. */
+			char *path = store_object_path(o->ctx, o->sandbox,
+			    o->address);
+			store_drop_unborn(o->db, path);
+			free(path);
+		}
 		sqlite3_close(o->db);
 	}
 	store_unlock_sandbox(o->lock_fd);
@@ -137,11 +146,14 @@ object_rollback(bakery_object *o)
 {
 	/* The change goes; a new file's schema stays, as it would have had
 	 * it been committed on its own. */
-	if (o->schema_pending && !sqlite3_get_autocommit(o->db) &&
-	    (store_exec(o->db, "ROLLBACK TO schema") ||
-		store_commit(o->db)))
-		bakery_log(LOG_WARN, "schema_error", "object", o->address,
-		    "error", bakery_error(), (char *)NULL);
+	if (o->schema_pending && !sqlite3_get_autocommit(o->db)) {
+		if (store_exec(o->db, "ROLLBACK TO schema") ||
+		    store_commit(o->db))
+			bakery_log(LOG_WARN, "schema_error", "object",
+			    o->address, "error", bakery_error(), (char *)NULL);
+		else
+			o->unborn = 0;
+	}
 	o->schema_pending = 0;
 	store_rollback(o->db);
 	o->dirty = 0;
@@ -451,6 +463,8 @@ object_commit(bakery_object *o)
 		rc = store_commit(o->db);
 	if (rc)
 		object_rollback(o);
+	else
+		o->unborn = 0;
 	o->schema_pending = 0;
 	o->dirty = 0;
 	return rc;
@@ -657,6 +671,18 @@ object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 		while (k && (f = readdir(k))) {
 			size_t len = strlen(f->d_name);
 			if (len < 4 || strcmp(f->d_name + len - 3, ".db") != 0)
+				continue;
+			/* An empty file is no object (a creation under way,
+			 * or one a crash of an older bakery left): said, and
+			 * not listed. */
+			struct stat sb;
+			char *file = bakery_xasprintf("%s/%s", sub, f->d_name);
+			int empty = stat(file, &sb) == 0 && sb.st_size == 0;
+			if (empty)
+				bakery_log(LOG_WARN, "not_an_object", "file", file,
+				    "reason", "empty file", (char *)NULL);
+			free(file);
+			if (empty)
 				continue;
 			names = bakery_xrealloc(names, (n + 1) * sizeof *names);
 			names[n++] = bakery_xasprintf("%s/%.*s", kind->d_name,

@@ -50,6 +50,7 @@ typedef struct bakery_object {
 	 * open; object_begin takes it over, so the first change commits with
 	 * the schema. A rollback keeps the schema and drops the change. */
 	int schema_pending;
+	int unborn; /* a file this open made, its schema not committed yet */
 	/* The sandbox's lock, held shared while the object is open, so that
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (store_lock_sandbox). */

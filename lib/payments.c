@@ -115,10 +115,11 @@ gateway_pay(bakery_ctx *ctx, const char *order_id, jv order,
 	if (rc) {
 		jv_free(order);
 		jv_free(r);
-		/* A full disk or a busy file is the caller's to retry; a
-		 * refusal of the event we built ourselves is a bug here. */
-		return bakery_fail(rc == EX_DATAERR || rc == EX_NOPERM ||
-		    rc == EX_USAGE ? EX_SOFTWARE : rc,
+		/* Billing could not record (503): its code says why, a busy
+		 * file (75) or a read-only home (77); a refusal (4xx) of the
+		 * event we built ourselves is a bug here. */
+		return bakery_fail(a.http >= 400 && a.http < 500 ? EX_SOFTWARE
+		    : rc,
 		    "billing answered %d: %s", a.http, a.message);
 	}
 	r = jv_object_set(r, jv_string("status"), jv_string("succeeded"));

@@ -23,8 +23,8 @@ queue_url_check(const char *url)
 	    "want sqlite:PATH or nats://HOST:PORT[,HOST:PORT...]");
 }
 
-int
-queue_get(bakery_ctx *ctx, bakery_queue **q)
+static int
+open_queue(bakery_ctx *ctx, int look_only, bakery_queue **q)
 {
 	if (ctx->queue) {
 		*q = ctx->queue;
@@ -34,14 +34,19 @@ queue_get(bakery_ctx *ctx, bakery_queue **q)
 	int rc = queue_url_check(url);
 	if (rc)
 		return rc;
-	if (!url) {
-		char *path = bakery_xasprintf("%s/queue.db", ctx->home);
-		rc = queue_sqlite_open(ctx, path, q);
-		free(path);
-	} else if (strncmp(url, "nats://", 7) == 0) {
+	if (url && strncmp(url, "nats://", 7) == 0) {
 		rc = queue_nats_open(ctx, url, q);
 	} else {
-		rc = queue_sqlite_open(ctx, url + 7, q);
+		char *path = url ? bakery_xstrdup(url + 7)
+				 : bakery_xasprintf("%s/queue.db", ctx->home);
+		if (look_only && access(path, F_OK) != 0)
+			rc = url ? bakery_fail(EX_CONFIG, "no queue at '%s' "
+				"(--queue, BAKERY_QUEUE; bakery-queue init or the "
+				"first send makes one)", path)
+				 : bakery_fail(EX_NOINPUT, "no queue yet");
+		else
+			rc = queue_sqlite_open(ctx, path, look_only, q);
+		free(path);
 	}
 	if (!rc)
 		ctx->queue = *q;
@@ -49,18 +54,23 @@ queue_get(bakery_ctx *ctx, bakery_queue **q)
 }
 
 int
+queue_get(bakery_ctx *ctx, bakery_queue **q)
+{
+	return open_queue(ctx, 0, q);
+}
+
+int
 queue_get_existing(bakery_ctx *ctx, bakery_queue **q)
 {
-	const char *url = ctx->queue_url;
-	if (!ctx->queue && (!url || strncmp(url, "sqlite:", 7) == 0)) {
-		char *path = url ? bakery_xstrdup(url + 7)
-				 : bakery_xasprintf("%s/queue.db", ctx->home);
-		int missing = access(path, F_OK) != 0;
-		free(path);
-		if (missing)
-			return bakery_fail(EX_NOINPUT, "no queue yet");
-	}
-	return queue_get(ctx, q);
+	return open_queue(ctx, 1, q);
+}
+
+jv
+queue_empty_stats(void)
+{
+	return jv_parse("{\"" QUEUE_EVENTS "\":{\"ready\":0,\"leased\":0,"
+	    "\"delayed\":0},\"" QUEUE_DLQ "\":{\"ready\":0,\"leased\":0,"
+	    "\"delayed\":0}}");
 }
 
 void

@@ -103,9 +103,13 @@ int queue_url_check(const char *url);
 /* The context's queue, opened on first use from ctx->queue_url. */
 int queue_get(bakery_ctx *ctx, bakery_queue **q);
 /* Like queue_get, but for tools that only look (bakery-status,
- * bakery-trace): EX_NOINPUT rather than creating the embedded queue's file
- * when it does not exist yet. */
+ * bakery-trace, bakery-queue stats and peek): the file is opened
+ * read-only (a read-only home is read) and never made. The home's queue
+ * not made yet is EX_NOINPUT (an empty queue: queue_empty_stats); a
+ * sqlite: URL naming a missing file is EX_CONFIG. */
 int queue_get_existing(bakery_ctx *ctx, bakery_queue **q);
+/* What queue_stats says of an empty queue. */
+jv queue_empty_stats(void);
 void queue_close(bakery_queue *q);
 void queue_message_free(queue_message *m);
 
@@ -130,7 +134,9 @@ int queue_init(bakery_queue *, int replicas, jv *out);
 int queue_fenced(bakery_queue *, const char *sandbox, int64_t recorded_at);
 
 /* Drivers. */
-int queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **q);
+/* look_only: an existing file, read-only (store_open_readonly). */
+int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
+    bakery_queue **q);
 int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);
 
 #endif

@@ -534,10 +534,13 @@ static const struct queue_ops sqlite_ops = {
 };
 
 int
-queue_sqlite_open(bakery_ctx *ctx, const char *path, bakery_queue **out)
+queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
+    bakery_queue **out)
 {
 	sqlite3 *db;
-	int rc = store_open(ctx, path, &queue_schema, 1, &db);
+	int rc = look_only
+	    ? store_open_readonly(ctx, path, &queue_schema, &db)
+	    : store_open(ctx, path, &queue_schema, 1, &db);
 	if (rc)
 		return rc;
 	bakery_queue *q = bakery_xmalloc(sizeof *q);

@@ -112,7 +112,7 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 static void
 read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 {
-	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home, sandbox);
+	char *path = store_sandbox_file(ctx, sandbox);
 	sqlite3 *db;
 	int rc = store_open_readonly(ctx, path, &store_sandbox_schema, &db);
 	free(path);
@@ -197,9 +197,7 @@ read_queue(bakery_ctx *ctx, jv *out)
 	bakery_queue *q;
 	int rc = queue_get_existing(ctx, &q);
 	if (rc == EX_NOINPUT) {
-		*out = jv_parse("{\"" QUEUE_EVENTS "\":{\"ready\":0,\"leased\":0,"
-		    "\"delayed\":0},\"" QUEUE_DLQ "\":{\"ready\":0,\"leased\":0,"
-		    "\"delayed\":0}}");
+		*out = queue_empty_stats();
 		return 0;
 	}
 	return rc ? rc : queue_stats(q, out);
@@ -211,12 +209,12 @@ compare_strings(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sandbox folders under HOME, sorted; the wipe's ".wipe-*" are not names. */
+/* Sandbox folders, sorted; dot files are not names. */
 static jv
 sandbox_names(bakery_ctx *ctx)
 {
 	jv names = jv_array();
-	DIR *d = opendir(ctx->home);
+	DIR *d = opendir(ctx->sandboxes);
 	if (!d)
 		return names;
 	char **v = NULL;
@@ -226,7 +224,7 @@ sandbox_names(bakery_ctx *ctx)
 		if (!bakery_name_valid(e->d_name))
 			continue;
 		struct stat sb;
-		char *path = bakery_xasprintf("%s/%s", ctx->home, e->d_name);
+		char *path = bakery_xasprintf("%s/%s", ctx->sandboxes, e->d_name);
 		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 		free(path);
 		if (!dir)
@@ -251,7 +249,11 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 {
 	int64_t now = bakery_now_ms();
 	jv queue;
-	int rc = read_queue(ctx, &queue);
+	/* No home is a mistake in the setup, not a home with nothing to
+	 * report: a monitor must not show green for it. */
+	int rc = store_home_exists(ctx);
+	if (!rc)
+		rc = read_queue(ctx, &queue);
 	if (rc)
 		return rc;
 	jv attention_list = jv_array();
@@ -391,20 +393,26 @@ static int
 io_fail(const char *what, const char *path)
 {
 	int err = errno;
-	return bakery_fail(err == ENOSPC || err == EIO ? EX_IOERR
-		: err == EACCES || err == EPERM ? EX_NOPERM : EX_CANTCREAT,
-	    "cannot %s '%s': %s", what, path, strerror(err));
+	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
+	    path, strerror(err));
 }
 
 int
 status_write_file(const char *path, const char *text)
 {
-	char *tmp = bakery_xasprintf("%s.tmp", path);
+	/* A name of its own in the file's folder, made with O_EXCL: a link
+	 * or file someone put at a name we would use is never followed or
+	 * written through. */
+	char *tmp = bakery_xasprintf("%s.XXXXXX", path);
 	int rc = 0;
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	/* node_exporter runs as another user: the file is readable (0644). */
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if (fd < 0 || fchmod(fd, 0644) != 0) {
 		rc = io_fail("create", tmp);
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(tmp);
 		return rc;
 	}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -163,8 +164,203 @@ const store_schema store_alarms_schema = {
 
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
-	"inbox", "dispatch", "sandbox", NULL,
+	"inbox", "dispatch", NULL,
 };
+
+int store_look_only;
+
+int
+store_errno_code(int err)
+{
+	switch (err) {
+	case ENOSPC:
+	case EDQUOT:
+	case EIO:
+		return EX_IOERR;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return EX_NOPERM;
+	default:
+		return EX_CANTCREAT;
+	}
+}
+
+/*
+ * The home's layout. Sandboxes live in HOME/sandboxes/NAME, apart from
+ * the home's own files (queue.db and its journal, alarms.db, wipe.db,
+ * webhook-secret), so that no sandbox name can be one of them. A home of
+ * before kept them at HOME/NAME; the first program that may write moves
+ * them, crash-safely and under HOME/.layout.lock:
+ *   1. mkdir HOME/.sandboxes-new (not a name: a sandbox cannot have it);
+ *   2. each folder HOME/NAME that is a name is renamed into it, holding
+ *      the sandbox's lock (as the wipe does), so no object of it is open;
+ *   3. HOME/.layout is written and synced: from here on the home is new;
+ *   4. HOME/.sandboxes-new is renamed HOME/sandboxes.
+ * A crash before 3 leaves a home without the mark: the next program does
+ * 1 (already done) and moves what is left; after 3, it does 4. A new home
+ * gets the mark when it is made, before anything in it.
+ */
+#define LAYOUT_MARK ".layout"
+#define LAYOUT_LOCK ".layout.lock"
+#define SANDBOXES_NEW ".sandboxes-new"
+
+static int
+is_dir(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static void
+sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+static int
+layout_fail(bakery_ctx *ctx, const char *what, const char *path)
+{
+	int err = errno;
+	return bakery_fail(store_errno_code(err),
+	    "cannot move home '%s' to its new layout: cannot %s '%s': %s",
+	    ctx->home, what, path, strerror(err));
+}
+
+/* Steps 1 and 2 above. */
+static int
+layout_move_sandboxes(bakery_ctx *ctx, const char *fresh)
+{
+	if (mkdir(fresh, 0700) != 0 && errno != EEXIST)
+		return layout_fail(ctx, "create", fresh);
+	DIR *d = opendir(ctx->home);
+	if (!d)
+		return layout_fail(ctx, "read", ctx->home);
+	int rc = 0;
+	struct dirent *e;
+	while (!rc && (e = readdir(d))) {
+		char *old = bakery_xasprintf("%s/%s", ctx->home, e->d_name);
+		if (bakery_name_valid(e->d_name) && is_dir(old)) {
+			char *to = bakery_xasprintf("%s/%s", fresh, e->d_name);
+			int lock;
+			rc = store_lock_sandbox(ctx, e->d_name, 1, 1, &lock);
+			if (!rc && rename(old, to) != 0)
+				rc = layout_fail(ctx, "move", old);
+			store_unlock_sandbox(lock);
+			free(to);
+			if (!rc)
+				bakery_crash_point("layout.after_move");
+		}
+		free(old);
+	}
+	closedir(d);
+	sync_dir(fresh);
+	sync_dir(ctx->home);
+	return rc;
+}
+
+static int
+layout_migrate(bakery_ctx *ctx)
+{
+	char *lock = bakery_xasprintf("%s/" LAYOUT_LOCK, ctx->home);
+	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
+	char *fresh = bakery_xasprintf("%s/" SANDBOXES_NEW, ctx->home);
+	int rc = 0, fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0)
+		rc = layout_fail(ctx, "create", lock);
+	while (!rc && flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR)
+			rc = layout_fail(ctx, "lock", lock);
+	if (!rc && access(mark, F_OK) != 0) {
+		rc = layout_move_sandboxes(ctx, fresh);
+		int mfd = rc ? -1 : open(mark, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (!rc && (mfd < 0 || write(mfd, "sandboxes\n", 10) != 10 ||
+		    fsync(mfd) != 0))
+			rc = layout_fail(ctx, "write", mark);
+		if (mfd >= 0)
+			close(mfd);
+		if (rc)
+			unlink(mark);
+		sync_dir(ctx->home);
+	}
+	if (!rc && is_dir(fresh)) {
+		if (rename(fresh, ctx->sandboxes) != 0)
+			rc = layout_fail(ctx, "rename", fresh);
+		sync_dir(ctx->home);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(lock);
+	free(mark);
+	free(fresh);
+	return rc;
+}
+
+static int
+layout_init(bakery_ctx *ctx)
+{
+	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
+	struct stat sb;
+	if (stat(ctx->home, &sb) != 0) {
+		if (errno != ENOENT)
+			return bakery_fail(EX_CONFIG, "cannot use home '%s': %s",
+			    ctx->home, strerror(errno));
+		ctx->home_pending = 1; /* made before its first file */
+		return 0;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return bakery_fail(EX_CONFIG, "home '%s' is not a folder",
+		    ctx->home);
+	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
+	char *fresh = bakery_xasprintf("%s/" SANDBOXES_NEW, ctx->home);
+	int marked = access(mark, F_OK) == 0;
+	int done = marked && !is_dir(fresh);
+	int rc = 0;
+	if (!done && store_look_only) {
+		/* Read as it is: the old layout, or the last step not taken. */
+		free(ctx->sandboxes);
+		ctx->sandboxes = bakery_xstrdup(marked ? fresh : ctx->home);
+	} else if (!done && (rc = layout_migrate(ctx)) == EX_NOPERM &&
+	    !marked && access(ctx->home, W_OK) != 0) {
+		/* A home this process cannot write: nothing was moved, and
+		 * nothing will be written in it; read it as it is. */
+		free(ctx->sandboxes);
+		ctx->sandboxes = bakery_xstrdup(ctx->home);
+		rc = 0;
+	}
+	free(mark);
+	free(fresh);
+	return rc;
+}
+
+int
+store_make_home(bakery_ctx *ctx)
+{
+	if (!ctx->home_pending)
+		return 0;
+	ctx->home_pending = 0; /* the migration takes sandbox locks */
+	int rc = store_mkdirs(ctx->home);
+	if (!rc)
+		rc = layout_migrate(ctx);
+	if (rc)
+		ctx->home_pending = 1;
+	return rc;
+}
+
+int
+store_home_exists(bakery_ctx *ctx)
+{
+	if (ctx->home_pending)
+		return bakery_fail(EX_CONFIG, "no such home: '%s' (-H, "
+		    "BAKERY_HOME)", ctx->home);
+	return 0;
+}
 
 char *
 store_default_home(void)
@@ -237,7 +433,7 @@ store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	    strcmp(sync, "full") != 0)
 		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
 		    "want full or normal");
-	return 0;
+	return layout_init(ctx);
 }
 
 void
@@ -249,6 +445,7 @@ store_ctx_free(bakery_ctx *ctx)
 		sqlite3_close(ctx->alarms);
 	free(ctx->home);
 	free(ctx->sandbox);
+	free(ctx->sandboxes);
 	free(ctx->queue_url);
 	memset(ctx, 0, sizeof *ctx);
 }
@@ -292,8 +489,7 @@ store_mkdirs(const char *dir)
 		*p = '\0';
 		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
 			int err = errno;
-			int rc = bakery_fail(err == ENOSPC ? EX_IOERR
-				: err == EACCES ? EX_NOPERM : EX_CANTCREAT,
+			int rc = bakery_fail(store_errno_code(err),
 			    "cannot create folder '%s': %s", path,
 			    strerror(err));
 			free(path);
@@ -310,14 +506,21 @@ store_mkdirs(const char *dir)
 char *
 store_sandbox_dir(bakery_ctx *ctx, const char *sandbox)
 {
-	return bakery_xasprintf("%s/%s", ctx->home,
+	return bakery_xasprintf("%s/%s", ctx->sandboxes,
+	    sandbox ? sandbox : ctx->sandbox);
+}
+
+char *
+store_sandbox_file(bakery_ctx *ctx, const char *sandbox)
+{
+	return bakery_xasprintf("%s/%s/sandbox.db", ctx->sandboxes,
 	    sandbox ? sandbox : ctx->sandbox);
 }
 
 char *
 store_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
 {
-	return bakery_xasprintf("%s/%s/%s.db", ctx->home,
+	return bakery_xasprintf("%s/%s/%s.db", ctx->sandboxes,
 	    sandbox ? sandbox : ctx->sandbox, address);
 }
 
@@ -362,6 +565,9 @@ store_fail(sqlite3 *db, int rc, const char *what)
 		break;
 	case SQLITE_CANTOPEN:
 		code = EX_CANTCREAT;
+		break;
+	case SQLITE_NOTADB:
+		code = EX_DATAERR; /* a file that is not bakery's */
 		break;
 	case SQLITE_READONLY:
 	case SQLITE_PERM:
@@ -474,16 +680,27 @@ upgrade(sqlite3 *db, const char *sql, int version)
  * for the caller's first change. */
 static int
 migrate(sqlite3 *db, const store_schema *schema, const char *path,
-    int keep_open)
+    int create, int keep_open)
 {
 	sqlite3_stmt *st;
 	int version = 0;
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
+	int src = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0), src = SQLITE_OK;
 	sqlite3_finalize(st);
+	if (src != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot read '%s'", path);
+		int rc = store_fail(db, src, what);
+		free(what);
+		return rc;
+	}
 	if (version == schema->count)
 		return 0;
+	/* Only a program that makes the file gives it its schema: an empty
+	 * file (a creation that failed, or one under way) is not one. */
+	if (version == 0 && !create)
+		return bakery_fail(EX_NOINPUT, "'%s' is empty, not a bakery "
+		    "file yet", path);
 	if (version > schema->count)
 		return bakery_fail(EX_CONFIG,
 		    "cannot use '%s': schema version %d is newer than this "
@@ -666,11 +883,14 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 {
 	*out = NULL;
 	fail_vfs_register();
+	int made = 0; /* this call made the file: removed if it fails */
 	if (create) {
+		size_t hl = strlen(ctx->home);
+		int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
+		    ? store_make_home(ctx) : 0;
 		char *dir = bakery_xstrdup(path);
 		char *slash = strrchr(dir, '/');
-		int rc = 0;
-		if (slash && slash != dir) {
+		if (!rc && slash && slash != dir) {
 			*slash = '\0';
 			rc = store_mkdirs(dir);
 		}
@@ -679,10 +899,13 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 			return rc;
 		/* Created here, not by SQLite, so that it is 0600 whatever
 		 * the umask; SQLite gives journals the same mode. */
-		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+		made = fd >= 0;
+		if (fd < 0 && errno == EEXIST)
+			fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return bakery_fail(errno == ENOSPC ? EX_IOERR
-				: errno == EACCES ? EX_NOPERM : EX_CANTCREAT,
+			return bakery_fail(store_errno_code(errno),
 			    "cannot create '%s': %s", path, strerror(errno));
 		close(fd);
 	} else if (access(path, F_OK) != 0) {
@@ -692,33 +915,63 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	int rc = sqlite3_open_v2(path, &db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	ctx->files_opened++;
-	if (rc != SQLITE_OK) {
-		char *what = bakery_xasprintf("cannot open '%s'", path);
-		rc = store_fail(db, rc, what);
-		free(what);
-		sqlite3_close(db);
-		return rc;
-	}
-	set_busy(ctx, db);
 	char *pragmas = bakery_xasprintf(
 	    "PRAGMA journal_mode=%s; PRAGMA synchronous=%s;"
 	    "PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;",
 	    store_journal_mode(), ctx->sync_normal ? "NORMAL" : "FULL");
-	rc = sqlite3_exec(db, pragmas, NULL, NULL, NULL);
+	if (rc == SQLITE_OK) {
+		set_busy(ctx, db);
+		rc = sqlite3_exec(db, pragmas, NULL, NULL, NULL);
+	}
 	free(pragmas);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = store_fail(db, rc, what);
 		free(what);
-		sqlite3_close(db);
-		return rc;
+	} else {
+		rc = migrate(db, schema, path, create, create == STORE_CREATE_BEGUN);
 	}
-	if ((rc = migrate(db, schema, path, create == STORE_CREATE_BEGUN))) {
+	if (rc) {
+		/* A file this call made and could not give its schema is
+		 * removed: no empty file is left to look like an object. */
+		if (made)
+			store_drop_unborn(db, path);
 		sqlite3_close(db);
 		return rc;
 	}
 	*out = db;
 	return 0;
+}
+
+void
+store_drop_unborn(sqlite3 *db, const char *path)
+{
+	store_rollback(db);
+	/* Under SQLite's exclusive lock on the file, taken through its own
+	 * file (a transaction would need the disk that just failed): a
+	 * process that gave the file its schema meanwhile made it longer
+	 * than 0 bytes, and it stays; one that opened it and writes later
+	 * finds it unlinked (SQLITE_READONLY_DBMOVED) and fails rather than
+	 * writing into a removed file. */
+	sqlite3_file *f = NULL;
+	if (!db || sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER,
+	    &f) != SQLITE_OK || !f || !f->pMethods)
+		return;
+	sqlite3_int64 size = -1;
+	if (f->pMethods->xLock(f, SQLITE_LOCK_SHARED) == SQLITE_OK) {
+		if (f->pMethods->xLock(f, SQLITE_LOCK_RESERVED) == SQLITE_OK &&
+		    f->pMethods->xLock(f, SQLITE_LOCK_EXCLUSIVE) == SQLITE_OK &&
+		    f->pMethods->xFileSize(f, &size) == SQLITE_OK && size == 0) {
+			const char *suffix[] = { "", "-journal", "-wal", "-shm" };
+			for (size_t i = 0; i < sizeof suffix / sizeof *suffix;
+			     i++) {
+				char *p = bakery_xasprintf("%s%s", path, suffix[i]);
+				unlink(p);
+				free(p);
+			}
+		}
+		f->pMethods->xUnlock(f, SQLITE_LOCK_NONE);
+	}
 }
 
 int
@@ -787,9 +1040,9 @@ store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 		return rc;
 	char *path = store_object_path(ctx, sandbox, address);
 	rc = store_open(ctx, path, &store_object_schema, create, db);
+	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
+		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", address);
 	free(path);
-	if (rc == EX_NOINPUT)
-		return bakery_fail(EX_NOINPUT, "no such object: '%s'", address);
 	return rc;
 }
 
@@ -800,7 +1053,7 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 	*fd = -1;
 	int rc = check_sandbox(ctx, &sandbox);
 	if (!rc && create)
-		rc = store_mkdirs(ctx->home);
+		rc = store_make_home(ctx);
 	if (rc)
 		return rc;
 	char *path = bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
@@ -859,7 +1112,7 @@ store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 	int rc = check_sandbox(ctx, &sandbox);
 	if (rc)
 		return rc;
-	char *path = bakery_xasprintf("%s/%s/sandbox.db", ctx->home, sandbox);
+	char *path = store_sandbox_file(ctx, sandbox);
 	rc = store_open(ctx, path, &store_sandbox_schema, create, db);
 	free(path);
 	return rc;

@@ -5,12 +5,18 @@
  * every path it builds, file modes, connection settings (busy timeout,
  * synchronous, journal mode), BEGIN IMMEDIATE, schema versions.
  *
- * Layout under HOME:
- *   SANDBOX/KIND/KEY.db   one object (order/ord_1 -> default/order/ord_1.db)
- *   SANDBOX/sandbox.db    faults and dead letters of the sandbox
+ * Layout under HOME (docs/design.md, "The home's layout"):
+ *   sandboxes/SANDBOX/KIND/KEY.db  one object (order/ord_1 ->
+ *                         sandboxes/default/order/ord_1.db)
+ *   sandboxes/SANDBOX/sandbox.db   faults and dead letters of the sandbox
  *   queue.db              the embedded queue (sqlite: driver)
  *   alarms.db             the alarm index: which objects may have a due alarm
+ *   wipe.db, webhook-secret  the wipe's progress, the test gateway's secret
  *   .SANDBOX.lock         the sandbox's lock against the wipe (store_lock_sandbox)
+ *   .layout               says sandboxes/ holds the sandboxes (a home of
+ *                         before had them at HOME/SANDBOX: migrated once)
+ * A sandbox's name never meets the home's own files: they live in
+ * different folders, and the dot files are not names.
  *
  * Promises: a bad name never becomes a path (EX_USAGE); files are 0600 and
  * folders 0700; every write transaction is BEGIN IMMEDIATE with a busy
@@ -35,6 +41,10 @@ struct bakery_queue;
 typedef struct bakery_ctx {
 	char *home;            /* absolute or relative folder, never NULL */
 	char *sandbox;         /* validated name, "default" unless -s */
+	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
+				* as it is (store_look_only) */
+	int home_pending;      /* no HOME yet: made, with its layout mark,
+				* before the first file in it */
 	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
 	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
 	int busy_timeout_ms;   /* how long a writer waits for the lock */
@@ -63,7 +73,16 @@ extern const store_schema store_object_schema;
 extern const store_schema store_sandbox_schema;
 extern const store_schema store_alarms_schema;
 
-/* Fills ctx from flags (may be NULL) and the environment. */
+/* Set by a program that only looks (bakery-status, bakery-trace,
+ * bakery-show, bakery-queue stats and peek) before store_ctx_init: it
+ * never moves an old home to the new layout, it reads it as it is. */
+extern int store_look_only;
+
+/* Fills ctx from flags (may be NULL) and the environment. A home that is
+ * not a folder is EX_CONFIG. A home of the old layout (sandboxes at
+ * HOME/SANDBOX) is moved to HOME/sandboxes/SANDBOX here, once, unless
+ * store_look_only or the home cannot be written (then it is read as it
+ * is); a crash midway is finished by the next program. */
 int store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
 void store_ctx_free(bakery_ctx *ctx);
@@ -76,7 +95,9 @@ char *store_default_home(void);
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
-/* Opens path with schema; create=0 fails with EX_NOINPUT if missing.
+/* Opens path with schema; create=0 fails with EX_NOINPUT if missing or
+ * empty (no schema: a creation that failed or is under way), and a file
+ * that is not SQLite's is EX_DATAERR.
  * create=STORE_CREATE_BEGUN: a file that needs its schema gets it in a
  * write transaction that is left open (sqlite3_get_autocommit() is 0), so
  * that the caller's first change commits with it: one commit, not two.
@@ -85,6 +106,11 @@ int store_kind_valid(const char *kind);
 #define STORE_CREATE_BEGUN 2
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
+/* Removes path, and its journals, when it is still empty: a file made by
+ * this process whose first transaction failed is not left to look like
+ * an object. Checked and removed under SQLite's exclusive lock on it;
+ * locked by another: left alone. Any open transaction on db ends. */
+void store_drop_unborn(sqlite3 *db, const char *path);
 /* Opens an existing file for reading only, for tools that look and must
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
  * mode is set, no schema is migrated, and the connection is query_only.
@@ -110,7 +136,16 @@ int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 int store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd);
 void store_unlock_sandbox(int fd); /* -1: nothing */
+/* Makes HOME (0700) and its layout mark when there was no HOME. */
+int store_make_home(bakery_ctx *ctx);
+/* EX_CONFIG unless HOME is an existing folder: for the programs that
+ * look at the whole home, where a missing one is a mistake, not empty. */
+int store_home_exists(bakery_ctx *ctx);
+/* The exit code for a failed file operation's errno: full disk or I/O
+ * 74, permission or a read-only file system 77, else 73. */
+int store_errno_code(int err);
 /* Caller frees. */
+char *store_sandbox_file(bakery_ctx *ctx, const char *sandbox);
 char *store_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);
 char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);

@@ -42,6 +42,22 @@ query(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	return rc;
 }
 
+/* query on an object's file: a file that cannot be read (not SQLite's,
+ * say) is reported and skipped, and the search goes on. A busy file and
+ * a schema newer than this bakery (a bakery to upgrade) still end it. */
+static int
+query_object(bakery_ctx *ctx, const char *path, const char *sql,
+    const char *id, void (*row)(sqlite3_stmt *, void *), void *arg)
+{
+	int rc = query(ctx, path, &store_object_schema, sql, id, row, arg);
+	if (rc && rc != EX_TEMPFAIL && rc != EX_CONFIG) {
+		bakery_log(LOG_WARN, "bad_file", "file", path, "error",
+		    bakery_error(), (char *)NULL);
+		rc = 0;
+	}
+	return rc;
+}
+
 struct found {
 	jv t;        /* the trace being built */
 	jv envelope; /* null until found */
@@ -89,12 +105,12 @@ find_recording(bakery_ctx *ctx, const char *sandbox, const char *id,
 		if (!rc && !f->recorded && (strncmp(address, "order/", 6) == 0 ||
 		    strncmp(address, "billing/", 8) == 0)) {
 			char *path = store_object_path(ctx, sandbox, address);
-			rc = query(ctx, path, &store_object_schema,
+			rc = query_object(ctx, path,
 			    "SELECT envelope, recorded_at, relayed_at FROM events"
 			    " WHERE id = ?1", id, event_row, f);
 			if (!rc && f->recorded) {
 				set(f, "recorded_in", jv_string(address));
-				rc = query(ctx, path, &store_object_schema,
+				rc = query_object(ctx, path,
 				    "SELECT attempts, last_error, created_at"
 				    " FROM outbox WHERE event_id = ?1", id,
 				    outbox_row, f);
@@ -199,7 +215,7 @@ find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *path = store_object_path(ctx, sandbox, addresses[i]);
 		jv applied = jv_null();
-		rc = query(ctx, path, &store_object_schema,
+		rc = query_object(ctx, path,
 		    "SELECT applied_at FROM seen WHERE event_id = ?1", id,
 		    seen_row, &applied);
 		free(path);
@@ -319,9 +335,11 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	set(&f, "outbox", jv_null());
 	set(&f, "dead_letter", jv_null());
 	set(&f, "redriven", jv_null());
-	char *sandbox_db = bakery_xasprintf("%s/%s/sandbox.db", ctx->home,
-	    sandbox);
-	int rc = find_recording(ctx, sandbox, id, &f);
+	char *sandbox_db = store_sandbox_file(ctx, sandbox);
+	/* No home is a mistake in the setup, not an event never seen. */
+	int rc = store_home_exists(ctx);
+	if (!rc)
+		rc = find_recording(ctx, sandbox, id, &f);
 	if (!rc)
 		rc = query(ctx, sandbox_db, &store_sandbox_schema,
 		    "SELECT error, attempts, times, stored_at, updated_at,"

@@ -31,10 +31,13 @@ bakery_init(const char *argv0)
 	const char *slash = strrchr(argv0, '/');
 	bakery_prog = slash ? slash + 1 : argv0;
 	/* Under cron or a careless parent, fds 0-2 may be closed: a later
-	 * open() would take them and stdout writes would land in a database. */
+	 * open() would take them and stdout writes would land in a database.
+	 * A closed stdout gets /dev/null opened for reading only, so that
+	 * output written to it still fails, as it would have, and the end
+	 * of the program (bakery_close_stdout) exits 74 instead of 0. */
 	for (int fd = 0; fd <= 2; fd++)
 		if (fcntl(fd, F_GETFD) == -1 && errno == EBADF)
-			if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			if (open("/dev/null", fd <= 1 ? O_RDONLY : O_WRONLY) != fd)
 				_exit(EX_OSERR);
 	signal(SIGPIPE, SIG_IGN);
 	/* Bad options are reported by cli_common(), in the log's format. */

@@ -68,11 +68,11 @@ start(bakery_ctx *ctx, sqlite3 *db, int resume_only, int64_t *run)
 		 bakery_now_ms(), NULL, 0)))
 		goto fail;
 	*run = sqlite3_last_insert_rowid(db);
-	DIR *d = opendir(ctx->home);
+	DIR *d = opendir(ctx->sandboxes);
 	struct dirent *e;
 	while (d && !rc && (e = readdir(d))) {
 		struct stat sb;
-		char *path = bakery_xasprintf("%s/%s", ctx->home, e->d_name);
+		char *path = bakery_xasprintf("%s/%s", ctx->sandboxes, e->d_name);
 		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 		free(path);
 		if (dir && bakery_name_valid(e->d_name))
@@ -152,7 +152,7 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	bakery_crash_point("wipe.midway");
 	/* Renamed aside first, so that nobody opens a half-removed object;
 	 * a resumed run removes what an earlier attempt renamed. */
-	char *live = bakery_xasprintf("%s/%s", ctx->home, sandbox);
+	char *live = store_sandbox_dir(ctx, sandbox);
 	char *aside = bakery_xasprintf("%s/.wipe-%lld-%s", ctx->home,
 	    (long long)run, sandbox);
 	if (rename(live, aside) != 0 && errno != ENOENT)

@@ -224,7 +224,7 @@ load_sandbox(const char *home, const char *sandbox)
 		detach();
 	}
 	for (int k = 0; kinds[k]; k++) {
-		char dir[2048];
+		char dir[2600];
 		snprintf(dir, sizeof dir, "%s/%s/%s", home, sandbox, kinds[k]);
 		DIR *d = opendir(dir);
 		if (!d)
@@ -460,15 +460,21 @@ main(int argc, char **argv)
 		    home ? home : "");
 		return EX_NOINPUT;
 	}
-	DIR *d = opendir(home);
+	/* Sandboxes are in HOME/sandboxes (HOME/.layout says so), or in
+	 * HOME itself in a home of before (docs/design.md). */
+	char root[2048], mark[2048];
+	snprintf(mark, sizeof mark, "%s/.layout", home);
+	snprintf(root, sizeof root, exists(mark) ? "%s/sandboxes" : "%s",
+	    home);
+	DIR *d = opendir(root);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/%s", home, e->d_name);
+		char path[2400];
+		snprintf(path, sizeof path, "%s/%s", root, e->d_name);
 		/* Sandboxes; a wipe's ".wipe-*" folders are on their way out. */
 		if (e->d_name[0] != '.' && bakery_name_valid(e->d_name) &&
 		    is_dir(path))
-			load_sandbox(home, e->d_name);
+			load_sandbox(root, e->d_name);
 	}
 	if (d)
 		closedir(d);

@@ -85,7 +85,7 @@ place() { # SANDBOX CUSTOMER [ARGS...]: places, records the id as placed
 pay() { # SANDBOX ID: pays with the test gateway, records it as paid
 	bakery-order -s "$1" pay "$2" >/dev/null && echo "$1 $2" >>"$HOME_DIR.paid"
 }
-sandboxes() { for d in "$BAKERY_HOME"/*/; do [ -d "$d" ] && basename "$d"; done; }
+sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
 
 # The ordinary tools, with the clock moved past every lease and alarm,
 # three rounds so that a redrive out of order (OrderPaid before

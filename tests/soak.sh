@@ -173,7 +173,7 @@ chaos() {
 	done
 }
 
-sandboxes() { for d in "$BAKERY_HOME"/*/; do [ -d "$d" ] && basename "$d"; done; }
+sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
 queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
 # What is still owed anywhere: queued messages, dead letters, outbox rows.
 owed() {

@@ -116,7 +116,7 @@ for i in $(seq "$RUNS"); do
 	out=$("$BENCH/outbox" "$B1_N")
 	add b1 "$(figure "$out" commits_per_s)"
 done
-B1_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/default/order/bench.db") / $B1_N")
+B1_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/sandboxes/default/order/bench.db") / $B1_N")
 fresh
 B1_FSYNCS=$(calc "$(fsyncs "$BENCH/outbox" "$STRACE_N") / $STRACE_N")
 fi
@@ -241,7 +241,7 @@ alarms() { # OBJECTS
 	bakery-order place --customer c1 --day 2026-12-01 cardamom-bun=1 \
 		> /dev/null 2>&1
 	bakery-fault clear queue-refuses
-	local dir=$BAKERY_HOME/default/order template
+	local dir=$BAKERY_HOME/sandboxes/default/order template
 	template=$(ls "$dir"/ord_*.db)
 	sqlite3 "$template" "UPDATE alarm SET fire_at = 1"
 	mv "$template" "$SCRATCH/template.db"

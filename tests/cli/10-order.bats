@@ -12,7 +12,7 @@ queued() {
 # working folder, nor bats' own.
 
 order_db() {
-	echo "$BAKERY_HOME/default/order/$1.db"
+	echo "$BAKERY_HOME/sandboxes/default/order/$1.db"
 }
 
 @test "place prints the order as JSON with an id, status placed and nothing else on stdout" {
@@ -213,7 +213,7 @@ order_db() {
 	assert_success
 	assert_equal "$(jq -r .payment_intent <<<"$output")" "$first"
 	assert_equal "$(queued PaymentSucceeded)" 1
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/billing/$id.db" "select count(*) from events where type = 'PaymentSucceeded'")" 1
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "select count(*) from events where type = 'PaymentSucceeded'")" 1
 	assert_equal "$(bakery-show "billing/$id" | jq '.state.payments | length')" 1
 }
 
@@ -224,7 +224,7 @@ order_db() {
 	assert_success
 	assert_equal "$(jq -r .status <<<"$output")" paid
 	bakery-consume >/dev/null
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/billing/$id.db" "select count(*) from events")" 1
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "select count(*) from events")" 1
 	assert_effects_once "$id"
 	assert_equal "$(bakery-order events "$id" | jq -s '[.[] | select(.type == "OrderPaid")] | length')" 1
 }

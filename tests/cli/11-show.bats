@@ -163,7 +163,7 @@ consumed_order() {
 @test "showing an object does not create it" {
 	run bakery-show kitchen/board
 	assert_failure 66
-	[ ! -e "$BAKERY_HOME/default/kitchen/board.db" ]
+	[ ! -e "$BAKERY_HOME/sandboxes/default/kitchen/board.db" ]
 	run --separate-stderr bakery-show --list
 	assert_output ""
 }

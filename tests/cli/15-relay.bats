@@ -7,7 +7,7 @@ ready() {
 }
 
 outbox_rows() {
-	sqlite3 "$BAKERY_HOME/default/$1.db" "select count(*) from outbox"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/$1.db" "select count(*) from outbox"
 }
 
 # An order placed while the queue refused: its OrderPlaced waits in the
@@ -51,7 +51,7 @@ unsent_order() {
 
 @test "the queue refusing exits 69, keeps every row and counts the attempt" {
 	id=$(unsent_order ada)
-	db="$BAKERY_HOME/default/order/$id.db"
+	db="$BAKERY_HOME/sandboxes/default/order/$id.db"
 	assert_equal "$(sqlite3 "$db" "select attempts from outbox")" 1
 	run --separate-stderr bakery-relay "order/$id"
 	assert_failure 69
@@ -176,7 +176,7 @@ unsent_order() {
 	assert_failure 66
 	assert_output ""
 	[[ "$stderr" == *"no such object"* ]]
-	[ ! -e "$BAKERY_HOME/default/order/ord_000000000000000000000000.db" ]
+	[ ! -e "$BAKERY_HOME/sandboxes/default/order/ord_000000000000000000000000.db" ]
 }
 
 @test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {

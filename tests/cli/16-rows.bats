@@ -10,10 +10,23 @@ bats_require_minimum_version 1.5.0
 
 ITEMS='[{"item":"rye","qty":1,"price_cents":450}]'
 
+# db ADDRESS: the object's file in sandbox default, in the home's layout:
+# a home of schema version 1 had its sandboxes in HOME itself, and the
+# first program that writes moves them to HOME/sandboxes.
+db() {
+	if [ -e "$BAKERY_HOME/.layout" ]; then
+		echo "$BAKERY_HOME/sandboxes/default/$1.db"
+	else
+		echo "$BAKERY_HOME/default/$1.db"
+	fi
+}
+
 # v1_object ADDRESS STATE: an object file as a bakery of schema version 1
-# wrote it: the version 1 tables, the state row, user_version 1.
+# wrote it: the version 1 tables, the state row, user_version 1, in the
+# layout of then.
 v1_object() {
-	local file="$BAKERY_HOME/default/$1.db"
+	local file
+	file=$(db "$1")
 	mkdir -p "$(dirname "$file")"
 	sqlite3 "$file" <<-EOF
 		CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -60,23 +73,23 @@ v1_home() {
 	CUSTOMERS='{"zed":{"orders":2,"total_cents":900,"last_order":"ord_b"},"ada":{"orders":1,"total_cents":450,"last_order":"ord_x"}}'
 	SCHEDULE='{"day":"'$DAY'","holds":[{"order":"ord_a","customer":"ada"}],"reservations":[]}'
 	v1_object kitchen/board '{"cards":'"$CARDS"'}'
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" \
+	sqlite3 "$(db kitchen/board)" \
 		"INSERT INTO tickets VALUES ('ord_b', 'evt_b', '$ITEMS', $T0);
 		INSERT INTO seen VALUES ('evt_b', 'OrderPaid', $T0)"
 	v1_object crm/customers '{"customers":'"$CUSTOMERS"'}'
-	sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
+	sqlite3 "$(db crm/customers)" \
 		"INSERT INTO seen VALUES ('evt_b', 'OrderPaid', $T0)"
 	v1_object "schedule/$DAY" "$SCHEDULE"
 	# ord_b's order, which recorded evt_b (bakery-trace starts there).
 	v1_object order/ord_b '{"id":"ord_b","status":"paid","customer":"zed"}'
 	local env
 	env=$(order_paid ord_b zed evt_b)
-	sqlite3 "$BAKERY_HOME/default/order/ord_b.db" \
+	sqlite3 "$(db order/ord_b)" \
 		"INSERT INTO events VALUES (1, 'evt_b', 'OrderPaid', '$env', $T0, $T0)"
 }
 
 version() {
-	sqlite3 "$BAKERY_HOME/default/$1.db" "PRAGMA user_version"
+	sqlite3 "$(db "$1")" "PRAGMA user_version"
 }
 
 @test "bakery-status and bakery-trace read a version 1 home as it is" {
@@ -108,13 +121,13 @@ version() {
 		assert_equal "$(version "$a")" 3
 	done
 	# The rows moved out of the state documents, in their order.
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/kitchen/board.db" \
+	assert_equal "$(sqlite3 "$(db kitchen/board)" \
 		"SELECT json FROM state; SELECT group_concat(order_id) FROM (SELECT order_id FROM cards ORDER BY seq)")" \
 		$'{}\nord_b,ord_a'
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
+	assert_equal "$(sqlite3 "$(db crm/customers)" \
 		"SELECT json FROM state; SELECT group_concat(customer || ':' || orders) FROM (SELECT * FROM crm_customers ORDER BY seq)")" \
 		$'{}\nzed:2,ada:1'
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/schedule/$DAY.db" \
+	assert_equal "$(sqlite3 "$(db "schedule/$DAY")" \
 		"SELECT (SELECT count(*) FROM cards) + (SELECT count(*) FROM crm_customers)")" 0
 	# Opening again migrates nothing twice.
 	run --separate-stderr bakery-show kitchen/board crm/customers
@@ -143,7 +156,7 @@ version() {
 	assert_equal "$(jq -c '.state.customers.ada | [.orders, .last_order]' <<<"$crm")" "[3,\"$id\"]"
 	assert_equal "$(jq -c '.state.customers.zed' <<<"$crm")" \
 		'{"orders":2,"total_cents":900,"last_order":"ord_b"}'
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "SELECT json FROM state")" '{}'
+	assert_equal "$(sqlite3 "$(db kitchen/board)" "SELECT json FROM state")" '{}'
 	# The same OrderPaid again changes nothing.
 	run bakery-consume --stdin <<<"$paid"
 	assert_success
@@ -154,9 +167,9 @@ version() {
 	paid_order ada >/dev/null
 	paid_order bob >/dev/null
 	bakery-consume >/dev/null
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/kitchen/board.db" \
+	assert_equal "$(sqlite3 "$(db kitchen/board)" \
 		"SELECT (SELECT count(*) FROM state), (SELECT count(*) FROM cards), (SELECT count(*) FROM tickets)")" '0|2|2'
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
+	assert_equal "$(sqlite3 "$(db crm/customers)" \
 		"SELECT (SELECT count(*) FROM state), (SELECT group_concat(customer) FROM crm_customers)")" '0|ada,bob'
 	run "$TOP/build/tests/checker" --drained "$BAKERY_HOME"
 	assert_success
@@ -168,7 +181,7 @@ version() {
 	local sent unsent
 	sent=$(order_paid ord_c zed evt_sent)
 	unsent=$(order_paid ord_c zed evt_owed)
-	sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+	sqlite3 "$(db order/ord_c)" \
 		"INSERT INTO events VALUES (1, 'evt_sent', 'OrderPaid', '$sent', $T0, $T0);
 		INSERT INTO events VALUES (2, 'evt_owed', 'OrderPaid', '$unsent', $T0, NULL);
 		INSERT INTO outbox VALUES (7, 'evt_owed', '$unsent', 2, $T0, 'queue down')"
@@ -177,14 +190,14 @@ version() {
 	assert_equal "$(version order/ord_c)" 3
 	assert_equal "$(jq -c '[.outbox[] | [.id, .attempts, .last_error]]' <<<"$output")" \
 		'[["evt_owed",2,"queue down"]]'
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+	assert_equal "$(sqlite3 "$(db order/ord_c)" \
 		"SELECT count(*) FROM sqlite_master WHERE name = 'outbox' AND type = 'view'")" 1
 	run --separate-stderr bakery-relay order/ord_c
 	assert_success
 	assert_equal "$(bakery-queue peek | jq -r .id)" evt_owed
 	assert_equal "$(bakery-show order/ord_c | jq -c .outbox)" '[]'
 	# The view reads empty: both events are relayed.
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/ord_c.db" \
+	assert_equal "$(sqlite3 "$(db order/ord_c)" \
 		"SELECT count(*) FROM outbox; SELECT count(*) FROM events WHERE relayed_at IS NOT NULL")" \
 		$'0\n2'
 }

@@ -5,8 +5,8 @@ bats_require_minimum_version 1.5.0
 # Every object of the default sandbox, one sorted JSON document each.
 snapshot() {
 	local f rel
-	find "$BAKERY_HOME/default" -mindepth 2 -name '*.db' | sort | while read -r f; do
-		rel=${f#"$BAKERY_HOME/default/"}
+	find "$BAKERY_HOME/sandboxes/default" -mindepth 2 -name '*.db' | sort | while read -r f; do
+		rel=${f#"$BAKERY_HOME/sandboxes/default/"}
 		bakery-show "${rel%.db}" | jq -S .
 	done
 }

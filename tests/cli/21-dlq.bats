@@ -108,7 +108,7 @@ dlq_count() {
 	run jq -sc '[.[] | [.id, .times]] | sort' <<<"$output"
 	expected=$(jq -nc --arg a "$placed" --arg b "$paid" '[[$a, 2], [$b, 1]] | sort')
 	assert_output "$expected"
-	run sqlite3 "$BAKERY_HOME/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = '$placed'"
+	run sqlite3 "$BAKERY_HOME/sandboxes/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = '$placed'"
 	assert_output 1
 }
 
@@ -128,7 +128,7 @@ dlq_count() {
 	[ "${#lines[@]}" -eq 2 ]
 	run bakery-dlq show "$placed"
 	echo "$output" | jq -e '.times == 2 and .attempts == 2 and .error == "Kitchen answered 503"'
-	run sqlite3 "$BAKERY_HOME/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = '$placed'"
+	run sqlite3 "$BAKERY_HOME/sandboxes/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = '$placed'"
 	assert_output 1
 }
 

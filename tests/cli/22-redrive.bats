@@ -201,6 +201,6 @@ dead_ids() {
 	# The row is sent back as it was stored, or refused as bad data: never an abort.
 	[ "$status" -eq 0 ] || [ "$status" -eq 65 ]
 	# Either way it is not lost: still a dead letter, or queued again.
-	kept=$(sqlite3 "$BAKERY_HOME/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = 'evt_garbled'")
+	kept=$(sqlite3 "$BAKERY_HOME/sandboxes/default/sandbox.db" "SELECT count(*) FROM dead_letters WHERE event_id = 'evt_garbled'")
 	[ "$kept" -eq 1 ] || [ "$(queue_ids)" = evt_garbled ]
 }

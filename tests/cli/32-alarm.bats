@@ -120,8 +120,8 @@ queued() { bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delay
 	# with the real tools, the rest as files a scan of folders would open.
 	bakery-fault set queue-refuses
 	for i in $(seq 10); do place "c$i" >/dev/null 2>&1; done
-	mkdir -p "$BAKERY_HOME/default/customer"
-	for i in $(seq 10000); do : >"$BAKERY_HOME/default/customer/n$i.db"; done
+	mkdir -p "$BAKERY_HOME/sandboxes/default/customer"
+	for i in $(seq 10000); do : >"$BAKERY_HOME/sandboxes/default/customer/n$i.db"; done
 	far=$(( (T0 + 3600) * 1000 ))
 	sqlite3 "$BAKERY_HOME/alarms.db" "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000) INSERT INTO alarms(sandbox, address, fire_at) SELECT 'default', 'customer/n' || i, $far FROM n"
 	assert_equal "$(sqlite3 "$BAKERY_HOME/alarms.db" 'SELECT count(*) FROM alarms')" 10010

@@ -28,7 +28,7 @@ stopped() {
 assert_applied_were_recorded() {
 	local recorded="$BATS_TEST_TMPDIR/recorded" f a
 	: >"$recorded"
-	for f in "$BAKERY_HOME"/default/order/*.db "$BAKERY_HOME"/default/billing/*.db; do
+	for f in "$BAKERY_HOME"/sandboxes/default/order/*.db "$BAKERY_HOME"/sandboxes/default/billing/*.db; do
 		[ -e "$f" ] && sqlite3 "$f" "SELECT id FROM events" >>"$recorded"
 	done
 	for a in $(bakery-show --list | jq -r .); do
@@ -119,7 +119,7 @@ assert_empty() {
 	id=$(paid_order ada)
 	bakery-order events "$id" >"$BATS_TEST_TMPDIR/old.jsonl"
 	bakery-show "billing/$id" >/dev/null
-	sqlite3 "$BAKERY_HOME/default/billing/$id.db" "SELECT envelope FROM events" >>"$BATS_TEST_TMPDIR/old.jsonl"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT envelope FROM events" >>"$BATS_TEST_TMPDIR/old.jsonl"
 	run --separate-stderr bakery-wipe
 	assert_success
 	# A relay that read these rows before the wipe sends them now: the

@@ -29,7 +29,7 @@ paid_and_consumed() {
 
 @test "a seen row removed is a lost event" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/default/dispatch/$DAY.db" "DELETE FROM seen"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/dispatch/$DAY.db" "DELETE FROM seen"
 	run "$CHECKER" -v "$BAKERY_HOME"
 	assert_failure 1
 	assert_output --partial '"lost":1'
@@ -51,7 +51,7 @@ paid_and_consumed() {
 
 @test "a second receipt for one order is applied twice" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/default/inbox/ada.db" \
+	sqlite3 "$BAKERY_HOME/sandboxes/default/inbox/ada.db" \
 		"UPDATE state SET json = json_insert(json, '\$.receipts[#]', json_extract(json, '\$.receipts[0]'))"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 1
@@ -60,7 +60,7 @@ paid_and_consumed() {
 
 @test "a CRM count above the OrderPaid events it applied is applied twice" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/default/crm/customers.db" \
+	sqlite3 "$BAKERY_HOME/sandboxes/default/crm/customers.db" \
 		"UPDATE crm_customers SET orders = orders + 1 WHERE customer = 'ada'"
 	run "$CHECKER" -v "$BAKERY_HOME"
 	assert_failure 1
@@ -73,7 +73,7 @@ paid_and_consumed() {
 	bakery-consume >/dev/null
 	run "$CHECKER" --drained "$BAKERY_HOME"
 	assert_success
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "UPDATE cards SET status = 'confirmed'"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "UPDATE cards SET status = 'confirmed'"
 	run "$CHECKER" -v "$BAKERY_HOME"
 	assert_failure 1
 	assert_output --partial '"unexpected":1'
@@ -82,22 +82,22 @@ paid_and_consumed() {
 
 @test "a board of schema version 1 is refused, exit 78; an order of version 1 is read" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/default/order/$id.db" "PRAGMA user_version = 1"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 1"
 	run "$CHECKER" --drained "$BAKERY_HOME"
 	assert_success
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 1"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 1"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 78
 	assert_output --partial "kitchen/board.db: schema version 1, the checker reads 2 to 3"
 	# A board at version 2 (the first with rows) is read.
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 2"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 2"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_success
 }
 
 @test "a seen id nobody recorded is unexpected" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/default/crm/customers.db" "INSERT INTO seen VALUES ('evt_x', 'OrderPaid', 1)"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/crm/customers.db" "INSERT INTO seen VALUES ('evt_x', 'OrderPaid', 1)"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 1
 	assert_output --partial '"unexpected":1'
@@ -126,7 +126,7 @@ paid_and_consumed() {
 	bakery-consume --batch 1 --once >/dev/null # PaymentSucceeded: OrderPaid recorded
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_success
-	sqlite3 "$BAKERY_HOME/default/order/$id.db" "DELETE FROM events WHERE type = 'OrderPaid'; UPDATE events SET relayed_at = recorded_at WHERE relayed_at IS NULL"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "DELETE FROM events WHERE type = 'OrderPaid'; UPDATE events SET relayed_at = recorded_at WHERE relayed_at IS NULL"
 	sqlite3 "$BAKERY_HOME/queue.db" "DELETE FROM messages"
 	run "$CHECKER" -v "$BAKERY_HOME"
 	assert_failure 1

@@ -104,6 +104,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 }
 
 @test "--prom into a folder that does not exist exits 73 and leaves nothing" {
+	mkdir "$BAKERY_HOME" # a home, empty; no home at all is 78 (44-home.bats)
 	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/no/such/x.prom"
 	assert_failure 73
 	[[ "$stderr" == *"cannot create"* ]]
@@ -132,7 +133,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 @test "an object file with a newer schema needs attention; the rest is still read" {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null
-	sqlite3 "$BAKERY_HOME/default/kitchen/board.db" "PRAGMA user_version = 99"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 99"
 	run --separate-stderr bakery-status --json
 	assert_failure 1
 	echo "$output" | jq -e '.attention | any(test("kitchen/board.db.*schema version 99"))'

@@ -29,7 +29,7 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 	id=$(paid_order ada)
 	bakery-consume >/dev/null
 	ev=$(bakery-show "billing/$id" | jq -r '.state.payments[0].event // empty')
-	[ -n "$ev" ] || ev=$(sqlite3 "$BAKERY_HOME/default/billing/$id.db" "SELECT id FROM events")
+	[ -n "$ev" ] || ev=$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT id FROM events")
 	run --separate-stderr bakery-trace --json "$ev"
 	assert_success
 	echo "$output" | jq -e --arg b "billing/$id" --arg o "order/$id" '.type == "PaymentSucceeded" and .recorded_in == $b and .subscribers == [{"address": $o, "applied_at": .subscribers[0].applied_at}] and .subscribers[0].applied_at != null'

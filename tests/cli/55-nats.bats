@@ -16,7 +16,7 @@ teardown() {
 }
 
 outbox_rows() {
-	sqlite3 "$BAKERY_HOME/default/$1.db" "select count(*) from outbox"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/$1.db" "select count(*) from outbox"
 }
 
 @test "nats-server down when the relay sends: rows stay and relay_error is logged; up again: sent once" {
@@ -32,7 +32,7 @@ outbox_rows() {
 	run --separate-stderr bakery-relay "order/$id"
 	assert_failure
 	[[ "$stderr" == *relay_error* ]]
-	assert_equal "$(sqlite3 "$BAKERY_HOME/default/order/$id.db" "select attempts from outbox")" 2
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "select attempts from outbox")" 2
 	# The same port and store again.
 	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$BATS_TEST_TMPDIR/nats/store" \
 		-l "$BATS_TEST_TMPDIR/nats/server2.log" &

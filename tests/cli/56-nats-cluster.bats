@@ -47,7 +47,7 @@ diagnose() {
 		echo "-- bakery-queue stats, dead letters:"
 		timeout 20 bakery-queue stats 2>&1
 		timeout 20 bakery-queue peek --dlq --limit 5 2>&1 | cut -c1-400
-		echo "-- outbox rows left: $(find "$BAKERY_HOME/default" -name '*.db' -exec \
+		echo "-- outbox rows left: $(find "$BAKERY_HOME/sandboxes/default" -name '*.db' -exec \
 			sqlite3 {} "select count(*) from outbox" \; 2>/dev/null |
 			awk '{n += $1} END {print n + 0}')"
 	fi
@@ -143,7 +143,7 @@ lines() {
 	for i in $(seq 60); do
 		bakery-relay --all >/dev/null 2>&1 &&
 		[ "$(bakery-queue stats | jq '."bakery-events" | .ready + .leased')" = 0 ] &&
-		[ -z "$(find "$BAKERY_HOME/default" -name '*.db' -exec sqlite3 {} \
+		[ -z "$(find "$BAKERY_HOME/sandboxes/default" -name '*.db' -exec sqlite3 {} \
 			"select 1 from outbox limit 1" \; 2>/dev/null)" ] && break
 		sleep 1
 	done

@@ -85,7 +85,7 @@ queue_raw() {
 			bakery.events.default.unknown "$2" "Nats-Msg-Id=$1.raw.$RANDOM" \
 			"Bakery-Id=$1" Bakery-Sandbox=default >/dev/null
 	else
-		bakery-queue stats >/dev/null
+		bakery-queue init >/dev/null # stats only looks: it makes no file
 		local now=$(($(date +%s) * 1000))
 		sqlite3 "$BAKERY_HOME/queue.db" "INSERT INTO messages(queue, id,
 			sandbox, body, visible_at, enqueued_at) VALUES ('bakery-events',

@@ -75,7 +75,7 @@ main(void)
 	store_ctx_init(&ctx, home, NULL, NULL);
 	qpath = bakery_xasprintf("%s/q.db", home);
 	bakery_queue *q = NULL;
-	is_int(queue_sqlite_open(&ctx, qpath, &q), 0, "queue_sqlite_open");
+	is_int(queue_sqlite_open(&ctx, qpath, 0, &q), 0, "queue_sqlite_open");
 	at(T0);
 
 	queue_message m[4], m2[4];
@@ -265,7 +265,7 @@ main(void)
 		char *p2 = bakery_xasprintf("%s/p.db", home);
 		free(qpath);
 		qpath = p2;
-		is_int(queue_sqlite_open(&ctx, qpath, &q), 0, "a second queue");
+		is_int(queue_sqlite_open(&ctx, qpath, 0, &q), 0, "a second queue");
 		at(T0 + 1000);
 		char id[16];
 		for (int i = 1; i <= 6; i++) {

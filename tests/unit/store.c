@@ -177,8 +177,8 @@ main(void)
 	is_str(ctx.sandbox, "default", "the sandbox defaults to 'default'");
 	char *path = store_object_path(&ctx, NULL, "order/ord_1");
 	char want_path[4200];
-	snprintf(want_path, sizeof want_path, "%s/default/order/ord_1.db", home);
-	is_str(path, want_path, "object path is HOME/SANDBOX/KIND/KEY.db");
+	snprintf(want_path, sizeof want_path, "%s/sandboxes/default/order/ord_1.db", home);
+	is_str(path, want_path, "object path is HOME/sandboxes/SANDBOX/KIND/KEY.db");
 
 	sqlite3 *db = NULL;
 	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), EX_NOINPUT,
@@ -192,9 +192,9 @@ main(void)
 	is_int(rc, 0, "store_open creates the file");
 	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
 	char dir[4200];
-	snprintf(dir, sizeof dir, "%s/default", home);
+	snprintf(dir, sizeof dir, "%s/sandboxes/default", home);
 	is_int(mode_of(dir), 0700, "the sandbox folder is 0700");
-	snprintf(dir, sizeof dir, "%s/default/order", home);
+	snprintf(dir, sizeof dir, "%s/sandboxes/default/order", home);
 	is_int(mode_of(dir), 0700, "the kind folder is 0700");
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version is 3");
 	char buf[64];

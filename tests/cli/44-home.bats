@@ -1,0 +1,330 @@
+#!/usr/bin/env bats
+# The home's files an operator or an attacker can touch: sandbox names that
+# meet the home's own files, the old layout and its migration, a link at
+# the Prometheus file's temporary, a queue URL naming a missing file, a
+# read-only home, no home, empty and foreign object files, a closed stdout,
+# and the pages that name them.
+load helpers
+bats_require_minimum_version 1.5.0
+
+BASE_BIN=${BAKERY_BASE_BIN:-/work/base/bin}
+
+# ro CMD...: runs CMD with the home read-only: a read-only bind mount in
+# a mount namespace of its own (as root, whom chmod does not stop), else
+# chmod -R a-w for the run.
+ro() {
+	if [ "$(id -u)" -eq 0 ]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		unshare -m sh -c 'mount --bind -o ro "$BAKERY_HOME" "$BAKERY_HOME" && exec "$@"' sh "$@"
+	else
+		chmod -R a-w "$BAKERY_HOME"
+		local rc=0
+		"$@" || rc=$?
+		chmod -R u+w "$BAKERY_HOME"
+		return "$rc"
+	fi
+}
+
+need_ro() {
+	if [ "$(id -u)" -eq 0 ]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		unshare -m sh -c 'mount --bind -o ro "$1" "$1"' sh "$BATS_TEST_TMPDIR" 2>/dev/null ||
+			skip "as root a read-only home needs a mount namespace (unshare -m), not available here"
+	fi
+}
+
+# The folder of sandbox default's objects, in the home's layout (a home
+# of before had it in HOME itself).
+objdir() {
+	if [ -e "$BAKERY_HOME/.layout" ]; then
+		echo "$BAKERY_HOME/sandboxes/default"
+	else
+		echo "$BAKERY_HOME/default"
+	fi
+}
+
+# The objects, dead letters and faults of the home, sandbox by sandbox:
+# what a layout change must keep.
+inventory() {
+	local s
+	for s in "$@"; do
+		echo "== $s"
+		bakery-show -s "$s" --list
+		bakery-fault -s "$s" list
+		bakery-dlq -s "$s" list | jq -c '{id, type}'
+	done
+}
+
+@test "a sandbox named like the home's files: queue.db-journal, webhook-secret, wipe.db stop nothing" {
+	run --separate-stderr bakery-fault -s queue.db-journal set kitchen-refuses
+	assert_success
+	run --separate-stderr bakery-fault -s webhook-secret set kitchen-refuses
+	assert_success
+	run --separate-stderr bakery-fault -s alarms.db set kitchen-refuses
+	assert_success
+	id=$(place ada)
+	run --separate-stderr bakery-order pay "$id"
+	assert_success
+	run --separate-stderr bakery-relay --all
+	assert_success
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_effects_once "$id"
+	run --separate-stderr bakery-status --json
+	assert_equal "$(jq -c '[.sandboxes[].sandbox]' <<<"$output")" \
+		'["alarms.db","default","queue.db-journal","webhook-secret"]'
+	# The same names as an envelope's sandbox, through the queue.
+	wid=$(bakery-order -s wipe.db place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
+	run --separate-stderr bakery-order -s wipe.db pay "$wid"
+	assert_success
+	bakery-order show "$wid" -s wipe.db >/dev/null
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_equal "$(bakery-show -s wipe.db kitchen/board | jq -c '[.state.tickets[].order]')" "[\"$wid\"]"
+	for f in queue.db alarms.db; do
+		assert_equal "$(sqlite3 "$BAKERY_HOME/$f" 'PRAGMA integrity_check')" ok
+	done
+	run --separate-stderr bakery-wipe
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .sandbox | sort | tr '\n' ' ')" \
+		"alarms.db default queue.db-journal webhook-secret wipe.db "
+	run --separate-stderr bakery-show -s wipe.db --list
+	assert_output ""
+	# After the wipe, pay still finds its secret and the queue its file.
+	id=$(place cy)
+	run --separate-stderr bakery-order pay "$id"
+	assert_success
+}
+
+@test "an old home is moved to the new layout once, crash-safely, and nothing is lost" {
+	[ -x "$BASE_BIN/bakery-order" ] || skip "no bakery of the old layout at $BASE_BIN"
+	# A home as the bakery of before wrote it, with a sandbox that is
+	# even called "sandboxes".
+	local id
+	id=$(PATH=$BASE_BIN:$PATH place ada)
+	PATH=$BASE_BIN:$PATH bakery-order pay "$id" >/dev/null
+	PATH=$BASE_BIN:$PATH bakery-consume >/dev/null
+	PATH=$BASE_BIN:$PATH bakery-fault -s s2 set kitchen-refuses
+	s2=$(PATH=$BASE_BIN:$PATH bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
+	PATH=$BASE_BIN:$PATH bakery-order -s s2 pay "$s2" >/dev/null
+	PATH=$BASE_BIN:$PATH bakery-consume --retry-delay 0 >/dev/null
+	PATH=$BASE_BIN:$PATH bakery-dlq drain >/dev/null
+	PATH=$BASE_BIN:$PATH bakery-order -s sandboxes place --customer cy --day "$DAY" cardamom-bun=1 >/dev/null
+	[ -d "$BAKERY_HOME/default/order" ] && [ -d "$BAKERY_HOME/sandboxes/order" ]
+	before=$(PATH=$BASE_BIN:$PATH inventory default s2 sandboxes)
+	assert [ "$(PATH=$BASE_BIN:$PATH bakery-dlq -s s2 list | wc -l)" -gt 0 ]
+
+	# Readers read it as it is, and change nothing.
+	run --separate-stderr bakery-status --json
+	assert_equal "$(jq -c '[.sandboxes[].sandbox]' <<<"$output")" '["default","s2","sandboxes"]'
+	[ ! -e "$BAKERY_HOME/.layout" ]
+
+	# A program that may write moves it; killed after the first sandbox.
+	crash_at layout.after_move bakery-order list
+	[ ! -e "$BAKERY_HOME/.layout" ]
+	[ -d "$BAKERY_HOME/.sandboxes-new" ]
+	# The next one finishes it.
+	run --separate-stderr bakery-order list
+	assert_success
+	[ -e "$BAKERY_HOME/.layout" ]
+	[ ! -e "$BAKERY_HOME/.sandboxes-new" ]
+	for s in default s2 sandboxes; do
+		[ ! -e "$BAKERY_HOME/$s/order" ]
+		[ -d "$BAKERY_HOME/sandboxes/$s/order" ]
+	done
+	assert_equal "$(inventory default s2 sandboxes)" "$before"
+	# Again: nothing to do, nothing changes.
+	listing=$(cd "$BAKERY_HOME" && find . | sort)
+	run --separate-stderr bakery-order list
+	assert_success
+	assert_equal "$(cd "$BAKERY_HOME" && find . | sort)" "$listing"
+
+	# The work goes on where it was.
+	assert_effects_once "$id"
+	bakery-fault -s s2 clear kitchen-refuses
+	bakery-dlq -s s2 list | bakery-redrive >/dev/null
+	bakery-consume >/dev/null
+	assert_equal "$(bakery-show -s s2 kitchen/board | jq -c '[.state.tickets[].order]')" "[\"$s2\"]"
+	run "$TOP/build/tests/checker" --drained "$BAKERY_HOME"
+	assert_success
+}
+
+@test "--prom writes through a temporary of its own: a link at FILE.tmp is never followed" {
+	echo precious >"$BATS_TEST_TMPDIR/victim"
+	mkdir "$BATS_TEST_TMPDIR/prom"
+	ln -s "$BATS_TEST_TMPDIR/victim" "$BATS_TEST_TMPDIR/prom/bakery.prom.tmp"
+	place ada >/dev/null
+	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/prom/bakery.prom"
+	assert_success
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/victim")" precious
+	[ -L "$BATS_TEST_TMPDIR/prom/bakery.prom.tmp" ]
+	grep -q '^bakery_objects{sandbox="default"} 1$' "$BATS_TEST_TMPDIR/prom/bakery.prom"
+	assert_equal "$(stat -c %a "$BATS_TEST_TMPDIR/prom/bakery.prom")" 644
+	# Nothing else is left in the folder.
+	assert_equal "$(find "$BATS_TEST_TMPDIR/prom" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" \
+		"bakery.prom bakery.prom.tmp "
+}
+
+@test "a queue URL naming a missing file: the programs that only read refuse it and make nothing" {
+	local q=$BATS_TEST_TMPDIR/x/y/q.db
+	mkdir "$BAKERY_HOME"
+	for cmd in "bakery-queue stats" "bakery-queue peek" "bakery-status" "bakery-trace evt_1"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"
+		assert_failure 78
+		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init or the first send makes one)"
+		[ ! -e "$BATS_TEST_TMPDIR/x" ]
+	done
+	# init makes one; then stats reads it.
+	mkdir -p "$BATS_TEST_TMPDIR/x/y"
+	run --separate-stderr bakery-queue --queue "sqlite:$q" init
+	assert_success
+	run --separate-stderr bakery-queue --queue "sqlite:$q" stats
+	assert_success
+	assert_equal "$(jq -c '."bakery-events"' <<<"$output")" '{"ready":0,"leased":0,"delayed":0}'
+}
+
+@test "a read-only home is read: status, trace, queue stats and show work on it" {
+	sqlite_only "reads queue.db of a read-only home"
+	need_ro
+	id=$(place ada)
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	ev=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
+	run --separate-stderr ro bakery-status --json
+	assert_success
+	assert_equal "$(jq -c '[.ok, .sandboxes[0].objects]' <<<"$output")" '[true,8]'
+	run --separate-stderr ro bakery-trace --json "$ev"
+	assert_success
+	assert_equal "$(jq '[.subscribers[] | select(.applied_at != null)] | length' <<<"$output")" 6
+	run --separate-stderr ro bakery-queue stats
+	assert_success
+	assert_equal "$(jq -c '."bakery-events"' <<<"$output")" '{"ready":0,"leased":0,"delayed":0}'
+	run --separate-stderr ro bakery-queue peek
+	assert_success
+	run --separate-stderr ro bakery-show "order/$id" kitchen/board
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .state.status | head -1)" paid
+}
+
+@test "a read-only home: pay and the webhook's filter mode exit 77, a permanent error, not 75" {
+	need_ro
+	id=$(place ada)
+	run --separate-stderr ro bakery-order pay "$id"
+	assert_failure 77
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+	export BAKERY_STRIPE_WEBHOOK_SECRET=whsec_ro
+	total=$(bakery-order show "$id" | jq .total_cents)
+	jq -nc --arg o "$id" --argjson amount "$total" \
+		'{id: "evt_ro", object: "event", type: "payment_intent.succeeded", created: now | floor,
+		  data: {object: {id: "pi_ro", object: "payment_intent", amount: $amount,
+		    currency: "eur", status: "succeeded",
+		    metadata: {order_id: $o, sandbox: "default"}}}}' | tr -d '\n' >"$BATS_TEST_TMPDIR/ev"
+	sig=$(python3 -c 'import hashlib, hmac, sys, time
+body = open(sys.argv[1], "rb").read(); t = str(int(time.time()))
+print("t=%s,v1=%s" % (t, hmac.new(b"whsec_ro", t.encode() + b"." + body, hashlib.sha256).hexdigest()))' "$BATS_TEST_TMPDIR/ev")
+	run --separate-stderr ro bakery-webhook --signature "$sig" <"$BATS_TEST_TMPDIR/ev"
+	assert_failure 77
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+	# Writable again, the same event records.
+	run --separate-stderr bakery-webhook --signature "$sig" <"$BATS_TEST_TMPDIR/ev"
+	assert_success
+}
+
+@test "no home, or a home that is a file: bakery-status and bakery-trace exit 78 and make nothing" {
+	local home=$BATS_TEST_TMPDIR/nope
+	run --separate-stderr bakery-status -H "$home"
+	assert_failure 78
+	assert_equal "$stderr" "bakery-status: error: no such home: '$home' (-H, BAKERY_HOME)"
+	run --separate-stderr bakery-status -H "$home" --prom "$BATS_TEST_TMPDIR/p.prom"
+	assert_failure 78
+	[ ! -e "$BATS_TEST_TMPDIR/p.prom" ]
+	run --separate-stderr bakery-trace -H "$home" evt_1
+	assert_failure 78
+	[ ! -e "$home" ]
+	echo x >"$home"
+	for cmd in bakery-status "bakery-trace evt_1" "bakery-order list" "bakery-show --list"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr "${argv[@]}" -H "$home"
+		assert_failure 78
+		assert_equal "$stderr" "${cmd%% *}: error: home '$home' is not a folder"
+	done
+	assert_equal "$(cat "$home")" x
+}
+
+@test "a place that fails on a full disk leaves no file; an empty or foreign file is never an object" {
+	bakery-fault list >/dev/null
+	for n in 1 2 3 4 5 6 7 8; do
+		run --separate-stderr env BAKERY_FAIL_WRITE_AT=$n+ bakery-order place --key "k$n" --customer ada --day "$DAY" cardamom-bun=1
+		[ "$status" -eq 0 ] || [ "$status" -eq 74 ] || [ "$status" -eq 75 ]
+	done
+	# Each order that exists is whole; no other file is left.
+	for f in "$(objdir)"/order/*; do
+		[ -e "$f" ] || continue
+		case $f in *.db) ;; *) [ ! -s "$f" ] || { echo "left: $f" >&2; false; } ; continue ;; esac
+		assert [ -s "$f" ]
+		bakery-order show "$(basename "$f" .db)" >/dev/null
+	done
+	listed=$(bakery-show --list | wc -l)
+	# An empty file, as a crash of a bakery of before left, is not one.
+	: >"$(objdir)/order/ord_ghost.db"
+	run --separate-stderr bakery-show order/ord_ghost
+	assert_failure 66
+	assert_equal "$stderr" "bakery-show: error: '$(objdir)/order/ord_ghost.db' is empty, not a bakery file yet"
+	[ ! -s "$(objdir)/order/ord_ghost.db" ]
+	run --separate-stderr bakery-order show ord_ghost
+	assert_failure 66
+	run --separate-stderr bakery-show --list
+	assert_success
+	assert_equal "$(echo "$output" | grep -c . || true)" "$listed"
+	assert_equal "$stderr" "bakery-show: warning: not_an_object file=$(objdir)/order/ord_ghost.db reason=\"empty file\""
+	run --separate-stderr bakery-status --json
+	assert_equal "$(jq .sandboxes[0].objects <<<"$output")" "$listed"
+	# A file that is not SQLite's: a data error, said so.
+	echo garbage >"$(objdir)/order/ord_junk.db"
+	run --separate-stderr bakery-show order/ord_junk
+	assert_failure 65
+	assert_output ""
+	[[ $stderr == *"file is not a database"* ]]
+}
+
+@test "one garbage file in the home does not stop bakery-trace: reported and skipped" {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	ev=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
+	echo garbage >"$(objdir)/order/ord_000garbage.db"
+	echo garbage >"$(objdir)/kitchen/board.db"
+	run --separate-stderr bakery-trace --json "$ev"
+	assert_success
+	assert_equal "$(jq -r .recorded_in <<<"$output")" "order/$id"
+	assert_equal "$(jq -c '[.subscribers[] | select(.applied_at != null) | .address] | length' <<<"$output")" 5
+	[[ $stderr == *"bakery-trace: warning: bad_file file=$(objdir)/order/ord_000garbage.db"* ]]
+	[[ $stderr == *"bakery-trace: warning: bad_file file=$(objdir)/kitchen/board.db"* ]]
+}
+
+@test "a closed stdout: every program that prints exits 74, never 0 with its output lost" {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	for cmd in "bakery-order list" "bakery-order show $id" "bakery-show --list" "bakery-status" \
+		"bakery-queue stats" "bakery-consume --routes" "bakery-trace $(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')" \
+		"bakery-order -h" "bakery -V"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr sh -c 'exec "$@" >&-' sh "${argv[@]}"
+		[ "$status" -eq 74 ] || { echo "$cmd >&-: exit $status" >&2; false; }
+	done
+}
+
+@test "bakery-show has no sandbox kind, and bakery(1) names every command" {
+	run --separate-stderr bakery-show sandbox/default
+	assert_failure 64
+	assert_equal "$stderr" "bakery-show: error: bad address: 'sandbox/default': unknown kind"
+	run ! grep -qw sandbox <(sed -n '/^The kinds are/,/^\.Li dispatch/p' "$TOP/docs/man/bakery-show.1")
+	cmds=$(bakery -h | sed -n 's/^commands: //p')
+	[ -n "$cmds" ]
+	for c in $cmds; do
+		sed -n '/^The commands are/,/^each has/p' "$TOP/docs/man/bakery.1" | grep -qw "$c" ||
+			{ echo "bakery.1 does not list $c" >&2; false; }
+		grep -q "^\.Xr bakery-$c 1" "$TOP/docs/man/bakery.1" ||
+			{ echo "bakery.1 does not refer to bakery-$c(1)" >&2; false; }
+	done
+}
