@@ -113,17 +113,88 @@ billing_endpoint_secret(const char *path, char **secret)
 	return 0;
 }
 
-/* A field of the payment intent: data.object.FIELD. */
+/* The payment intent, data.object, or jv_invalid() whatever the shape
+ * of the event (Stripe's JSON is read, never assumed). */
+static jv
+intent_object(jv event)
+{
+	jv data = envelope_field(event, "data");
+	jv obj = envelope_field(data, "object");
+	jv_free(data);
+	return obj;
+}
+
+/* A field of the payment intent: data.object.FIELD, or jv_invalid(). */
 static jv
 intent_field(jv event, const char *field)
 {
-	jv obj = jv_object_get(jv_object_get(jv_copy(event), jv_string("data")),
-	    jv_string("object"));
-	if (jv_get_kind(obj) != JV_KIND_OBJECT) {
-		jv_free(obj);
-		return jv_invalid();
-	}
-	return jv_object_get(obj, jv_string(field));
+	jv obj = intent_object(event);
+	jv v = envelope_field(obj, field);
+	jv_free(obj);
+	return v;
+}
+
+/* A string field of the intent (data.object.FIELD, or its SUB): 0 when
+ * absent or null, 1 when text of 1 to max bytes without NUL or control
+ * characters, else -1. */
+static int
+intent_text(jv event, const char *field, const char *sub, size_t max)
+{
+	jv obj = sub ? intent_field(event, field) : intent_object(event);
+	const char *s;
+	int got = envelope_opt_str(obj, sub ? sub : field, &s);
+	if (got == 1 && !bakery_text_valid(s, max))
+		got = -1;
+	jv_free(obj);
+	return got;
+}
+
+/* The shape of a payment_intent.succeeded, before anything is read from
+ * it: whatever a signed body holds, the answer is a 400 that says what is
+ * wrong, never an abort (libjq asserts on a get from a non-object). */
+static int
+intent_shape(jv event, billing_answer *a)
+{
+	jv data = envelope_field(event, "data");
+	jv obj = intent_object(event);
+	jv amount = envelope_field(obj, "amount");
+	jv meta = envelope_field(obj, "metadata");
+	int data_kind = jv_get_kind(data), obj_kind = jv_get_kind(obj);
+	int amount_kind = jv_get_kind(amount), meta_kind = jv_get_kind(meta);
+	double cents = amount_kind == JV_KIND_NUMBER ? jv_number_value(amount)
+						     : -1;
+	jv_free(data);
+	jv_free(obj);
+	jv_free(amount);
+	jv_free(meta);
+	if (data_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR, "event without a data object");
+	if (obj_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR,
+		    "event without a payment intent in data.object");
+	if (intent_text(event, "id", NULL, 255) != 1)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid id");
+	if (!(cents >= 0 && cents <= 1e15 && cents == (double)(int64_t)cents))
+		return answer(a, 400, EX_DATAERR, "payment intent without a "
+		    "valid amount: want a whole number of cents");
+	jv currency = intent_field(event, "currency");
+	const char *code = envelope_string(currency);
+	int currency_ok = code && bakery_currency_valid(code);
+	jv_free(currency);
+	if (!currency_ok)
+		return answer(a, 400, EX_DATAERR, "payment intent without a "
+		    "valid currency: want three lowercase letters");
+	if (meta_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a metadata object");
+	if (intent_text(event, "metadata", "order_id", 64) != 1)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid metadata.order_id");
+	if (intent_text(event, "metadata", "sandbox", 64) < 0)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent with a bad metadata.sandbox");
+	return 0;
 }
 
 static int
@@ -246,19 +317,27 @@ billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 	if (stripe_signature_verify(signature, body, len, opt->secret, now_s,
 		opt->tolerance_s))
 		return answer(a, 401, EX_NOPERM, bakery_error());
-	jv event = jv_parse_sized(body, (int)len);
-	if (!jv_is_valid(event) || jv_get_kind(event) != JV_KIND_OBJECT) {
+	jv event;
+	if (envelope_json(body, len, &event)) {
+		/* Which of NUL, invalid UTF-8 or bad JSON, without the
+		 * parser's words (they may quote the body). */
+		return answer(a, 400, EX_DATAERR, strstr(bakery_error(),
+		    "UTF-8") ? "malformed JSON body: invalid UTF-8"
+		    : strstr(bakery_error(), "NUL") ? "malformed JSON body: NUL byte"
+		    : "malformed JSON body");
+	}
+	if (jv_get_kind(event) != JV_KIND_OBJECT) {
 		jv_free(event);
-		return answer(a, 400, EX_DATAERR, "malformed JSON body");
+		return answer(a, 400, EX_DATAERR, "event is not a JSON object");
 	}
 	const char *type = envelope_str(event, "type");
 	const char *id = envelope_str(event, "id");
 	int rc;
-	if (!type || !id || !*id)
+	if (!type || !id || !bakery_text_valid(id, 255))
 		rc = answer(a, 400, EX_DATAERR, "event without id or type");
 	else if (strcmp(type, "payment_intent.succeeded") != 0)
 		rc = answer(a, 200, 0, "ignored");
-	else
+	else if (!(rc = intent_shape(event, a)))
 		rc = record_payment(ctx, event, a, o);
 	jv_free(event);
 	return rc;

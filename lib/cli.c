@@ -74,6 +74,10 @@ cli_common(cli *c, int opt, const char *arg)
 		c->home = arg;
 		break;
 	case 's':
+		/* An empty -s would quietly mean the default sandbox. */
+		if (!*arg)
+			cli_usage_error(c, "bad sandbox name: '': want "
+			    "[a-z0-9][a-z0-9_.-]{0,63} without '..'");
 		c->sandbox = arg;
 		break;
 	case CLI_OPT_QUEUE:

@@ -71,6 +71,12 @@ int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
 int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
     apply_result *r);
 
+/* The one check of an event's data, made before any subscriber writes
+ * anything of it: 0 when every field bakery may write is of its type and
+ * within its range (see bakery-envelope(5), "Data"), else 422 with the
+ * first fault in why. */
+int subscriber_check_data(jv env, char *why, size_t size);
+
 /* Helpers for the kinds: the index of the element of arr whose .order is
  * order, or -1. */
 int subscriber_find_order(jv arr, const char *order);
