@@ -177,6 +177,8 @@ check: deps
 	tail -1 build/crash-other.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
 	tail -1 build/soak.log
+	tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1 >build/soak-kills.log 2>&1 || { tail -20 build/soak-kills.log; exit 1; }
+	tail -1 build/soak-kills.log
 	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
 	tail -1 build/stress.log
 	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
@@ -184,10 +186,14 @@ check: deps
 	@# Last, so that make check ends with prove's summary of the main suite.
 	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -f $(UNIT_BIN) tests/cli/*.bats
 
-# The proof (docs/reliability.md): the crash matrix, the chaos soak.
+# The proof (docs/reliability.md): the crash matrix, the chaos soak, and
+# the soak of kills only (SOAK_MODE=kills: no fault, no redrive, no dead
+# letter allowed).
 SOAK_ORDERS ?= 10000
 SOAK_SEED ?= 1
+SOAK_MODE ?= chaos
 SOAK_CHECK_ORDERS ?= 300
+SOAK_KILLS_CHECK_ORDERS ?= 50
 crash: all build/tests/checker
 	tests/crash-matrix.sh
 
@@ -206,7 +212,8 @@ crash-other:
 	build-$(SQLITE_OTHER)/tests/crash-matrix.sh
 
 soak: all build/tests/checker
-	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
+	@case '$(SOAK_MODE)' in chaos | kills) ;; *) echo "make soak: error: SOAK_MODE: want chaos or kills" >&2; exit 2 ;; esac
+	tests/soak.sh $(if $(filter kills,$(SOAK_MODE)),--kills) $(SOAK_ORDERS) $(SOAK_SEED)
 	tests/stress.sh $(STRESS_TIME)
 
 # The CLI tests with every program under valgrind memcheck: wrappers in

@@ -14,7 +14,8 @@
 
 #define USAGE \
 	"usage: bakery-consume [--drain | --once | --follow] [--batch N]\n" \
-	"                      [--max-retries N] [--visibility S] [--retry-delay S]\n" \
+	"                      [--max-retries N] [--visibility S]\n" \
+	"                      [--retry-delay S[,S...]]\n" \
 	"       bakery-consume --stdin < envelopes.jsonl\n" \
 	"       bakery-consume --routes\n"
 
@@ -86,7 +87,7 @@ main(int argc, char **argv)
 	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
 	const char *mode_given = NULL;
 	int mode_opt = 0;
-	consume_options copt = { 3, 0 };
+	consume_options copt = CONSUME_OPTIONS_DEFAULT;
 	int opt;
 	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
@@ -111,8 +112,9 @@ main(int argc, char **argv)
 			visibility = number(&c, "visibility", optarg, 1, 43200);
 			break;
 		case OPT_RETRY_DELAY:
-			copt.retry_delay_s = number(&c, "retry-delay", optarg, 0,
-			    43200);
+			if (consume_parse_delays(optarg, &copt))
+				cli_usage_error(&c, "bad retry-delay: '%s': %s",
+				    optarg, bakery_error());
 			break;
 		case OPT_STDIN: from_stdin = 1; break;
 		case OPT_ROUTES: routes = 1; break;

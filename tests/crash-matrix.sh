@@ -180,7 +180,7 @@ dead_letters() { # a paid order whose OrderPlaced and OrderPaid are refused
 	bakery-fault set kitchen-refuses
 	id=$(place default ada)
 	pay default "$id"
-	bakery-consume >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null # all four deliveries now
 }
 s_dlq.after_store() {
 	dead_letters

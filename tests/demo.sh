@@ -58,7 +58,8 @@ step "2. The kitchen refuses; another order is paid"
 run bakery-fault set kitchen-refuses
 o2=$(run bakery-order place --customer bo --day $day cinnamon-roll=3 | jq -r .id)
 run bakery-order pay "$o2" | jq -c .
-consume
+say "  (retries at once for the demo; by default they wait 5 s, 30 s, 2 min)"
+consume --retry-delay 0
 say "  order status: $(bakery-order show "$o2" | jq -r .status)"
 run bakery-dlq drain | jq -r '"  dead letter \(.type): \(.error) after \(.attempts) deliveries"'
 say "  receipts for bo: $(bakery-show inbox/bo | jq '.state.receipts | length')," \
@@ -70,7 +71,7 @@ run bakery-fault clear kitchen-refuses
 paid=$(bakery-dlq list | jq -r 'select(.type == "OrderPaid") | .id')
 placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')
 run bakery-redrive "$paid" | jq -c .
-consume
+consume --retry-delay 0
 run bakery-dlq drain | jq -r '"  dead letter \(.type) again: \(.error)"'
 
 step "4. OrderPlaced redriven, then OrderPaid"

@@ -76,7 +76,7 @@ assert_unpaid() {
 @test "escaped NUL: a redrive line's id or sandbox with \\u0000 redrives nothing" {
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	dead=$(bakery-dlq list | jq -r .id | head -1)
 	run --separate-stderr bakery-redrive <<<"{\"id\":\"$dead\\u0000junk\"}"

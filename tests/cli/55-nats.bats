@@ -58,7 +58,7 @@ outbox_rows() {
 		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
 		Bakery-Sandbox=default >/dev/null
 	id=$(paid_order ada)
-	run --separate-stderr bakery-consume --max-retries 3
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 3
 	assert_success
 	run jq -sc '[.[] | select(.id == "evt_poison") | [.delivery, .status, .outcome]]' <<<"$output"
 	assert_output '[[1,422,"retried"],[2,422,"retried"],[3,422,"retried"],[4,422,"dead-lettered"]]'
@@ -76,7 +76,7 @@ outbox_rows() {
 	export BAKERY_QUEUE=$NATS_URL
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 	bakery-fault clear kitchen-refuses
@@ -128,11 +128,11 @@ outbox_rows() {
 	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" pub bakery.events.default.unknown \
 		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
 		Bakery-Sandbox=default >/dev/null
-	crash_at nats.after_dlq_publish bakery-consume --max-retries 3 --visibility 1
+	crash_at nats.after_dlq_publish bakery-consume --retry-delay 0 --max-retries 3 --visibility 1
 	# The original is still on bakery-events, unacknowledged: once its ack
 	# wait passes it comes again, is dead-lettered again and terminated.
 	for _ in $(seq 100); do
-		run --separate-stderr bakery-consume --max-retries 3 --visibility 1
+		run --separate-stderr bakery-consume --retry-delay 0 --max-retries 3 --visibility 1
 		[[ "$output" == *dead-lettered* ]] && break
 		sleep 0.2
 	done
