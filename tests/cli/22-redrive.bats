@@ -11,7 +11,8 @@ dead_lettered_order() {
 	bakery-dlq drain >/dev/null
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
-	[ -n "$placed" ] && [ -n "$paid" ]
+	[ -n "$placed" ]
+	[ -n "$paid" ]
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 }
 

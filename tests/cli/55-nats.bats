@@ -85,7 +85,12 @@ outbox_rows() {
 	run --separate-stderr bakery-redrive "$placed"
 	assert_success
 	assert_equal "$(bakery-queue peek | jq -r .id)" "$placed"
+	# The rest: the OrderPaid, also inside the window.
+	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
 	run --separate-stderr bakery-redrive --all
+	assert_success
+	run jq -r '"\(.id) \(.status)"' <<<"$output"
+	assert_output "$paid redriven"
 	run --separate-stderr bakery-consume
 	assert_success
 	assert_effects_once "$id"
