@@ -56,7 +56,8 @@ slot() {
 	while [ ! -e "$W/stop" ]; do
 		point=
 		if [ ! -e "$W/drain" ] && [ -n "$points" ] && [ $((RANDOM % 3)) = 0 ]; then
-			local a=($points)
+			local a
+			read -ra a <<<"$points"
 			point="${a[RANDOM % ${#a[@]}]}:$((RANDOM % 40 + 1))"
 		fi
 		env ${point:+BAKERY_CRASH_AT=$point} "$@" >>"$W/out.$name" 2>>"$W/err.$name" 3>&- &
@@ -170,7 +171,7 @@ for s in $(sandboxes); do
 	bakery-fault -s "$s" clear kitchen-refuses >/dev/null
 	bakery-fault -s "$s" clear queue-refuses >/dev/null
 done
-for round in $(seq 60); do
+for _ in $(seq 60); do
 	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	for s in $(sandboxes); do bakery-relay -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	sleep 2
@@ -181,7 +182,7 @@ for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/d
 wait
 # Whatever a killed worker left: the ordinary tools, the clock past leases.
 later=$(( $(date +%s) + 3600 ))
-for round in 1 2; do
+for _ in 1 2; do
 	for s in $(sandboxes); do
 		bakery-relay -s "$s" --all >/dev/null
 		BAKERY_NOW=$later bakery-relay --due >/dev/null

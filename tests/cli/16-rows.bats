@@ -79,6 +79,7 @@ version() {
 	sqlite3 "$BAKERY_HOME/default/$1.db" "PRAGMA user_version"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "bakery-status and bakery-trace read a version 1 home as it is" {
 	v1_home
 	run --separate-stderr bakery-status --json

@@ -107,6 +107,7 @@ snapshot() {
 	assert_effects_once "$id"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "consume --stdin applies the good lines amid malformed ones, names the bad line and exits 65" {
 	a=$(place ada)
 	b=$(place bob)

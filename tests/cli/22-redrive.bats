@@ -6,7 +6,7 @@ bats_require_minimum_version 1.5.0
 # DLQ: its OrderPlaced and OrderPaid are dead letters. Sets id, placed, paid.
 dead_lettered_order() {
 	bakery-fault set kitchen-refuses
-	id=$(paid_order "${1:-ada}")
+	id=$(paid_order ada)
 	bakery-consume >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
@@ -63,6 +63,7 @@ dead_ids() {
 	[ "$(dead_ids)" = "$paid" ]
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "redrive rejects a JSON line without an id with 65 and still redrives the others" {
 	dead_lettered_order
 	run --separate-stderr bash -c "{ echo '{\"type\":\"OrderPlaced\"}'; echo '$paid'; } | bakery-redrive"

@@ -14,14 +14,15 @@ teardown() {
 # Every SQLite file of the home passes integrity_check.
 assert_integrity() {
 	local f r
-	for f in $(find "$BAKERY_HOME" -name '*.db'); do
+	while IFS= read -r f; do
 		r=$(sqlite3 "$f" 'PRAGMA integrity_check' 2>&1)
 		[ "$r" = ok ] || { echo "integrity of $f: $r" >&2; return 1; }
-	done
+	done < <(find "$BAKERY_HOME" -name '*.db')
 }
 
 # Runs a command that may meet the failing disk: success, or 74/75 with
 # one clear "PROG: error: ..." line.
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 may_fail() {
 	run --separate-stderr "$@"
 	if [ "$status" -ne 0 ]; then

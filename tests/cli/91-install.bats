@@ -39,6 +39,7 @@ setup_file() {
 	assert_effects_once "$id"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "every installed page renders with man -l" {
 	local n=0
 	for page in "$ROOT"/usr/share/man/man[157]/*; do
