@@ -85,7 +85,7 @@ build/bench/raw-nats: build/tests/bench/raw-nats.o
 DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
-	zsh fish man-db shellcheck
+	zsh fish man-db shellcheck openssl
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
