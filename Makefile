@@ -146,7 +146,7 @@ sqlite-cache: $(SQLITE_DIR)/sqlite3.o $(SQLITE_DIR)/sqlite3
 DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
-	zsh fish man-db \
+	zsh fish man-db shellcheck openssl \
 	dpkg-dev gpgv tcl xz-utils libreadline-dev
 deps:
 	@missing=$$(for p in $(DEPS); do \
@@ -301,6 +301,31 @@ check-nats: deps
 check-nats-cluster: deps
 	$(MAKE) all
 	BAKERY_TEST_CLUSTER_ORDERS=1000 prove -f tests/cli/56-nats-cluster.bats
+
+# The quick loop (README): the unit tests and the CLI suite on the embedded
+# queue, on a built tree, ending with prove's summary; none of make check's
+# package installs, crash matrix, soak, stress, fuzzing or NATS (TEST_SKIP:
+# the files that start nats-servers). T=FILE... runs only those files
+# (make test T=tests/cli/20-consume.bats). Two files at a time (TEST_JOBS):
+# every test has a home of its own, and the servers a test starts listen on
+# free ports.
+TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats
+T = $(UNIT_BIN) $(filter-out $(TEST_SKIP),$(wildcard tests/cli/*.bats))
+TEST_JOBS ?= 2
+test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
+	prove -j$(TEST_JOBS) -f $(T)
+
+# The shell scripts of the tests and tools, through Debian's shellcheck,
+# which knows bats (`! cmd` mid-test, which never fails a test, is its error
+# SC2314). Warnings and errors: its style notes are not enforced, and the
+# subshell of each bats test is what SC2030/SC2031 would flag in every file
+# that exports in a test.
+SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
+	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash
+lint: deps
+	shellcheck -S warning $(SHELL_SCRIPTS)
+check: lint
+.PHONY: test lint
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.
 bench: deps

@@ -2,10 +2,10 @@
  * order.h — the order object's commands: place, show, list, events.
  *
  * An order lives at order/ID. Placing one writes, in one transaction, its
- * state, its OrderPlaced event and outbox row, its command key and its
- * alarm (object.h). With --key, the order id is derived from the key, so
- * placing again with the same key finds the same order and changes
- * nothing; the same key with other details is an error.
+ * state, its OrderPlaced event (in the outbox until it is relayed), its
+ * command key and its alarm (object.h). With --key, the order id is
+ * derived from the key, so placing again with the same key finds the same
+ * order and changes nothing; the same key with other details is an error.
  *
  * Paying is payments.h; the order becomes paid when its PaymentSucceeded
  * arrives through the queue (the order's subscriber, order.c).

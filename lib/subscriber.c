@@ -20,8 +20,8 @@ static const subscriber *const subscribers[] = {
 	&order_subscriber, NULL,
 };
 
-static const subscriber *
-find_subscriber(const char *kind)
+const subscriber *
+subscriber_find(const char *kind)
 {
 	for (int i = 0; subscribers[i]; i++)
 		if (strcmp(subscribers[i]->kind, kind) == 0)
@@ -284,7 +284,7 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 			answered(g[i]->r, "routing", 422, bakery_error());
 		return;
 	}
-	const subscriber *sub = find_subscriber(kind);
+	const subscriber *sub = subscriber_find(kind);
 	char why[200];
 	for (size_t i = 0; i < n; i++) {
 		if (!sub)
@@ -405,7 +405,7 @@ subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
 	if (!rc)
 		rc = object_show(o, out);
 	if (!rc) {
-		const subscriber *sub = find_subscriber(o->kind);
+		const subscriber *sub = subscriber_find(o->kind);
 		if (sub && sub->arrays) {
 			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
 			*out = jv_object_set(*out, jv_string("state"),

@@ -41,6 +41,9 @@ extern const subscriber schedule_subscriber, kitchen_subscriber,
     crm_subscriber, customer_subscriber, inbox_subscriber,
     dispatch_subscriber, order_subscriber;
 
+/* The subscriber of kind, or NULL when the kind hears nothing. */
+const subscriber *subscriber_find(const char *kind);
+
 /* Applies env at address in the envelope's sandbox, then sends whatever
  * the object recorded: subscriber_deliver_batch()'s transaction, for one
  * event. Fills r; returns 0 unless bakery itself failed. */

@@ -103,7 +103,8 @@ void bakery_random_id(const char *prefix, char *buf, size_t size);
  * process stands there, and SIGCONT it on. */
 void bakery_crash_point(const char *name);
 
-/* Growable string, for SQL and messages. Aborts on out of memory. */
+/* malloc, realloc, strdup and asprintf that abort on out of memory
+ * instead of returning NULL. */
 void *bakery_xmalloc(size_t n);
 void *bakery_xrealloc(void *p, size_t n);
 char *bakery_xstrdup(const char *s);

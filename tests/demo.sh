@@ -16,7 +16,7 @@ day=2026-12-01
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 	bold=$(printf '\033[1m') dim=$(printf '\033[2m') off=$(printf '\033[0m')
 else
-	bold= dim= off=
+	bold='' dim='' off=''
 fi
 # jq 1.6 colours a terminal and knows nothing of NO_COLOR: -M says it.
 if [ -n "${NO_COLOR:-}" ]; then
@@ -26,10 +26,10 @@ step() { printf '\n%s== %s%s\n' "$bold" "$*" "$off"; }
 say() { printf '%s\n' "$*"; }
 # run CMD...: shows the command, then runs it.
 run() { printf '%s$ %s%s\n' "$dim" "$*" "$off" >&2; "$@"; }
-# consume [ARGS]: runs bakery-consume, keeps its lines for the summary.
+# consume: runs bakery-consume, keeps its lines for the summary.
 consume() {
-	printf '%s$ bakery-consume %s%s\n' "$dim" "$*" "$off"
-	bakery-consume "$@" | tee -a "$log" |
+	printf '%s$ bakery-consume%s\n' "$dim" "$off"
+	bakery-consume | tee -a "$log" |
 		jq -r '"  \(.type) delivery \(.delivery): \(.status) \(.outcome)\(if .error then " (" + .error + ")" else "" end)"'
 }
 fail() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }

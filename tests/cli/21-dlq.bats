@@ -69,6 +69,7 @@ dlq_count() {
 	echo "$output" | jq -e --arg id "$placed" '.id == $id and .type == "OrderPlaced" and .envelope.id == $id and .error == "Kitchen answered 503"'
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "dlq show of an unknown id exits 66" {
 	refused_order
 	bakery-dlq drain >/dev/null

@@ -12,7 +12,8 @@ dead_lettered_order() {
 	bakery-dlq drain >/dev/null
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
-	[ -n "$placed" ] && [ -n "$paid" ]
+	[ -n "$placed" ]
+	[ -n "$paid" ]
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 }
 
@@ -63,6 +64,7 @@ dead_ids() {
 	[ "$(dead_ids)" = "$paid" ]
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "redrive rejects a JSON line without an id with 65 and still redrives the others" {
 	dead_lettered_order
 	run --separate-stderr bash -c "{ echo '{\"type\":\"OrderPlaced\"}'; echo '$paid'; } | bakery-redrive"

@@ -5,6 +5,7 @@ bats_require_minimum_version 1.5.0
 
 event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) | .id'; }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a delivered OrderPaid: recorded, relayed, applied by its six subscribers" {
 	id=$(paid_order ada)
 	bakery-consume >/dev/null

@@ -18,6 +18,7 @@ all_json() {
 	done <<<"$1"
 }
 
+# shellcheck disable=SC2154 # $stderr, $stderr_lines: set by bats's run --separate-stderr
 @test "BAKERY_LOG=json: per-item errors of show, redrive, relay, consume --stdin and queue send are JSON lines" {
 	export BAKERY_LOG=json
 	run --separate-stderr bakery-show order/nope kitchen/board

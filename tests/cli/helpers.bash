@@ -48,6 +48,7 @@ paid_order() {
 }
 
 # Runs a command that must die by SIGKILL at a crash point (exit 137).
+# shellcheck disable=SC2154 # $status, $output: set by bats's run
 crash_at() {
 	local point=$1
 	shift
