@@ -7,7 +7,7 @@ bats_require_minimum_version 1.5.0
 # letters. Sets id, placed, paid.
 dead_lettered_order() {
 	bakery-fault set kitchen-refuses
-	id=$(paid_order "${1:-ada}")
+	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')

@@ -174,6 +174,7 @@ stripe_home_with_pending_order() {
 	[ ! -e "$BATS_TEST_TMPDIR/none" ]
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "double or wrong payment: a second payment intent for a paid order is flagged, logged and needs attention" {
 	export BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET
 	id=$(place ada cardamom-bun=2)

@@ -165,6 +165,7 @@ inventory() {
 		"bakery.prom bakery.prom.tmp "
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a queue URL naming a missing file: the programs that only read refuse it and make nothing" {
 	local q=$BATS_TEST_TMPDIR/x/y/q.db
 	mkdir -p "$BAKERY_HOME"
