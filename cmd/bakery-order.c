@@ -115,7 +115,7 @@ main(int argc, char **argv)
 		if (argc == 2 && (g = gateway_parse(argv[1])) == GATEWAY_NONE)
 			cli_usage_error(&c, "unknown gateway: '%s': want test or "
 			    "stripe", argv[1]);
-		rc = argc == 2 ? gateway_choose(ctx.home, g, &was)
+		rc = argc == 2 ? gateway_choose(&ctx, g, &was)
 			       : gateway_read(ctx.home, &was);
 		if (rc)
 			bakery_die_last(rc);

@@ -70,7 +70,7 @@ write_fresh(const char *path, gateway_kind g, char **tmp)
 	*tmp = bakery_xasprintf("%s.%s", path, rnd);
 	int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return bakery_fail(errno == ENOSPC ? EX_IOERR : EX_CANTCREAT,
+		return bakery_fail(store_errno_code(errno),
 		    "cannot create '%s': %s", *tmp, strerror(errno));
 	char line[16];
 	int len = snprintf(line, sizeof line, "%s\n", gateway_name(g));
@@ -83,10 +83,11 @@ write_fresh(const char *path, gateway_kind g, char **tmp)
 }
 
 int
-gateway_choose(const char *home, gateway_kind g, gateway_kind *was)
+gateway_choose(bakery_ctx *ctx, gateway_kind g, gateway_kind *was)
 {
 	*was = GATEWAY_NONE;
-	int rc = store_mkdirs(home);
+	const char *home = ctx->home;
+	int rc = store_make_home(ctx);
 	if (rc || (rc = gateway_read(home, was)) || *was == g)
 		return rc;
 	if (*was == GATEWAY_STRIPE)
@@ -108,7 +109,7 @@ gateway_choose(const char *home, gateway_kind g, gateway_kind *was)
 				    "chosen the gateway '%s'", home,
 				    gateway_name(now));
 		} else if (moved != 0) {
-			rc = bakery_fail(errno == ENOSPC ? EX_IOERR : EX_CANTCREAT,
+			rc = bakery_fail(store_errno_code(errno),
 			    "cannot create '%s': %s", path, strerror(errno));
 		} else {
 			int dfd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -15,6 +15,8 @@
 #ifndef BAKERY_GATEWAY_H
 #define BAKERY_GATEWAY_H
 
+#include "store.h"
+
 typedef enum gateway_kind {
 	GATEWAY_NONE,   /* no choice recorded yet */
 	GATEWAY_TEST,   /* the built-in test gateway: no money moves */
@@ -34,6 +36,6 @@ int gateway_read(const char *home, gateway_kind *g);
 /* Records g as the home's gateway (creating the home). *was is the choice
  * before. EX_NOPERM when the home pays through Stripe and g is the test
  * gateway. */
-int gateway_choose(const char *home, gateway_kind g, gateway_kind *was);
+int gateway_choose(bakery_ctx *ctx, gateway_kind g, gateway_kind *was);
 
 #endif
