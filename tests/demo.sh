@@ -26,10 +26,10 @@ step() { printf '\n%s== %s%s\n' "$bold" "$*" "$off"; }
 say() { printf '%s\n' "$*"; }
 # run CMD...: shows the command, then runs it.
 run() { printf '%s$ %s%s\n' "$dim" "$*" "$off" >&2; "$@"; }
-# consume: runs bakery-consume, keeps its lines for the summary.
+# consume [ARGS]: runs bakery-consume, keeps its lines for the summary.
 consume() {
-	printf '%s$ bakery-consume%s\n' "$dim" "$off"
-	bakery-consume | tee -a "$log" |
+	printf '%s$ bakery-consume%s%s\n' "$dim" "${*:+ $*}" "$off"
+	bakery-consume "$@" | tee -a "$log" |
 		jq -r '"  \(.type) delivery \(.delivery): \(.status) \(.outcome)\(if .error then " (" + .error + ")" else "" end)"'
 }
 fail() { printf 'demo: error: %s\n' "$*" >&2; exit 1; }
