@@ -1046,6 +1046,12 @@ store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 	return rc;
 }
 
+char *
+store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
+{
+	return bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+}
+
 int
 store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd)
@@ -1056,7 +1062,7 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		rc = store_make_home(ctx);
 	if (rc)
 		return rc;
-	char *path = bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+	char *path = store_sandbox_lock_path(ctx, sandbox);
 	int lfd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd < 0 && !create)
 		lfd = open(path, O_RDONLY | O_CLOEXEC);
