@@ -106,6 +106,21 @@ alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox)
 }
 
 int
+alarm_due(const bakery_ctx *ctx, int64_t fire_at, int64_t now)
+{
+	return fire_at <= now ||
+	    fire_at > now + (int64_t)ctx->alarm_delay_s * 1000;
+}
+
+int
+alarm_day_over(const char *day, int64_t now)
+{
+	char today[11];
+	bakery_format_day(now, today, sizeof today);
+	return strcmp(day ? day : "", today) < 0;
+}
+
+int
 alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
     size_t *n)
 {
@@ -117,10 +132,12 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
 	    "SELECT sandbox, address, fire_at, gen FROM alarms"
-	    " WHERE fire_at <= ?1 ORDER BY fire_at LIMIT ?2", -1, &st, NULL);
+	    " WHERE fire_at <= ?1 OR fire_at > ?3" /* alarm_due */
+	    " ORDER BY fire_at LIMIT ?2", -1, &st, NULL);
 	if (src != SQLITE_OK)
 		return store_fail(db, src, "cannot read the alarm index");
 	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int64(st, 3, now + (int64_t)ctx->alarm_delay_s * 1000);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
 		alarm_entry *e = &out[(*n)++];

@@ -624,11 +624,9 @@ object_show(bakery_object *o, jv *out)
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
 			    store_column_time(st, 0));
-			/* The count belongs to one UTC day; another day's is 0. */
-			char today[11];
-			bakery_format_day(bakery_now_ms(), today, sizeof today);
+			/* The count belongs to one UTC day; a past day's is 0. */
 			const char *day = (const char *)sqlite3_column_text(st, 2);
-			int rearms = day && strcmp(day, today) == 0
+			int rearms = day && !alarm_day_over(day, bakery_now_ms())
 			    ? sqlite3_column_int(st, 1) : 0;
 			alarm = jv_object_set(alarm, jv_string("rearms_today"),
 			    jv_number(rearms));
