@@ -4,6 +4,8 @@
 # command reads the clock it is given, as each would read a stepped wall
 # clock. Nothing is lost or applied twice, a lease is never given to a
 # second consumer early, the guard counts each UTC day once.
+# Each test exports its own BAKERY_NOW, in its own subshell, on purpose.
+# shellcheck disable=SC2030,SC2031
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -11,6 +13,20 @@ T0=1796176800 # 2026-12-02T02:00:00Z
 HOUR=3600
 
 at() { BAKERY_NOW=$1 "${@:2}"; }
+
+# settles_at T ID [ARGS...]: a consumer at T (with ARGS) acks all it gets,
+# and order ID's effects are there once, with nothing left in the queue.
+settles_at() {
+	local t=$1 id=$2
+	run --separate-stderr at "$t" bakery-consume "${@:3}"
+	assert_success
+	local out=$output
+	run jq -sc '[.[] | .outcome] | unique' <<<"$out"
+	assert_output '["acked"]'
+	at "$t" assert_effects_once "$id"
+	[ -z "$(queue_ids)" ]
+	output=$out
+}
 
 @test "clock back an hour: a held lease stays held for its visibility, then comes back, once" {
 	sqlite_only "the lease's clock is BAKERY_NOW here, the server's on NATS"
@@ -30,12 +46,9 @@ at() { BAKERY_NOW=$1 "${@:2}"; }
 	assert_output ""
 	# Its visibility over, measured from the step: delivered again, not
 	# an hour later.
-	run --separate-stderr at $((back + 31)) bakery-consume --visibility 30
-	assert_success
+	settles_at $((back + 31)) "$id" --visibility 30
 	run jq -sc '[.[] | select(.type == "OrderPlaced") | [.delivery, .status, .outcome]]' <<<"$output"
 	assert_output '[[2,200,"acked"]]'
-	at $((back + 31)) assert_effects_once "$id"
-	[ -z "$(queue_ids)" ]
 }
 
 @test "clock back an hour: a retry delay is not stretched by the step" {
@@ -54,12 +67,7 @@ at() { BAKERY_NOW=$1 "${@:2}"; }
 	run --separate-stderr at $((back + 59)) bakery-consume --retry-delay 60
 	assert_success
 	assert_output ""
-	run --separate-stderr at $((back + 61)) bakery-consume --retry-delay 60
-	assert_success
-	run jq -sc '[.[] | .outcome] | unique' <<<"$output"
-	assert_output '["acked"]'
-	at $((back + 61)) assert_effects_once "$id"
-	[ -z "$(queue_ids)" ]
+	settles_at $((back + 61)) "$id" --retry-delay 60
 }
 
 @test "a wipe while the clock ran a day ahead, then the clock set right: new orders are not fenced off" {
@@ -68,11 +76,7 @@ at() { BAKERY_NOW=$1 "${@:2}"; }
 	run --separate-stderr at $((T0 + 86400)) bakery-wipe
 	assert_success
 	id=$(paid_order bo)
-	run --separate-stderr bakery-consume
-	assert_success
-	run jq -sc '[.[] | .outcome] | unique' <<<"$output"
-	assert_output '["acked"]'
-	assert_effects_once "$id"
+	settles_at "$T0" "$id"
 	# The next wipe still drops what was recorded before it.
 	run --separate-stderr bakery-wipe
 	assert_success
@@ -90,11 +94,7 @@ at() { BAKERY_NOW=$1 "${@:2}"; }
 	# time before the wipe's fence.
 	export BAKERY_NOW=$((T0 - HOUR))
 	id=$(paid_order bo)
-	run --separate-stderr bakery-consume
-	assert_success
-	run jq -sc '[.[] | .outcome] | unique' <<<"$output"
-	assert_output '["acked"]'
-	assert_effects_once "$id"
+	settles_at "$BAKERY_NOW" "$id"
 }
 
 @test "an alarm armed before a step back fires within its delay, not an hour late" {
