@@ -53,6 +53,7 @@ typedef struct sqlite_queue {
 	queue_message next[PREFETCH_MAX]; /* leased, not received yet */
 	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
 	size_t next_n;
+	int64_t held_checked; /* bakery_monotonic_ms of the last hold_from_now */
 	store_stmts stmts;
 } sqlite_queue;
 
@@ -144,13 +145,22 @@ column_dup(sqlite3_stmt *st, int col)
  * the clock an hour back (so a killed consumer's message, or one sent
  * just before the step, does not wait that hour). Only rows not yet
  * visible are looked at, through messages_ready: the leased and delayed
- * ones. A forward step cannot be told from time passing (a suspended
+ * ones. That scan grows with them (30 ms for 20,000 delayed rows), so a
+ * process runs it at its first receive and then at most every
+ * HOLD_CHECK_MS of its own monotonic clock; until then a stepped row only
+ * waits longer, the safe way. A forward step cannot be told from time passing (a suspended
  * host, a killed consumer): leases then end early, and the holder's ack
  * fails as "lease lost" while the receivers' dedup keeps the effect once.
  */
+#define HOLD_CHECK_MS 10000
+
 static int
 hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
 {
+	int64_t mono = bakery_monotonic_ms();
+	if (sq->held_checked && mono - sq->held_checked < HOLD_CHECK_MS)
+		return 0;
+	sq->held_checked = mono;
 	sqlite3_stmt *st;
 	int rc = prepare(sq, "UPDATE messages SET"
 	    " visible_at = ?2 + (visible_at - held_at), held_at = ?2"
