@@ -31,6 +31,7 @@ typedef struct alarm_entry {
 	char address[130];
 	int64_t fire_at;
 	int64_t gen;
+	int64_t armed_at; /* when the entry was written; 0: unknown */
 } alarm_entry;
 
 /* Writes the entry (a new generation) for an alarm being armed. */
@@ -41,13 +42,15 @@ int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
 int alarm_index_covers(bakery_ctx *ctx, const char *sandbox,
     const char *address, int64_t fire_at);
 /*
- * Due at now: fire_at has passed, or it lies further ahead than an alarm
- * is ever armed (ctx->alarm_delay_s): the wall clock was stepped back
- * after it was armed, and it would otherwise wait for the step too (an
- * hour's NTP step, an hour's delay). Firing such an alarm early only
- * sends an outbox sooner; the sends are idempotent.
+ * Whether the alarm of entry e, whose object says fire_at, is due at now:
+ * fire_at has passed, or the entry was written later than now and fires
+ * further ahead than an alarm is armed (ctx->alarm_delay_s): the wall
+ * clock was stepped back since, and the alarm would otherwise wait for the
+ * step too (NTP steps an hour: an hour late). Firing it early only sends
+ * an outbox sooner; the sends are idempotent.
  */
-int alarm_due(const bakery_ctx *ctx, int64_t fire_at, int64_t now);
+int alarm_due(const bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at,
+    int64_t now);
 /* Whether the UTC day of now is later than day (YYYY-MM-DD): the re-arm
  * count of day is over. A clock stepped back over midnight does not go
  * back to the day before: the count of the later day goes on, so that it

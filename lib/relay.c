@@ -86,7 +86,7 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 	}
 	if (!armed) {
 		outcome = "disarmed";
-	} else if (!alarm_due(ctx, a.fire_at, now)) {
+	} else if (!alarm_due(ctx, e, a.fire_at, now)) {
 		alarm_index_move(ctx, e, a.fire_at);
 		outcome = "not-due";
 	} else {

@@ -157,9 +157,12 @@ static const char *const alarms_migrations[] = {
 	"  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
 	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
+	/* When the entry was written: one written later than now was written
+	 * before the wall clock went back (alarm_due). */
+	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
 };
 const store_schema store_alarms_schema = {
-	"alarms", alarms_migrations, 1, 1, NULL
+	"alarms", alarms_migrations, 2, 1, NULL
 };
 
 static const char *const kinds[] = {
