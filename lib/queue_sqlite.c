@@ -148,9 +148,10 @@ column_dup(sqlite3_stmt *st, int col)
  * ones. That scan grows with them (30 ms for 20,000 delayed rows), so a
  * process runs it at its first receive and then at most every
  * HOLD_CHECK_MS of its own monotonic clock; until then a stepped row only
- * waits longer, the safe way. A forward step cannot be told from time passing (a suspended
- * host, a killed consumer): leases then end early, and the holder's ack
- * fails as "lease lost" while the receivers' dedup keeps the effect once.
+ * waits longer, the safe way. A forward step cannot be told from time
+ * passing (a suspended host, a killed consumer): leases then end early,
+ * and the holder's ack fails as "lease lost" while the receivers' dedup
+ * keeps the effect once.
  */
 #define HOLD_CHECK_MS 10000
 
