@@ -110,6 +110,9 @@ check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
 	tests/crash-matrix.sh >build/crash.log || { cat build/crash.log; exit 1; }
 	tail -1 build/crash.log
+	CRASH_QUEUE=nats CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' \
+		tests/crash-matrix.sh >build/crash-nats.log || { cat build/crash-nats.log; exit 1; }
+	tail -1 build/crash-nats.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
 	tail -1 build/soak.log
 	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
@@ -123,8 +126,12 @@ check: deps
 SOAK_ORDERS ?= 10000
 SOAK_SEED ?= 1
 SOAK_CHECK_ORDERS ?= 300
+# make crash QUEUE=nats: the matrix on the NATS driver, against a
+# nats-server of its own; make check runs NATS_CRASH_CHECK_POINTS of it.
+QUEUE ?= sqlite
+NATS_CRASH_CHECK_POINTS ?= consume.before_ack\|nats.after_dlq_publish
 crash: all build/tests/checker
-	tests/crash-matrix.sh
+	CRASH_QUEUE=$(QUEUE) tests/crash-matrix.sh
 soak: all build/tests/checker
 	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
 	tests/stress.sh $(STRESS_TIME)
