@@ -25,9 +25,41 @@ override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 override LDFLAGS += -fsanitize=address,undefined
 endif
+# SQLite (docs/adr/0004-linked-sqlite.md). SQLITE=linked: Debian's source
+# package of SQLITE_VERSION, fetched and checked by mk/sqlite-fetch, its
+# amalgamation kept in SQLITE_CACHE (make clean keeps it; one folder per
+# version), compiled there with SQLITE_OPTIONS and linked statically through
+# build/libbakery.a; its shell is bin/sqlite3. SQLITE=system, the default
+# until the suite passes in WAL: the system's libsqlite3-dev, as before.
+# build/flags names the choice, so switching rebuilds every object; objects
+# wait for the header, not for the library.
+SQLITE ?= system
+SQLITE_VERSION = 3.53.4
+SQLITE_CACHE ?= .cache/sqlite
+SQLITE_DIR = $(SQLITE_CACHE)/$(SQLITE_VERSION)
+SQLITE_OPTIONS = -DSQLITE_THREADSAFE=2 -DSQLITE_DQS=0 \
+	-DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_LIKE_DOESNT_MATCH_BLOBS \
+	-DSQLITE_TRUSTED_SCHEMA=0 -DSQLITE_OMIT_DEPRECATED \
+	-DSQLITE_OMIT_SHARED_CACHE -DSQLITE_OMIT_LOAD_EXTENSION \
+	-DHAVE_USLEEP=1 -DHAVE_NANOSLEEP=1 -DHAVE_FDATASYNC=1 \
+	-DHAVE_LOCALTIME_R=1 -DHAVE_GMTIME_R=1 -DHAVE_ISNAN=1
+SQLITE_CFLAGS = -O2 $(SQLITE_OPTIONS)
+ifeq ($(SQLITE),linked)
+SQLITE_CPPFLAGS = -I$(SQLITE_DIR)
+SQLITE_SOURCE = $(SQLITE_DIR)/SOURCE
+SQLITE_OBJ = $(SQLITE_DIR)/sqlite3.o
+SQLITE_LDLIBS = -lm
+SQLITE_SHELL = bin/sqlite3
+else ifeq ($(SQLITE),system)
+SQLITE_LDLIBS = -lsqlite3
+SQLITE_SHELL = sqlite-shell-system
+else
+$(error SQLITE is 'linked' or 'system', not '$(SQLITE)')
+endif
+override CFLAGS += $(SQLITE_CPPFLAGS) -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
 # libcrypto, libcurl and libnats are not linked: lib/lazy.c loads each on
 # first use, by the soname the linker would have recorded (lib/lazy.h).
-LDLIBS = -lsqlite3 -ljq -lpthread -ldl
+LDLIBS = $(SQLITE_LDLIBS) -ljq -lpthread -ldl
 soname = $(shell objdump -p "$$($(CC) -print-file-name=lib$(1).so)" \
 	2>/dev/null | sed -n 's/^ *SONAME *//p')
 override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
@@ -45,10 +77,10 @@ BINS = $(PROGS:%=bin/%)
 BENCH_SRC = $(filter-out tests/bench/raw-nats.c,$(wildcard tests/bench/*.c))
 BENCH_BIN = $(BENCH_SRC:tests/bench/%.c=build/bench/%)
 
-all: $(BINS)
+all: $(BINS) $(SQLITE_SHELL)
 
 # Objects rebuild when the flags change (SANITIZE=1 and back).
-build/flags: FORCE
+build/flags: FORCE $(SQLITE_SOURCE)
 	@mkdir -p build
 	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
 		echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
@@ -57,9 +89,9 @@ build/%.o: %.c build/flags $(wildcard lib/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-build/libbakery.a: $(LIB_OBJ)
+build/libbakery.a: $(LIB_OBJ) $(SQLITE_OBJ)
 	rm -f $@
-	ar rcs $@ $(LIB_OBJ)
+	ar rcs $@ $(LIB_OBJ) $(SQLITE_OBJ)
 
 bin/%: build/cmd/%.o build/libbakery.a
 	@mkdir -p bin
@@ -82,10 +114,40 @@ build/bench/raw-nats: build/tests/bench/raw-nats.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -lnats
 
+# The amalgamation, fetched once per version (mk/sqlite-fetch says what it
+# checks), compiled once per SQLITE_OPTIONS and compiler.
+$(SQLITE_DIR)/SOURCE:
+	mk/sqlite-fetch $(SQLITE_VERSION) $(SQLITE_CACHE) build/sqlite
+
+$(SQLITE_DIR)/options: FORCE | $(SQLITE_DIR)/SOURCE
+	@echo '$(CC) $(SQLITE_CFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(SQLITE_CFLAGS)' > $@
+
+$(SQLITE_DIR)/sqlite3.o: $(SQLITE_DIR)/SOURCE $(SQLITE_DIR)/options
+	$(CC) $(SQLITE_CFLAGS) -c -o $@ $(SQLITE_DIR)/sqlite3.c
+
+# The shell of the same library and options, with readline, for operators
+# and for the bench's B0; first on PATH in the tests, as bakery's programs.
+$(SQLITE_DIR)/sqlite3: $(SQLITE_DIR)/sqlite3.o
+	$(CC) $(SQLITE_CFLAGS) -DHAVE_READLINE=1 -o $@ $(SQLITE_DIR)/shell.c \
+		$(SQLITE_DIR)/sqlite3.o -lreadline -lm
+
+bin/sqlite3: $(SQLITE_DIR)/sqlite3
+	@mkdir -p bin
+	cp $< $@
+
+# With the system's library, the system's shell: none left in bin/.
+sqlite-shell-system:
+	@rm -f bin/sqlite3
+
+# make deps readies the linked library whichever SQLITE is chosen.
+sqlite-cache: $(SQLITE_DIR)/sqlite3.o $(SQLITE_DIR)/sqlite3
+
 DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
-	zsh fish man-db
+	zsh fish man-db shellcheck openssl \
+	dpkg-dev gpgv tcl xz-utils libreadline-dev
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -97,6 +159,7 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
 			--no-install-recommends $$missing; \
 	fi
+	@$(MAKE) --no-print-directory sqlite-cache
 
 demo: deps
 	$(MAKE) all
@@ -113,8 +176,12 @@ check: deps
 	CRASH_QUEUE=nats CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' \
 		tests/crash-matrix.sh >build/crash-nats.log || { cat build/crash-nats.log; exit 1; }
 	tail -1 build/crash-nats.log
+	$(MAKE) crash-other >build/crash-other.log 2>&1 || { tail -40 build/crash-other.log; exit 1; }
+	tail -1 build/crash-other.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
 	tail -1 build/soak.log
+	tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1 >build/soak-kills.log 2>&1 || { tail -20 build/soak-kills.log; exit 1; }
+	tail -1 build/soak-kills.log
 	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
 	tail -1 build/stress.log
 	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
@@ -122,18 +189,38 @@ check: deps
 	@# Last, so that make check ends with prove's summary of the main suite.
 	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -f $(UNIT_BIN) tests/cli/*.bats
 
-# The proof (docs/reliability.md): the crash matrix, the chaos soak.
+# The proof (docs/reliability.md): the crash matrix, the chaos soak, and
+# the soak of kills only (SOAK_MODE=kills: no fault, no redrive, no dead
+# letter allowed).
 SOAK_ORDERS ?= 10000
 SOAK_SEED ?= 1
+SOAK_MODE ?= chaos
 SOAK_CHECK_ORDERS ?= 300
+SOAK_KILLS_CHECK_ORDERS ?= 50
 # make crash QUEUE=nats: the matrix on the NATS driver, against a
 # nats-server of its own; make check runs NATS_CRASH_CHECK_POINTS of it.
 QUEUE ?= sqlite
 NATS_CRASH_CHECK_POINTS ?= consume.before_ack\|nats.after_dlq_publish
 crash: all build/tests/checker
 	CRASH_QUEUE=$(QUEUE) tests/crash-matrix.sh
+
+# The crash matrix on the other SQLite too (SQLITE=linked: WAL on a fixed
+# library; SQLITE=system: a rollback journal on Debian 12's 3.40.1), from a
+# copy of the sources built in build-linked/ or build-system/, so that
+# build/ and bin/ keep the chosen one.
+SQLITE_OTHER = $(if $(filter linked,$(SQLITE)),system,linked)
+OTHER_COPY = Makefile mk cmd lib share tests
+crash-other:
+	mkdir -p build-$(SQLITE_OTHER)
+	rm -rf $(OTHER_COPY:%=build-$(SQLITE_OTHER)/%)
+	cp -Rp $(OTHER_COPY) build-$(SQLITE_OTHER)/
+	$(MAKE) -C build-$(SQLITE_OTHER) SQLITE=$(SQLITE_OTHER) \
+		SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) all build/tests/checker
+	build-$(SQLITE_OTHER)/tests/crash-matrix.sh
+
 soak: all build/tests/checker
-	tests/soak.sh $(SOAK_ORDERS) $(SOAK_SEED)
+	@case '$(SOAK_MODE)' in chaos | kills) ;; *) echo "make soak: error: SOAK_MODE: want chaos or kills" >&2; exit 2 ;; esac
+	tests/soak.sh $(if $(filter kills,$(SOAK_MODE)),--kills) $(SOAK_ORDERS) $(SOAK_SEED)
 	tests/stress.sh $(STRESS_TIME)
 
 # The CLI tests with every program under valgrind memcheck: wrappers in
@@ -176,24 +263,24 @@ stress: all build/tests/checker
 FUZZ_CC = clang
 FUZZ_TIME ?= 60
 FUZZ_CHECK_TIME ?= 10
-FUZZ_TARGETS = envelope lines signature menu
+FUZZ_TARGETS = envelope lines signature menu webhook
 FUZZ_FLAGS = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L \
 	-DBAKERY_SHAREDIR='"$(SHAREDIR)"' -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined $(SQLITE_CPPFLAGS)
 FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
 # libjq 1.6 (Debian 12) leaks a string token when jv_parse_sized meets some
 # malformed JSON ('{"a":.10""}', 17 bytes); not ours to fix, and no LSan
-# suppression can tell it from a leak of a parsed value, so the two JSON
+# suppression can tell it from a leak of a parsed value, so the JSON
 # harnesses run without leak detection (make valgrind covers bakery's own).
-FUZZ_NO_LEAKS = envelope lines
+FUZZ_NO_LEAKS = envelope lines webhook
 
-build/fuzz/%.o: %.c $(wildcard lib/*.h)
+build/fuzz/%.o: %.c build/flags $(wildcard lib/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
-build/fuzz/libbakery.a: $(FUZZ_LIB_OBJ)
+build/fuzz/libbakery.a: $(FUZZ_LIB_OBJ) $(SQLITE_OBJ)
 	rm -f $@
-	ar rcs $@ $(FUZZ_LIB_OBJ)
+	ar rcs $@ $(FUZZ_LIB_OBJ) $(SQLITE_OBJ)
 
 build/fuzz/fuzz-%: tests/fuzz/%.c build/fuzz/libbakery.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< build/fuzz/libbakery.a $(LDLIBS)
@@ -221,6 +308,31 @@ check-nats: deps
 check-nats-cluster: deps
 	$(MAKE) all
 	BAKERY_TEST_CLUSTER_ORDERS=1000 prove -f tests/cli/56-nats-cluster.bats
+
+# The quick loop (README): the unit tests and the CLI suite on the embedded
+# queue, on a built tree, ending with prove's summary; none of make check's
+# package installs, crash matrix, soak, stress, fuzzing or NATS (TEST_SKIP:
+# the files that start nats-servers). T=FILE... runs only those files
+# (make test T=tests/cli/20-consume.bats). Two files at a time (TEST_JOBS):
+# every test has a home of its own, and the servers a test starts listen on
+# free ports.
+TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats
+T = $(UNIT_BIN) $(filter-out $(TEST_SKIP),$(wildcard tests/cli/*.bats))
+TEST_JOBS ?= 2
+test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
+	prove -j$(TEST_JOBS) -f $(T)
+
+# The shell scripts of the tests and tools, through Debian's shellcheck,
+# which knows bats (`! cmd` mid-test, which never fails a test, is its error
+# SC2314). Warnings and errors: its style notes are not enforced, and the
+# subshell of each bats test is what SC2030/SC2031 would flag in every file
+# that exports in a test.
+SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
+	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash
+lint: deps
+	shellcheck -S warning $(SHELL_SCRIPTS)
+check: lint
+.PHONY: test lint
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.
 bench: deps
@@ -269,8 +381,8 @@ uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
 
 clean:
-	rm -rf build bin
+	rm -rf build bin build-system build-linked
 
-.PHONY: all deps demo check check-nats check-nats-cluster crash soak stress fuzz valgrind \
-	bench install uninstall clean FORCE
+.PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
+	crash crash-other soak stress fuzz valgrind bench install uninstall clean FORCE
 .SECONDARY:

@@ -14,7 +14,8 @@
 
 #define USAGE \
 	"usage: bakery-consume [--drain | --once | --follow] [--batch N]\n" \
-	"                      [--max-retries N] [--visibility S] [--retry-delay S]\n" \
+	"                      [--max-retries N] [--visibility S]\n" \
+	"                      [--retry-delay S[,S...]]\n" \
 	"       bakery-consume --stdin < envelopes.jsonl\n" \
 	"       bakery-consume --routes\n"
 
@@ -84,14 +85,25 @@ main(int argc, char **argv)
 	cli c = { .usage = USAGE, .argv = argv };
 	enum { DRAIN, ONCE, FOLLOW } mode = DRAIN;
 	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
-	consume_options copt = { 3, 0 };
+	const char *mode_given = NULL;
+	int mode_opt = 0;
+	consume_options copt = CONSUME_OPTIONS_DEFAULT;
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
-		case OPT_DRAIN: mode = DRAIN; break;
-		case OPT_ONCE: mode = ONCE; break;
-		case OPT_FOLLOW: mode = FOLLOW; break;
+		case OPT_DRAIN:
+		case OPT_ONCE:
+		case OPT_FOLLOW:
+			/* One mode: --drain --follow would quietly follow. */
+			if (mode_given && mode_opt != opt)
+				cli_usage_error(&c, "%s and %s together: want one "
+				    "of --drain, --once, --follow", mode_given,
+				    argv[optind - 1]);
+			mode_given = argv[optind - 1];
+			mode_opt = opt;
+			mode = opt == OPT_DRAIN ? DRAIN : opt == OPT_ONCE ? ONCE
+									  : FOLLOW;
+			break;
 		case OPT_BATCH: batch = number(&c, "batch", optarg, 1, 100); break;
 		case OPT_MAX_RETRIES:
 			copt.max_retries = number(&c, "max-retries", optarg, 0, 100);
@@ -100,8 +112,9 @@ main(int argc, char **argv)
 			visibility = number(&c, "visibility", optarg, 1, 43200);
 			break;
 		case OPT_RETRY_DELAY:
-			copt.retry_delay_s = number(&c, "retry-delay", optarg, 0,
-			    43200);
+			if (consume_parse_delays(optarg, &copt))
+				cli_usage_error(&c, "bad retry-delay: '%s': %s",
+				    optarg, bakery_error());
 			break;
 		case OPT_STDIN: from_stdin = 1; break;
 		case OPT_ROUTES: routes = 1; break;
@@ -110,6 +123,9 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	if (from_stdin && mode_given)
+		cli_usage_error(&c, "--stdin and %s together: --stdin delivers "
+		    "its lines and ends", mode_given);
 	if (routes) {
 		jv table = routing_describe();
 		jv_array_foreach(table, i, row)

@@ -24,8 +24,7 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1)
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1)
 		cli_common(&c, opt, optarg);
 	argc -= optind;
 	argv += optind;

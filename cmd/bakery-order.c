@@ -3,6 +3,7 @@
  */
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
+#include "../lib/gateway.h"
 #include "../lib/order.h"
 #include "../lib/outbox.h"
 #include "../lib/payments.h"
@@ -16,6 +17,7 @@
 	"                          [--delivery ADDRESS] [--key KEY] ITEM=QTY...\n" \
 	"       bakery-order pay ORDER [--card NUMBER | --payment-method PM]\n" \
 	"                              [--stripe-key-file FILE]\n" \
+	"       bakery-order gateway [test | stripe]\n" \
 	"       bakery-order show ORDER\n" \
 	"       bakery-order list\n" \
 	"       bakery-order events ORDER\n"
@@ -60,8 +62,7 @@ main(int argc, char **argv)
 	order_request req = { 0 };
 	payment_request pay = { 0 };
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_CUSTOMER: req.customer = optarg; break;
 		case OPT_DAY: req.day = optarg; break;
@@ -107,6 +108,26 @@ main(int argc, char **argv)
 			    envelope_str(out, "decline_code"));
 		cli_print(out);
 		answer_then_send(billing);
+	} else if (strcmp(cmd, "gateway") == 0) {
+		if (argc > 2)
+			cli_usage_error(&c, "gateway takes at most one NAME");
+		gateway_kind g = GATEWAY_NONE, was;
+		if (argc == 2 && (g = gateway_parse(argv[1])) == GATEWAY_NONE)
+			cli_usage_error(&c, "unknown gateway: '%s': want test or "
+			    "stripe", argv[1]);
+		rc = argc == 2 ? gateway_choose(&ctx, g, &was)
+			       : gateway_read(ctx.home, &was);
+		if (rc)
+			bakery_die_last(rc);
+		out = jv_object_set(jv_object(), jv_string("home"),
+		    jv_string(ctx.home));
+		out = jv_object_set(out, jv_string("gateway"),
+		    argc == 2 ? jv_string(gateway_name(g))
+		    : was ? jv_string(gateway_name(was)) : jv_null());
+		if (argc == 2)
+			out = jv_object_set(out, jv_string("was"),
+			    was ? jv_string(gateway_name(was)) : jv_null());
+		cli_print(out);
 	} else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "events") == 0) {
 		if (argc != 2)
 			cli_usage_error(&c, "%s needs one ORDER", cmd);

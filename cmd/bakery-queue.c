@@ -95,8 +95,7 @@ main(int argc, char **argv)
 	cli c = { .usage = USAGE, .argv = argv };
 	int dlq = 0, replicas = 0, opt;
 	long limit = 100;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_DLQ: dlq = 1; break;
 		case OPT_LIMIT: {

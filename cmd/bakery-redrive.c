@@ -54,22 +54,26 @@ redrive_one(struct redrive *r, const char *sandbox, const char *id)
 }
 
 /* A line is an id, or a JSON object with "id" (and maybe "sandbox"), as
- * `bakery-dlq list` prints. */
+ * `bakery-dlq list` prints. A line that opens as JSON does ('{', '[' or
+ * '"') is JSON, and must be such an object. */
 static int
 redrive_line(void *arg, const char *line, size_t len, long lineno)
 {
 	struct redrive *r = arg;
-	if (line[0] != '{') {
+	if (!line[0] || !strchr("{[\"", line[0])) {
 		redrive_one(r, r->ctx->sandbox, line);
 		return 0;
 	}
-	jv o = jv_parse_sized(line, (int)len);
+	jv o;
+	int bad = envelope_json(line, len, &o);
 	const char *id = envelope_str(o, "id");
-	const char *sandbox = envelope_str(o, "sandbox");
-	if (!id || (sandbox && !bakery_name_valid(sandbox))) {
-		bakery_print_error("line %ld: %s", lineno,
-		    jv_is_valid(o) ? "want a JSON object with an \"id\""
-				   : "malformed JSON");
+	const char *sandbox;
+	int has_sandbox = envelope_opt_str(o, "sandbox", &sandbox);
+	if (bad || !id || has_sandbox < 0 ||
+	    (sandbox && !bakery_name_valid(sandbox))) {
+		bakery_print_error("line %ld: %s", lineno, bad ? bakery_error()
+		    : "want a JSON object with an \"id\" (and a valid "
+		      "\"sandbox\")");
 		if (!r->rc)
 			r->rc = EX_DATAERR;
 	} else {
@@ -85,8 +89,7 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	int all = 0, opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		if (opt == OPT_ALL)
 			all = 1;
 		else

@@ -107,8 +107,7 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	int mode = 0, opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		if (opt == OPT_ALL || opt == OPT_DUE || opt == OPT_WATCH) {
 			if (mode && mode != opt)
 				cli_usage_error(&c, "--all, --due and --watch "

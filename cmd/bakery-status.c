@@ -12,7 +12,8 @@
 #define USAGE \
 	"usage: bakery-status [--json] [--prom FILE] [--max-age SECONDS]\n" \
 	"exits 1 when something needs attention: dead letters, a tripped\n" \
-	"re-arm guard, an outbox row older than --max-age (default 300)\n"
+	"re-arm guard, an outbox row older than --max-age (default 300),\n" \
+	"a flagged payment (a double payment, or one not the order's)\n"
 
 enum { OPT_JSON = CLI_OPT_FIRST_FREE, OPT_PROM, OPT_MAX_AGE };
 
@@ -71,6 +72,7 @@ print_sandbox(jv s)
 	    "%.0f guards tripped\n", num(s, "alarms_armed"),
 	    num(s, "rearms_today"), num(s, "guards_tripped"));
 	printf("  dead letters  %.0f\n", num(s, "dead_letters"));
+	printf("  payments      %.0f flagged\n", num(s, "flagged_payments"));
 	jv busy = jv_object_get(jv_copy(s), jv_string("busy"));
 	jv_array_foreach(busy, i, b) {
 		printf("    %-40s outbox %.0f", str(b, "address"),
@@ -91,6 +93,13 @@ print_sandbox(jv s)
 		jv_free(d);
 	}
 	jv_free(dead);
+	jv flagged = jv_object_get(jv_copy(s), jv_string("flagged"));
+	jv_array_foreach(flagged, i, f) {
+		printf("    flagged %s %s %s: %s\n", str(f, "order"),
+		    str(f, "payment_intent"), str(f, "flag"), str(f, "reason"));
+		jv_free(f);
+	}
+	jv_free(flagged);
 }
 
 static void
@@ -98,6 +107,9 @@ print_screen(jv status)
 {
 	printf("bakery status at %s, home %s\n", str(status, "time"),
 	    str(status, "home"));
+	const char *gateway = str(status, "gateway");
+	printf("gateway  %s\n", strcmp(gateway, "-") ? gateway
+	    : "none chosen (bakery-order gateway test|stripe)");
 	print_queue(status);
 	jv sandboxes = jv_object_get(jv_copy(status), jv_string("sandboxes"));
 	jv_array_foreach(sandboxes, i, s) {
@@ -125,8 +137,7 @@ main(int argc, char **argv)
 	int json = 0, opt;
 	const char *prom = NULL;
 	long max_age = 300;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_JSON: json = 1; break;
 		case OPT_PROM: prom = optarg; break;

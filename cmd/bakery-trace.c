@@ -71,8 +71,7 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	int json = 0, opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		if (opt == OPT_JSON)
 			json = 1;
 		else

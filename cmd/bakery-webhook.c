@@ -127,8 +127,7 @@ main(int argc, char **argv)
 	const char *signature = NULL, *secret_file = NULL;
 	billing_options opt = { NULL, STRIPE_TOLERANCE_S, BILLING_MAX_BODY };
 	int o;
-	while ((o = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((o = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (o) {
 		case OPT_SIGNATURE: signature = optarg; break;
 		case OPT_SECRET_FILE: secret_file = optarg; break;

@@ -26,8 +26,7 @@ main(int argc, char **argv)
 	cli c = { .usage = USAGE, .argv = argv };
 	enum wipe_mode mode = WIPE_START;
 	int opt;
-	while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options,
-		    NULL)) != -1) {
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		if (opt != OPT_RESUME && opt != OPT_DAILY) {
 			cli_common(&c, opt, optarg);
 			continue;

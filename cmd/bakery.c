@@ -36,7 +36,7 @@ main(int argc, char **argv)
 		return bakery_close_stdout() ? EX_IOERR : 0;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		cli_print_version();
+		cli_print_version(NULL);
 		return bakery_close_stdout() ? EX_IOERR : 0;
 	}
 	if (!command_valid(argv[1]))

@@ -30,7 +30,7 @@ _bakery_options()
 _bakery_subcommands()
 {
 	case $1 in
-	bakery-order) echo "place pay show list events" ;;
+	bakery-order) echo "place pay gateway show list events" ;;
 	bakery-dlq) echo "drain list show" ;;
 	bakery-queue) echo "init send peek stats" ;;
 	bakery-fault) echo "set clear list" ;;
@@ -57,7 +57,7 @@ _bakery()
 	COMPREPLY=()
 	if [[ $prog == bakery ]]; then
 		if ((COMP_CWORD == 1)); then
-			COMPREPLY=($(compgen -W "$_bakery_programs -h --help -V --version" -- "$cur"))
+			mapfile -t COMPREPLY < <(compgen -W "$_bakery_programs -h --help -V --version" -- "$cur")
 			return
 		fi
 		prog=bakery-${COMP_WORDS[1]}
@@ -80,24 +80,24 @@ _bakery()
 	done
 	case $prev in
 	-H | --home)
-		COMPREPLY=($(compgen -d -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
 	--prom | --stripe-key-file | --secret-file)
-		COMPREPLY=($(compgen -f -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
 	--queue)
-		COMPREPLY=($(compgen -W "sqlite: nats://" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "sqlite: nats://" -- "$cur")
 		return ;;
 	--day)
-		COMPREPLY=($(compgen -W "$(date -u +%F)" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$(date -u +%F)" -- "$cur")
 		return ;;
 	--card)
-		COMPREPLY=($(compgen -W "4242424242424242 4000000000000002
-			4000000000009995" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "4242424242424242 4000000000000002
+			4000000000009995" -- "$cur")
 		return ;;
 	--payment-method)
-		COMPREPLY=($(compgen -W "pm_card_visa pm_card_chargeDeclined
-			pm_card_chargeDeclinedInsufficientFunds" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "pm_card_visa pm_card_chargeDeclined
+			pm_card_chargeDeclinedInsufficientFunds" -- "$cur")
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
 	--visibility | --retry-delay | --limit | --replicas | --max-age | --signature | \
@@ -105,13 +105,13 @@ _bakery()
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "${opts//=/} $_bakery_common" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "${opts//=/} $_bakery_common" -- "$cur")
 		return
 	fi
 	local subs
 	subs=$(_bakery_subcommands "$prog")
 	if [[ -n $subs && -z $sub ]]; then
-		COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+		mapfile -t COMPREPLY < <(compgen -W "$subs" -- "$cur")
 		return
 	fi
 	local words=
@@ -124,13 +124,15 @@ _bakery()
 		words=$(_bakery_run bakery-show --list | tr -d '"') ;;
 	bakery-fault:set | bakery-fault:clear)
 		words="kitchen-refuses queue-refuses" ;;
+	bakery-order:gateway)
+		words="test stripe" ;;
 	bakery-order:place)
 		# ITEM=QTY: the menu's items, the quantity typed next.
 		words=$(sed -n 's/^\([a-z0-9-]*\)\t.*/\1=/p' \
 			"${BAKERY_MENU:-/dev/null}" 2>/dev/null)
 		compopt -o nospace 2>/dev/null ;;
 	esac
-	COMPREPLY=($(compgen -W "$words" -- "$cur"))
+	mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 }
 
 complete -F _bakery bakery bakery-order bakery-relay bakery-consume \

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "billing.h"
 #include "envelope.h"
+#include "order.h"
+#include "secret.h"
 #include "stripe.h"
 #include "util.h"
 
@@ -33,9 +35,7 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 	}
 	char *path = bakery_xasprintf("%s/webhook-secret", ctx->home);
 	int rc = store_make_home(ctx);
-	char buf[128] = "";
-	int fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
-	if (!rc && fd < 0 && errno == ENOENT) {
+	if (!rc && access(path, F_OK) != 0 && errno == ENOENT) {
 		/* First use: a fresh secret, written whole to a file of our
 		 * own and then linked into place. link() fails if another
 		 * process won the race, and then we read its secret; nobody
@@ -44,7 +44,7 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 		char fresh[64];
 		bakery_random_id("whsec_", fresh, sizeof fresh);
 		char *tmp = bakery_xasprintf("%s.%s", path, fresh + 6);
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0)
 			rc = bakery_fail(store_errno_code(errno),
 			    "cannot create '%s': %s", tmp, strerror(errno));
@@ -59,24 +59,16 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 				    path, strerror(errno));
 			unlink(tmp);
 		}
+		explicit_bzero(fresh, sizeof fresh);
 		free(tmp);
-		fd = rc ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	}
-	if (!rc && fd < 0)
-		rc = bakery_fail(EX_CONFIG, "cannot read '%s': %s", path,
-		    strerror(errno));
 	if (!rc) {
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		buf[strcspn(buf, "\r\n")] = '\0';
-		if (!buf[0])
-			rc = bakery_fail(EX_CONFIG, "empty webhook secret '%s'",
-			    path);
+		/* bakery's own file: its path is no secret. */
+		char *what = bakery_xasprintf("the webhook secret '%s'", path);
+		rc = secret_read_file(path, what, secret);
+		free(what);
 	}
 	free(path);
-	if (!rc)
-		*secret = bakery_xstrdup(buf);
 	return rc;
 }
 
@@ -84,8 +76,12 @@ int
 billing_endpoint_secret(const char *path, char **secret)
 {
 	*secret = NULL;
-	if (!path || !*path)
+	const char *what = "the webhook secret file (--secret-file)";
+	if (!path || !*path) {
 		path = getenv("BAKERY_STRIPE_WEBHOOK_SECRET_FILE");
+		what = "the webhook secret file "
+		       "(BAKERY_STRIPE_WEBHOOK_SECRET_FILE)";
+	}
 	if (!path || !*path) {
 		const char *env = getenv("BAKERY_STRIPE_WEBHOOK_SECRET");
 		if (!env || !*env)
@@ -94,36 +90,155 @@ billing_endpoint_secret(const char *path, char **secret)
 		*secret = bakery_xstrdup(env);
 		return 0;
 	}
-	char buf[256];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
-	if (n < 0) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		return bakery_fail(EX_CONFIG, "cannot read the webhook secret: "
-		    "'%s': %s", path, strerror(e));
-	}
-	close(fd);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!buf[0])
-		return bakery_fail(EX_CONFIG, "empty webhook secret: '%s'", path);
-	*secret = bakery_xstrdup(buf);
-	return 0;
+	return secret_read_file(path, what, secret);
 }
 
-/* A field of the payment intent: data.object.FIELD. */
+/* The payment intent, data.object, or jv_invalid() whatever the shape
+ * of the event (Stripe's JSON is read, never assumed). */
+static jv
+intent_object(jv event)
+{
+	jv data = envelope_field(event, "data");
+	jv obj = envelope_field(data, "object");
+	jv_free(data);
+	return obj;
+}
+
+/* A field of the payment intent: data.object.FIELD, or jv_invalid(). */
 static jv
 intent_field(jv event, const char *field)
 {
-	jv obj = jv_object_get(jv_object_get(jv_copy(event), jv_string("data")),
-	    jv_string("object"));
-	if (jv_get_kind(obj) != JV_KIND_OBJECT) {
-		jv_free(obj);
+	jv obj = intent_object(event);
+	jv v = envelope_field(obj, field);
+	jv_free(obj);
+	return v;
+}
+
+/* A string field of the intent (data.object.FIELD, or its SUB): 0 when
+ * absent or null, 1 when text of 1 to max bytes without NUL or control
+ * characters, else -1. */
+static int
+intent_text(jv event, const char *field, const char *sub, size_t max)
+{
+	jv obj = sub ? intent_field(event, field) : intent_object(event);
+	const char *s;
+	int got = envelope_opt_str(obj, sub ? sub : field, &s);
+	if (got == 1 && !bakery_text_valid(s, max))
+		got = -1;
+	jv_free(obj);
+	return got;
+}
+
+/* The shape of a payment_intent.succeeded, before anything is read from
+ * it: whatever a signed body holds, the answer is a 400 that says what is
+ * wrong, never an abort (libjq asserts on a get from a non-object). */
+static int
+intent_shape(jv event, billing_answer *a)
+{
+	jv data = envelope_field(event, "data");
+	jv obj = intent_object(event);
+	jv amount = envelope_field(obj, "amount");
+	jv meta = envelope_field(obj, "metadata");
+	int data_kind = jv_get_kind(data), obj_kind = jv_get_kind(obj);
+	int amount_kind = jv_get_kind(amount), meta_kind = jv_get_kind(meta);
+	double cents = amount_kind == JV_KIND_NUMBER ? jv_number_value(amount)
+						     : -1;
+	jv_free(data);
+	jv_free(obj);
+	jv_free(amount);
+	jv_free(meta);
+	if (data_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR, "event without a data object");
+	if (obj_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR,
+		    "event without a payment intent in data.object");
+	if (intent_text(event, "id", NULL, 255) != 1)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid id");
+	if (!(cents >= 0 && cents <= 1e15 && cents == (double)(int64_t)cents))
+		return answer(a, 400, EX_DATAERR, "payment intent without a "
+		    "valid amount: want a whole number of cents");
+	jv currency = intent_field(event, "currency");
+	const char *code = envelope_string(currency);
+	int currency_ok = code && bakery_currency_valid(code);
+	jv_free(currency);
+	if (!currency_ok)
+		return answer(a, 400, EX_DATAERR, "payment intent without a "
+		    "valid currency: want three lowercase letters");
+	if (meta_kind != JV_KIND_OBJECT)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a metadata object");
+	if (intent_text(event, "metadata", "order_id", 64) != 1)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid metadata.order_id");
+	if (intent_text(event, "metadata", "sandbox", 64) < 0)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent with a bad metadata.sandbox");
+	return 0;
+}
+
+/* The first payment in payments that pays the order (has no flag), or
+ * jv_invalid(). Consumes payments. */
+static jv
+counted_payment(jv payments)
+{
+	jv found = jv_invalid();
+	if (jv_get_kind(payments) == JV_KIND_ARRAY)
+		jv_array_foreach(payments, i, p) {
+			jv flag = jv_object_get(jv_copy(p), jv_string("flag"));
+			int counts = !jv_is_valid(found) &&
+			    jv_get_kind(p) == JV_KIND_OBJECT &&
+			    jv_get_kind(flag) != JV_KIND_STRING;
+			jv_free(flag);
+			if (counts)
+				found = p;
+			else
+				jv_free(p);
+		}
+	jv_free(payments);
+	return found;
+}
+
+jv
+billing_counted_payment(jv state)
+{
+	if (jv_get_kind(state) != JV_KIND_OBJECT) {
+		jv_free(state);
 		return jv_invalid();
 	}
-	return jv_object_get(obj, jv_string(field));
+	return counted_payment(jv_object_get(state, jv_string("payments")));
+}
+
+/* Whether the payment in data pays its order: NULL when it does, else
+ * why not (flag and reason). order is the order's state, jv_null() when
+ * there is no such order; paid_by the payment that paid it already. */
+static const char *
+payment_flag(jv order, jv data, jv paid_by, char *reason, size_t size)
+{
+	if (jv_get_kind(order) != JV_KIND_OBJECT) {
+		snprintf(reason, size, "no such order in the sandbox");
+		return "no_order";
+	}
+	if (!order_terms_match(order, data)) {
+		jv amount = jv_object_get(jv_copy(data), jv_string("amount_cents"));
+		jv total = jv_object_get(jv_copy(order), jv_string("total_cents"));
+		snprintf(reason, size, "paid %.0f %s where the order is %.0f %s",
+		    jv_number_value(amount), envelope_str(data, "currency"),
+		    jv_get_kind(total) == JV_KIND_NUMBER
+			? jv_number_value(total) : 0,
+		    envelope_str(order, "currency")
+			? envelope_str(order, "currency") : "?");
+		jv_free(amount);
+		jv_free(total);
+		return "mismatch";
+	}
+	if (jv_is_valid(paid_by)) {
+		snprintf(reason, size, "second payment: the order was paid by %s",
+		    envelope_str(paid_by, "payment_intent")
+			? envelope_str(paid_by, "payment_intent") : "?");
+		return "double";
+	}
+	return NULL;
 }
 
 static int
@@ -149,6 +264,16 @@ record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
 	    !bakery_name_valid(sandbox))
 		rc = answer(a, 400, EX_DATAERR,
 		    "payment intent without a valid metadata.order_id");
+	/* The order's total and currency never change once it is placed:
+	 * read before Billing's transaction, they are still the order's. */
+	jv terms = jv_null();
+	if (!rc) {
+		int r = order_get_in(ctx, sandbox, order, &terms);
+		if (r && r != EX_NOINPUT)
+			rc = answer(a, 503, EX_TEMPFAIL, bakery_error());
+		if (r)
+			terms = jv_null();
+	}
 	char address[80];
 	bakery_object *o = NULL;
 	if (!rc) {
@@ -198,13 +323,24 @@ record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
 				jv_free(payments);
 				payments = jv_array();
 			}
-			payments = jv_array_append(payments, jv_copy(data));
+			jv paid_by = counted_payment(jv_copy(payments));
+			char reason[200];
+			const char *flag = payment_flag(terms, data, paid_by,
+			    reason, sizeof reason);
+			/* Kept as received, flagged for an operator to
+			 * refund, and paying nothing. */
+			jv entry = flag ? jv_object_set(jv_object_set(
+			    jv_copy(data), jv_string("flag"), jv_string(flag)),
+			    jv_string("reason"), jv_string(reason))
+					: jv_copy(data);
+			payments = jv_array_append(payments, entry);
 			state = jv_object_set(state, jv_string("order"),
 			    jv_string(order));
 			state = jv_object_set(state, jv_string("payments"),
 			    payments);
 			object_set_state(o, state);
-			int w = object_record(o, "PaymentSucceeded", data, NULL);
+			int w = flag ? (jv_free(data), 0)
+			    : object_record(o, "PaymentSucceeded", data, NULL);
 			if (!w)
 				w = object_remember_command(o, by_event, jv_true());
 			if (!w)
@@ -213,14 +349,30 @@ record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
 				w = object_commit(o);
 			if (w)
 				rc = answer(a, 503, w, bakery_error());
-			else {
+			else if (flag) {
+				char msg[256];
+				snprintf(msg, sizeof msg, "recorded, flagged: %s",
+				    reason);
+				answer(a, 200, 0, msg);
+				a->flagged = 1;
+				bakery_log(LOG_WARN, "payment_flagged", "order",
+				    order, "sandbox", sandbox, "payment_intent",
+				    jv_string_value(intent), "paid_by",
+				    jv_is_valid(paid_by) && envelope_str(paid_by,
+					"payment_intent") ? envelope_str(paid_by,
+					"payment_intent") : "-",
+				    "flag", flag, "reason", reason,
+				    "hint", "refund it", (char *)NULL);
+			} else {
 				answer(a, 200, 0, "recorded");
 				a->recorded = 1;
 			}
+			jv_free(paid_by);
 		}
 	}
 	free(by_event);
 	free(by_intent);
+	jv_free(terms);
 	jv_free(intent);
 	jv_free(amount);
 	jv_free(currency);
@@ -246,19 +398,27 @@ billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 	if (stripe_signature_verify(signature, body, len, opt->secret, now_s,
 		opt->tolerance_s))
 		return answer(a, 401, EX_NOPERM, bakery_error());
-	jv event = jv_parse_sized(body, (int)len);
-	if (!jv_is_valid(event) || jv_get_kind(event) != JV_KIND_OBJECT) {
+	jv event;
+	if (envelope_json(body, len, &event)) {
+		/* Which of NUL, invalid UTF-8 or bad JSON, without the
+		 * parser's words (they may quote the body). */
+		return answer(a, 400, EX_DATAERR, strstr(bakery_error(),
+		    "UTF-8") ? "malformed JSON body: invalid UTF-8"
+		    : strstr(bakery_error(), "NUL") ? "malformed JSON body: NUL byte"
+		    : "malformed JSON body");
+	}
+	if (jv_get_kind(event) != JV_KIND_OBJECT) {
 		jv_free(event);
-		return answer(a, 400, EX_DATAERR, "malformed JSON body");
+		return answer(a, 400, EX_DATAERR, "event is not a JSON object");
 	}
 	const char *type = envelope_str(event, "type");
 	const char *id = envelope_str(event, "id");
 	int rc;
-	if (!type || !id || !*id)
+	if (!type || !id || !bakery_text_valid(id, 255))
 		rc = answer(a, 400, EX_DATAERR, "event without id or type");
 	else if (strcmp(type, "payment_intent.succeeded") != 0)
 		rc = answer(a, 200, 0, "ignored");
-	else
+	else if (!(rc = intent_shape(event, a)))
 		rc = record_payment(ctx, event, a, o);
 	jv_free(event);
 	return rc;
@@ -372,4 +532,20 @@ billing_attempt_end(bakery_ctx *ctx, const char *order, int n,
 	a = jv_object_set(a, jv_string("ended_at"), jv_string(ts));
 	attempts = jv_array_set(attempts, n - 1, a);
 	return attempts_commit(o, order, attempts);
+}
+
+int
+billing_read(bakery_ctx *ctx, const char *order, jv *state)
+{
+	*state = jv_null();
+	char address[80];
+	snprintf(address, sizeof address, "billing/%s", order);
+	bakery_object *o;
+	int rc = object_open(ctx, NULL, address, 0, &o);
+	if (rc == EX_NOINPUT)
+		return 0;
+	if (!rc && !(rc = object_load(o)))
+		*state = jv_copy(o->state);
+	object_close(o);
+	return rc;
 }

@@ -7,6 +7,15 @@
  * once per payment intent, since Stripe may send two events for one change.
  * Other event types are acknowledged and ignored.
  *
+ * A payment pays its order only when its amount and currency are the
+ * order's (order_terms_match) and no other payment paid it before. Any
+ * other payment — no such order in its sandbox ("no_order"), another
+ * amount or currency ("mismatch"), a second payment of the order
+ * ("double") — is kept in state.payments with its "flag" and "reason",
+ * records no event, is logged (payment_flagged, naming the order and the
+ * payment intents) and shows in bakery-status until the wipe, so that an
+ * operator refunds it. It is still answered 200: Stripe has delivered it.
+ *
  * The answer is HTTP-shaped so the CGI program and the test gateway share
  * it: 200 recorded or ignored, 400 malformed, 401 bad signature, 413 too
  * large, 503 unavailable.
@@ -35,6 +44,7 @@ typedef struct billing_answer {
 	int exit_code;     /* the same, as a sysexits code */
 	char message[256];
 	int recorded;      /* 1 when PaymentSucceeded was recorded now */
+	int flagged;       /* 1 when the payment was kept, flagged, unpaid */
 } billing_answer;
 
 typedef struct billing_options {
@@ -71,5 +81,12 @@ int billing_attempt_next(bakery_ctx *ctx, const char *order,
  * "succeeded" with field payment_intent. */
 int billing_attempt_end(bakery_ctx *ctx, const char *order, int n,
     const char *status, const char *field, const char *value);
+
+/* billing/ORDER's state in ctx's sandbox; jv_null() when there is none. */
+int billing_read(bakery_ctx *ctx, const char *order, jv *state);
+
+/* The payment in state that pays the order (the first without a flag),
+ * or jv_invalid(). Consumes state. */
+jv billing_counted_payment(jv state);
 
 #endif

@@ -2,6 +2,7 @@
  * cli.c — common options, usage, and the end of every program.
  */
 #include "cli.h"
+#include "gateway.h"
 #include "queue.h"
 #include "util.h"
 
@@ -19,13 +20,32 @@
 #ifndef BAKERY_JQ_VERSION
 #define BAKERY_JQ_VERSION "unknown"
 #endif
+/* "static" when the Makefile linked its own SQLite in (SQLITE=linked),
+ * "shared" for the system's library (SQLITE=system). */
+#ifndef BAKERY_SQLITE_LINK
+#define BAKERY_SQLITE_LINK "shared"
+#endif
+
+/* The home's payment gateway, read without creating anything. */
+static void
+print_gateway(const char *home)
+{
+	char *h = home ? bakery_xstrdup(home) : store_default_home();
+	gateway_kind g;
+	if (gateway_read(h, &g))
+		printf("gateway unknown: %s\n", bakery_error());
+	else
+		printf("gateway %s (home %s)\n", g ? gateway_name(g)
+		    : "none chosen", h);
+	free(h);
+}
 
 void
-cli_print_version(void)
+cli_print_version(const char *home)
 {
 	printf("%s %s\n", bakery_prog, BAKERY_VERSION);
-	printf("sqlite %s (journal_mode=%s)\n", sqlite3_libversion(),
-	    store_journal_mode());
+	printf("sqlite %s (%s, journal_mode=%s)\n", sqlite3_libversion(),
+	    BAKERY_SQLITE_LINK, store_journal_mode());
 	printf("libjq %s (compile time)\n", BAKERY_JQ_VERSION);
 	/* Loaded here only to be named (lazy.h). */
 	if (lazy_curl() == 0)
@@ -36,6 +56,15 @@ cli_print_version(void)
 		printf("nats.c %s\n", nats_GetVersion());
 	else
 		printf("nats.c not loaded: %s\n", bakery_error());
+	print_gateway(home);
+}
+
+/* The option's name as it was given, "--NAME" without "=VALUE": a value
+ * is never repeated in a message, since it may be a secret. */
+static int
+name_len(const char *arg)
+{
+	return (int)strcspn(arg, "=");
 }
 
 /* getopt reports nothing (opterr = 0, bakery_init): say what was wrong in
@@ -46,9 +75,11 @@ bad_option(const cli *c)
 	const char *arg = c->argv && optind > 0 ? c->argv[optind - 1] : NULL;
 	if (arg && strncmp(arg, "--", 2) == 0) {
 		if (optopt == 0)
-			cli_usage_error(c, "unknown option: '%s'", arg);
+			cli_usage_error(c, "unknown option: '%.*s'",
+			    name_len(arg), arg);
 		if (strchr(arg, '='))
-			cli_usage_error(c, "option takes no value: '%s'", arg);
+			cli_usage_error(c, "option takes no value: '%.*s'",
+			    name_len(arg), arg);
 		cli_usage_error(c, "option needs a value: '%s'", arg);
 	}
 	const char *known = strchr(CLI_COMMON_SHORT, optopt);
@@ -57,6 +88,26 @@ bad_option(const cli *c)
 	if (optopt > 0 && optopt < 128)
 		cli_usage_error(c, "unknown option: '-%c'", optopt);
 	cli_usage_error(c, "bad option");
+}
+
+int
+cli_getopt(const cli *c, int argc, char **argv,
+    const struct option *options)
+{
+	int index = -1;
+	int opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options, &index);
+	if (opt == -1 || opt == '?' || index < 0)
+		return opt;
+	/* The element that named the option: the one before its value when
+	 * the value came as the next argument. */
+	const char *arg = optarg && optind >= 2 && optarg == argv[optind - 1]
+	    ? argv[optind - 2] : argv[optind - 1];
+	if (strncmp(arg, "--", 2) == 0 &&
+	    ((size_t)name_len(arg + 2) != strlen(options[index].name) ||
+	     strncmp(arg + 2, options[index].name, strlen(options[index].name))))
+		cli_usage_error(c, "option not spelled out: '%.*s': write "
+		    "--%s in full", name_len(arg), arg, options[index].name);
+	return opt;
 }
 
 void
@@ -68,12 +119,16 @@ cli_common(cli *c, int opt, const char *arg)
 		fputs(CLI_COMMON_USAGE, stdout);
 		exit(bakery_close_stdout() ? EX_IOERR : 0);
 	case 'V':
-		cli_print_version();
+		cli_print_version(c->home);
 		exit(bakery_close_stdout() ? EX_IOERR : 0);
 	case 'H':
 		c->home = arg;
 		break;
 	case 's':
+		/* An empty -s would quietly mean the default sandbox. */
+		if (!*arg)
+			cli_usage_error(c, "bad sandbox name: '': want "
+			    "[a-z0-9][a-z0-9_.-]{0,63} without '..'");
 		c->sandbox = arg;
 		break;
 	case CLI_OPT_QUEUE:

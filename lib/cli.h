@@ -7,9 +7,9 @@
  * Misuse prints the error and the usage on stderr and exits 64; with
  * BAKERY_LOG=json it is one JSON line (event "usage_error") carrying both.
  *
- * A program lists CLI_COMMON_OPTIONS in its getopt_long table, appends
- * CLI_COMMON_SHORT to its short options, and hands every option it does
- * not know itself to cli_common().
+ * A program lists CLI_COMMON_OPTIONS in its option table, reads its
+ * options with cli_getopt(), and hands every option it does not know
+ * itself to cli_common(). No message repeats an option's value.
  */
 #ifndef BAKERY_CLI_H
 #define BAKERY_CLI_H
@@ -51,6 +51,13 @@ typedef struct cli {
 	const char *queue;
 } cli;
 
+/* getopt_long with CLI_COMMON_SHORT and options, but a long option is
+ * taken only spelled out in full: getopt_long would take any unambiguous
+ * prefix, and a prefix can put a value in a secret option's place
+ * (--stripe-key sk_live_… for --stripe-key-file). A prefix is a usage
+ * error that names the option and never its value. */
+int cli_getopt(const cli *c, int argc, char **argv,
+    const struct option *options);
 /* Handles a common option or '?'; exits for -h, -V and misuse. */
 void cli_common(cli *c, int opt, const char *arg);
 /* Prints "PROG: error: MSG" and the usage on stderr; exits 64. */
@@ -58,8 +65,9 @@ _Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Fills ctx from the common options, or dies. */
 void cli_context(const cli *c, bakery_ctx *ctx);
-/* Prints the versions: bakery, SQLite, libjq, libcurl, nats.c. */
-void cli_print_version(void);
+/* Prints the versions: bakery, SQLite, libjq, libcurl, nats.c; and the
+ * payment gateway of home (NULL: the default home, store.h). */
+void cli_print_version(const char *home);
 /* Prints one JSON value as a line on stdout. Consumes v. */
 void cli_print(jv v);
 /* cli_print and flush, as a report callback (relay.h, wipe.h). */

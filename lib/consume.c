@@ -87,12 +87,54 @@ give_back(bakery_queue *q, queue_message *m, const apply_result *r,
 			bakery_log(LOG_WARN, "dead_lettered", "id", m->id,
 			    "sandbox", m->sandbox, "error", r->error, (char *)NULL);
 	} else {
-		rc = queue_retry(q, QUEUE_EVENTS, m, opt->retry_delay_s, r->error);
+		rc = queue_retry(q, QUEUE_EVENTS, m,
+		    consume_retry_delay(opt, m->deliveries), r->error);
 		*outcome = "retried";
 	}
 	if (rc == EX_TEMPFAIL)
 		rc = unsettled(m, outcome);
 	return rc;
+}
+
+int
+consume_retry_delay(const consume_options *opt, int delivery)
+{
+	if (opt->ndelays < 1)
+		return 0;
+	int i = delivery < 1 ? 0 : delivery - 1;
+	return opt->delay_s[i < opt->ndelays ? i : opt->ndelays - 1];
+}
+
+int
+consume_parse_delays(const char *arg, consume_options *opt)
+{
+	int d[CONSUME_MAX_DELAYS], n = 0;
+	const char *p = arg;
+	for (;;) {
+		/* Digits only: no sign, space or exponent slips through. */
+		if (*p < '0' || *p > '9')
+			goto bad;
+		long v = 0;
+		while (*p >= '0' && *p <= '9' && v <= CONSUME_MAX_DELAY_S)
+			v = v * 10 + (*p++ - '0');
+		if (v > CONSUME_MAX_DELAY_S)
+			return bakery_fail(EX_USAGE, "a delay above %d seconds",
+			    CONSUME_MAX_DELAY_S);
+		if (n == CONSUME_MAX_DELAYS)
+			return bakery_fail(EX_USAGE, "more than %d delays",
+			    CONSUME_MAX_DELAYS);
+		d[n++] = (int)v;
+		if (*p == '\0')
+			break;
+		if (*p++ != ',')
+			goto bad;
+	}
+	memcpy(opt->delay_s, d, (size_t)n * sizeof *d);
+	opt->ndelays = n;
+	return 0;
+bad:
+	return bakery_fail(EX_USAGE, "want seconds, 0 to %d, or a list of "
+	    "them joined by ','", CONSUME_MAX_DELAY_S);
 }
 
 int

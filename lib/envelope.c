@@ -5,6 +5,7 @@
 #include "envelope.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,28 +53,103 @@ envelope_new_at(const char *sandbox, const char *address, const char *type,
 }
 
 const char *
+envelope_string(jv v)
+{
+	if (jv_get_kind(v) != JV_KIND_STRING)
+		return NULL;
+	const char *s = jv_string_value(v);
+	/* jv strings carry their length; C's ends at the first NUL. */
+	if (strlen(s) != (size_t)jv_string_length_bytes(jv_copy(v)))
+		return NULL;
+	return s;
+}
+
+jv
+envelope_field(jv v, const char *field)
+{
+	if (jv_get_kind(v) != JV_KIND_OBJECT)
+		return jv_invalid();
+	return jv_object_get(jv_copy(v), jv_string(field));
+}
+
+const char *
 envelope_str(jv env, const char *field)
 {
-	if (jv_get_kind(env) != JV_KIND_OBJECT)
-		return NULL;
-	jv v = jv_object_get(jv_copy(env), jv_string(field));
-	const char *s = NULL;
+	jv v = envelope_field(env, field);
 	/* The string stays alive inside env after this reference is freed. */
-	if (jv_get_kind(v) == JV_KIND_STRING)
-		s = jv_string_value(v);
+	const char *s = envelope_string(v);
 	jv_free(v);
 	return s;
+}
+
+int
+envelope_opt_str(jv obj, const char *field, const char **out)
+{
+	jv v = envelope_field(obj, field);
+	int kind = jv_get_kind(v);
+	*out = envelope_string(v);
+	jv_free(v);
+	if (kind == JV_KIND_INVALID || kind == JV_KIND_NULL)
+		return 0;
+	return *out ? 1 : -1;
 }
 
 const char *
 envelope_data_str(jv env, const char *field)
 {
-	if (jv_get_kind(env) != JV_KIND_OBJECT)
-		return NULL;
-	jv data = jv_object_get(jv_copy(env), jv_string("data"));
+	jv data = envelope_field(env, "data");
 	const char *s = envelope_str(data, field);
 	jv_free(data);
 	return s;
+}
+
+int
+envelope_has_nul(jv v)
+{
+	int found = 0;
+	switch (jv_get_kind(v)) {
+	case JV_KIND_STRING:
+		return envelope_string(v) == NULL;
+	case JV_KIND_ARRAY:
+		jv_array_foreach(v, i, el) {
+			found = found || envelope_has_nul(el);
+			jv_free(el);
+		}
+		return found;
+	case JV_KIND_OBJECT:
+		jv_object_foreach(v, key, el) {
+			found = found || envelope_has_nul(key) ||
+			    envelope_has_nul(el);
+			jv_free(key);
+			jv_free(el);
+		}
+		return found;
+	default:
+		return 0;
+	}
+}
+
+int
+envelope_json(const char *text, size_t len, jv *out)
+{
+	*out = jv_invalid();
+	if (len > INT_MAX)
+		return bakery_fail(EX_DATAERR, "JSON text too large");
+	if (memchr(text, '\0', len))
+		return bakery_fail(EX_DATAERR, "malformed JSON: NUL byte");
+	if (!bakery_utf8_valid(text, len))
+		return bakery_fail(EX_DATAERR, "malformed JSON: invalid UTF-8");
+	jv v = jv_parse_sized(text, (int)len);
+	if (!jv_is_valid(v)) {
+		jv msg = jv_invalid_get_msg(v);
+		int rc = bakery_fail(EX_DATAERR, "malformed JSON: %s",
+		    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
+						       : "not JSON");
+		jv_free(msg);
+		return rc;
+	}
+	*out = v;
+	return 0;
 }
 
 static int
@@ -91,21 +167,15 @@ envelope_parse(const char *text, size_t len, jv *out)
 	*out = jv_invalid();
 	if (len > 1 << 20)
 		return bakery_fail(EX_DATAERR, "envelope larger than 1 MiB");
-	if (memchr(text, '\0', len))
-		return bakery_fail(EX_DATAERR, "malformed JSON: NUL byte");
-	jv env = jv_parse_sized(text, (int)len);
-	if (!jv_is_valid(env)) {
-		jv msg = jv_invalid_get_msg(env);
-		int rc = bakery_fail(EX_DATAERR, "malformed JSON: %s",
-		    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
-						       : "not JSON");
-		jv_free(msg);
-		return rc;
-	}
+	jv env;
+	if (envelope_json(text, len, &env))
+		return EX_DATAERR;
 	int rc = 0;
 	const char *s;
 	if (jv_get_kind(env) != JV_KIND_OBJECT) {
 		rc = bakery_fail(EX_DATAERR, "not a JSON object");
+	} else if (envelope_has_nul(env)) {
+		rc = bakery_fail(EX_DATAERR, "a string holds a NUL (\\u0000)");
 	} else if ((rc = want_string(env, "specversion", &s))) {
 	} else if (strcmp(s, "1.0") != 0) {
 		rc = bakery_fail(EX_DATAERR, "specversion '%s': want '1.0'", s);
@@ -137,11 +207,11 @@ int64_t
 envelope_time_ms(jv env)
 {
 	const char *s = envelope_str(env, "time");
-	struct tm tm = { 0 };
-	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-	if (!end)
+	const char *end;
+	int64_t secs = s ? bakery_parse_datetime(s, &end) : -1;
+	if (secs < 0)
 		return 0;
-	int64_t ms = (int64_t)timegm(&tm) * 1000;
+	int64_t ms = secs * 1000;
 	if (*end == '.') {
 		/* Fractions of a second: the first three digits are ms. */
 		int scale = 100;

@@ -36,14 +36,38 @@ jv envelope_new_at(const char *sandbox, const char *address,
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);
 
+/* Parses len bytes of JSON text, refusing (EX_DATAERR, with the reason)
+ * what libjq would take and quietly change: a NUL byte, which ends a C
+ * string, and invalid UTF-8, which libjq replaces with U+FFFD. On success
+ * *out owns the value, which may be of any kind. */
+int envelope_json(const char *text, size_t len, jv *out);
+
+/* Whether any string of v, a key or a value at any depth, holds a NUL. */
+int envelope_has_nul(jv v);
+
 /* The envelope's time in ms since the epoch, 0 when absent or bad. */
 int64_t envelope_time_ms(jv env);
 
 /* One line, without the newline. Caller frees. */
 char *envelope_dump(jv env);
 
+/*
+ * The getters every string bakery takes out of JSON goes through: a string
+ * that holds a NUL (an escaped \u0000) is no string here, since C would
+ * cut it at the NUL ("ord_1\u0000x" read as "ord_1"). Nothing here
+ * asserts on a shape: any jv may be given.
+ */
+/* v's text when v is a string without NUL, else NULL; valid while v lives. */
+const char *envelope_string(jv v);
+/* v.field when v is an object, else jv_invalid(). Borrows v; caller frees
+ * the result. */
+jv envelope_field(jv v, const char *field);
 /* A string field of env, or NULL; valid while env lives. */
 const char *envelope_str(jv env, const char *field);
+/* An optional string field: 0 when absent or null (*out NULL), 1 when a
+ * string without NUL (*out its text, valid while obj lives), -1 when
+ * anything else (*out NULL): present, yet no string bakery can use. */
+int envelope_opt_str(jv obj, const char *field, const char **out);
 /* A string field of env's data, or NULL; valid while env lives. */
 const char *envelope_data_str(jv env, const char *field);
 

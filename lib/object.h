@@ -104,8 +104,8 @@ int object_command_result(bakery_object *o, const char *key, jv *result);
 /* Consumes result. */
 int object_remember_command(bakery_object *o, const char *key, jv result);
 
-/* Records an event: its row and its outbox row. Consumes data; *env (if
- * not NULL) receives a copy of the envelope. */
+/* Records an event: one row in events, in the outbox until it is relayed.
+ * Consumes data; *env (if not NULL) receives a copy of the envelope. */
 int object_record(bakery_object *o, const char *type, jv data, jv *env);
 
 /* The alarm row: fire_at 0 when disarmed; rearms counted on day. */

@@ -2,10 +2,10 @@
  * order.h — the order object's commands: place, show, list, events.
  *
  * An order lives at order/ID. Placing one writes, in one transaction, its
- * state, its OrderPlaced event and outbox row, its command key and its
- * alarm (object.h). With --key, the order id is derived from the key, so
- * placing again with the same key finds the same order and changes
- * nothing; the same key with other details is an error.
+ * state, its OrderPlaced event (in the outbox until it is relayed), its
+ * command key and its alarm (object.h). With --key, the order id is
+ * derived from the key, so placing again with the same key finds the same
+ * order and changes nothing; the same key with other details is an error.
  *
  * Paying is payments.h; the order becomes paid when its PaymentSucceeded
  * arrives through the queue (the order's subscriber, order.c).
@@ -31,6 +31,12 @@ typedef struct order_request {
 int order_place(bakery_ctx *ctx, const order_request *req, jv *order,
     bakery_object **o);
 int order_get(bakery_ctx *ctx, const char *id, jv *order);
+/* order_get in another sandbox (NULL: ctx's). */
+int order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *order);
+/* 1 when payment's amount_cents and currency are order's total_cents and
+ * currency: the only payment that pays the order. */
+int order_terms_match(jv order, jv payment);
 /* The sandbox's orders, oldest first. */
 int order_list(bakery_ctx *ctx, jv *orders);
 int order_events(bakery_ctx *ctx, const char *id, jv *events);

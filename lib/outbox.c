@@ -1,5 +1,6 @@
 /*
- * outbox.c — send an object's outbox to the queue, delete what it accepted.
+ * outbox.c — send an object's outbox to the queue, mark relayed what it
+ * accepted.
  */
 #include "outbox.h"
 #include "queue.h"

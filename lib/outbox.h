@@ -3,8 +3,10 @@
  *
  * Invariant 2: a send carries up to OUTBOX_BATCH rows and at most
  * OUTBOX_BATCH_BYTES of envelopes, oldest first. The rows the queue
- * accepted are deleted; on failure every row stays, its attempts go up by
- * one, and relay_error is logged. Only the wipe deletes an unsent row.
+ * accepted are marked relayed (events.relayed_at), which takes them out of
+ * the outbox; the events themselves stay. Every row it did not accept stays
+ * in the outbox, its attempts go up by one, and relay_error is logged. Only
+ * the wipe removes an unsent row, with its sandbox's folder.
  *
  * Callers send after every commit that recorded events; by then the command
  * has given its answer, so a refused send never fails the command.

@@ -4,6 +4,7 @@
 #include "payments.h"
 #include "billing.h"
 #include "envelope.h"
+#include "gateway.h"
 #include "order.h"
 #include "stripe.h"
 #include "stripe_api.h"
@@ -289,6 +290,41 @@ stripe_pay(bakery_ctx *ctx, const stripe_api *api, const char *order_id,
 	return rc;
 }
 
+/* The answer when Billing already holds the payment that pays the order:
+ * that payment, whatever the card. Consumes payment. */
+static jv
+recorded_success(jv r, jv payment)
+{
+	r = jv_object_set(r, jv_string("status"), jv_string("succeeded"));
+	static const char *const fields[] = { "payment_intent", "amount_cents",
+		"currency", NULL };
+	for (int i = 0; fields[i]; i++)
+		r = jv_object_set(r, jv_string(fields[i]),
+		    jv_object_get(jv_copy(payment), jv_string(fields[i])));
+	jv_free(payment);
+	return r;
+}
+
+/* The home's gateway and the key agree: a home that uses Stripe needs a
+ * key and never falls back to the test gateway; a test home takes none. */
+static int
+gateway_check(bakery_ctx *ctx, gateway_kind g, const stripe_api *api)
+{
+	if (g == GATEWAY_NONE)
+		return bakery_fail(EX_CONFIG, "no payment gateway chosen for "
+		    "home '%s': run 'bakery-order gateway stripe' (or 'test' "
+		    "for a home where no money moves)", ctx->home);
+	if (g == GATEWAY_STRIPE && !api->key)
+		return bakery_fail(EX_CONFIG, "home '%s' pays through Stripe "
+		    "and no Stripe key is configured: set BAKERY_STRIPE_KEY or "
+		    "give --stripe-key-file", ctx->home);
+	if (g == GATEWAY_TEST && api->key)
+		return bakery_fail(EX_CONFIG, "home '%s' uses the test gateway "
+		    "and a Stripe key was given: to pay through Stripe, run "
+		    "'bakery-order gateway stripe'", ctx->home);
+	return 0;
+}
+
 int
 payment_pay(bakery_ctx *ctx, const payment_request *req, jv *result,
     bakery_object **billing)
@@ -312,41 +348,68 @@ payment_pay(bakery_ctx *ctx, const payment_request *req, jv *result,
 			    card, "the test cards are " KNOWN_CARDS
 			    "; for others use --payment-method pm_…");
 	}
-	stripe_api api;
-	int rc = stripe_api_open(&api, req->stripe_key_file);
+	gateway_kind g;
+	int rc = gateway_read(ctx->home, &g);
 	if (rc)
 		return rc;
-	if (!api.key && !tc->number) {
+	stripe_api api;
+	if ((rc = stripe_api_open(&api, req->stripe_key_file)))
+		return rc;
+	if ((rc = gateway_check(ctx, g, &api))) {
+		stripe_api_free(&api);
+		return rc;
+	}
+	if (g == GATEWAY_TEST && !tc->number) {
 		stripe_api_free(&api);
 		return bakery_fail(EX_USAGE, "unknown payment method: '%s': %s",
 		    req->payment_method, "the test gateway knows pm_card_visa, "
 		    "pm_card_chargeDeclined and "
 		    "pm_card_chargeDeclinedInsufficientFunds");
 	}
-	jv order;
-	if ((rc = order_get(ctx, req->order_id, &order))) {
+	jv order, state = jv_null();
+	if ((rc = order_get(ctx, req->order_id, &order)) ||
+	    (rc = billing_read(ctx, req->order_id, &state))) {
+		if (!rc)
+			jv_free(order);
 		stripe_api_free(&api);
 		return rc;
 	}
 	jv r = jv_object();
 	r = jv_object_set(r, jv_string("order"), jv_string(req->order_id));
 	const char *status = envelope_str(order, "status");
+	jv counted = billing_counted_payment(jv_copy(state));
+	jv attempts = jv_get_kind(state) == JV_KIND_OBJECT
+	    ? jv_object_get(jv_copy(state), jv_string("attempts")) : jv_null();
+	int stripe_tried = jv_get_kind(attempts) == JV_KIND_ARRAY &&
+	    jv_array_length(jv_copy(attempts)) > 0;
+	jv_free(attempts);
+	jv_free(state);
 	if (status && strcmp(status, "paid") == 0) {
+		jv_free(counted);
 		r = jv_object_set(r, jv_string("status"), jv_string("paid"));
 		r = jv_object_set(r, jv_string("payment_intent"),
 		    jv_object_get(jv_copy(order), jv_string("payment_intent")));
 		*result = r;
 		jv_free(order);
-		stripe_api_free(&api);
-		return 0;
-	}
-	if (api.key)
+	} else if (jv_is_valid(counted)) {
+		/* Billing holds the payment: it is the answer, before any
+		 * consume has made the order paid. */
+		*result = recorded_success(r, counted);
+		jv_free(order);
+	} else if (g == GATEWAY_STRIPE) {
 		rc = stripe_pay(ctx, &api, req->order_id, order,
 		    req->payment_method ? req->payment_method
 					: tc->payment_method, r, result);
-	else
+	} else if (stripe_tried) {
+		jv_free(order);
+		jv_free(r);
+		rc = bakery_fail(EX_CONFIG, "order '%s' has an attempt with "
+		    "Stripe: it is settled through Stripe only, and home '%s' "
+		    "uses the test gateway", req->order_id, ctx->home);
+	} else {
 		rc = gateway_pay(ctx, req->order_id, order, tc, r, result,
 		    billing);
+	}
 	stripe_api_free(&api);
 	return rc;
 }

@@ -4,6 +4,8 @@
  */
 #define _GNU_SOURCE
 #include "status.h"
+#include "envelope.h"
+#include "gateway.h"
 #include "object.h"
 #include "queue.h"
 #include "relay.h"
@@ -21,8 +23,8 @@
 #include <unistd.h>
 
 struct totals {
-	jv busy, dead, attention;
-	long objects, rows, armed, rearms, tripped, dead_letters;
+	jv busy, dead, attention, flagged;
+	long objects, rows, armed, rearms, tripped, dead_letters, n_flagged;
 	int64_t oldest_age_s;
 };
 
@@ -31,6 +33,53 @@ attention(struct totals *t, char *sentence)
 {
 	t->attention = jv_array_append(t->attention, jv_string(sentence));
 	free(sentence);
+}
+
+/* Billing's payments kept but not counted (billing.h): each needs an
+ * operator to refund it. */
+static void
+read_flagged_payments(sqlite3 *db, const char *sandbox, const char *address,
+    struct totals *t)
+{
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT json_extract(p.value, '$.order'),"
+	    " json_extract(p.value, '$.payment_intent'),"
+	    " json_extract(p.value, '$.flag'), json_extract(p.value, '$.reason'),"
+	    " json_extract(p.value, '$.amount_cents'),"
+	    " json_extract(p.value, '$.currency')"
+	    " FROM state, json_each(state.json, '$.payments') p"
+	    " WHERE json_valid(state.json)"
+	    "  AND json_type(state.json, '$.payments') = 'array'"
+	    "  AND json_type(p.value, '$.flag') = 'text' ORDER BY p.id",
+	    -1, &st, NULL);
+	while (src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		static const char *const fields[] = { "order", "payment_intent",
+			"flag", "reason", "amount_cents", "currency", NULL };
+		jv f = jv_object_set(jv_object(), jv_string("address"),
+		    jv_string(address));
+		for (int i = 0; fields[i]; i++)
+			f = jv_object_set(f, jv_string(fields[i]),
+			    sqlite3_column_type(st, i) == SQLITE_TEXT
+				? jv_string((const char *)sqlite3_column_text(st, i))
+			    : sqlite3_column_type(st, i) == SQLITE_NULL ? jv_null()
+			    : jv_number(sqlite3_column_double(st, i)));
+		attention(t, bakery_xasprintf("sandbox %s: %s: payment %s not "
+		    "counted: %s: refund it", sandbox, address,
+		    envelope_str(f, "payment_intent") ? envelope_str(f,
+			"payment_intent") : "?", envelope_str(f, "reason")
+			? envelope_str(f, "reason") : "?"));
+		t->flagged = jv_array_append(t->flagged, f);
+		t->n_flagged++;
+	}
+	if (src == SQLITE_OK)
+		src = sqlite3_errcode(db);
+	if (src != SQLITE_OK && src != SQLITE_DONE) {
+		store_fail(db, src, address);
+		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
+		    sandbox, bakery_error()));
+	}
+	sqlite3_finalize(st);
 }
 
 static void
@@ -106,6 +155,8 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 		    sandbox, bakery_error()));
 	}
 	sqlite3_finalize(st);
+	if (strncmp(address, "billing/", 8) == 0)
+		read_flagged_payments(db, sandbox, address, t);
 	sqlite3_close(db);
 }
 
@@ -164,7 +215,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
     int64_t max_age_s, jv *attention_out)
 {
 	struct totals t = { .busy = jv_array(), .dead = jv_array(),
-		.attention = *attention_out };
+		.flagged = jv_array(), .attention = *attention_out };
 	jv all;
 	object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
@@ -185,8 +236,11 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	s = jv_object_set(s, jv_string("guards_tripped"), jv_number(t.tripped));
 	s = jv_object_set(s, jv_string("dead_letters"),
 	    jv_number(t.dead_letters));
+	s = jv_object_set(s, jv_string("flagged_payments"),
+	    jv_number(t.n_flagged));
 	s = jv_object_set(s, jv_string("busy"), t.busy);
 	s = jv_object_set(s, jv_string("dead"), t.dead);
+	s = jv_object_set(s, jv_string("flagged"), t.flagged);
 	return s;
 }
 
@@ -271,6 +325,10 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 		attention_list = jv_array_append(attention_list, jv_string(s));
 		free(s);
 	}
+	gateway_kind g;
+	if (gateway_read(ctx->home, &g))
+		attention_list = jv_array_append(attention_list,
+		    jv_string(bakery_error()));
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
 			   : sandbox_names(ctx);
 	jv sandboxes = jv_array();
@@ -283,6 +341,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	jv s = jv_object();
 	s = jv_object_set(s, jv_string("time"), bakery_time_jv(now));
 	s = jv_object_set(s, jv_string("home"), jv_string(ctx->home));
+	s = jv_object_set(s, jv_string("gateway"),
+	    g ? jv_string(gateway_name(g)) : jv_null());
 	s = jv_object_set(s, jv_string("max_age_s"),
 	    jv_number((double)max_age_s));
 	s = jv_object_set(s, jv_string("ok"),
@@ -340,6 +400,8 @@ static const struct {
 	  "Objects whose re-arm guard tripped today." },
 	{ "dead_letters", "bakery_dead_letters",
 	  "Dead letters stored in the sandbox." },
+	{ "flagged_payments", "bakery_payments_flagged",
+	  "Payments kept but not counted (double or not the order's): refund." },
 };
 
 char *
@@ -377,6 +439,12 @@ status_prometheus(jv status)
 		jv_free(states);
 	}
 	jv_free(queue);
+	jv gw = jv_object_get(jv_copy(status), jv_string("gateway"));
+	add(&t, "# HELP bakery_gateway The home's payment gateway (none: "
+		"not chosen, pay refuses).\n# TYPE bakery_gateway gauge\n"
+		"bakery_gateway{gateway=\"%s\"} 1\n",
+	    jv_get_kind(gw) == JV_KIND_STRING ? jv_string_value(gw) : "none");
+	jv_free(gw);
 	jv ok = jv_object_get(jv_copy(status), jv_string("ok"));
 	add(&t, "# HELP bakery_attention 1 when something needs an operator.\n"
 		"# TYPE bakery_attention gauge\nbakery_attention %d\n",

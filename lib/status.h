@@ -15,18 +15,25 @@
  * Something needs attention (status_collect's "attention", a list of
  * sentences) when a sandbox holds dead letters, bakery-events-dlq holds
  * messages not yet drained, a re-arm guard tripped today, an outbox row is
- * older than max_age_s, or a file could not be read.
+ * older than max_age_s, a file could not be read, or Billing holds a
+ * flagged payment (billing.h: a second payment of an order, or one that
+ * is not its order's), which an operator refunds.
  *
  * The shape (bakery-status(1) --json):
- *   {"time","home","max_age_s","ok","attention":[...],
+ *   {"time","home","gateway","max_age_s","ok","attention":[...],
  *    "queue":{"bakery-events":{"ready","leased","delayed"},
  *             "bakery-events-dlq":{...}},
  *    "sandboxes":[{"sandbox","objects","outbox_rows","oldest_age_s",
  *      "alarms_armed","rearms_today","guards_tripped","dead_letters",
+ *      "flagged_payments",
  *      "busy":[{"address","outbox_rows","oldest_at","oldest_age_s",
  *               "alarm_at","rearms_today","guard_tripped"}],
- *      "dead":[{"id","type","error","attempts","times","updated_at"}]}]}
- * where "busy" lists the objects with outbox rows, an armed alarm or
+ *      "dead":[{"id","type","error","attempts","times","updated_at"}],
+ *      "flagged":[{"address","order","payment_intent","flag","reason",
+ *                  "amount_cents","currency"}]}]}
+ * where "gateway" is the home's payment gateway (gateway.h), null when
+ * none is chosen, and
+ * "busy" lists the objects with outbox rows, an armed alarm or
  * re-arms today.
  */
 #ifndef BAKERY_STATUS_H

@@ -1073,10 +1073,8 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		/* Without create, a home with no lock file that this process
 		 * cannot make (none yet, or read-only) is read unlocked. */
 		int err = errno;
-		rc = !create ? 0 : bakery_fail(
-		    err == ENOSPC ? EX_IOERR : err == EACCES ? EX_NOPERM
-		    : EX_CANTCREAT, "cannot open '%s': %s", path,
-		    strerror(err));
+		rc = !create ? 0 : bakery_fail(store_errno_code(err),
+		    "cannot open '%s': %s", path, strerror(err));
 		free(path);
 		return rc;
 	}

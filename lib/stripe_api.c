@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "stripe_api.h"
+#include "secret.h"
 #include "util.h"
 
 #include <errno.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,32 +34,6 @@ key_valid(const char *key)
 		    (key[i] >= 'A' && key[i] <= 'Z')))
 			return 0;
 	return 1;
-}
-
-static int
-read_key_file(const char *path, char **key)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bakery_fail(EX_CONFIG, "cannot read the Stripe key file: "
-		    "'%s': %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) == 0 && (st.st_mode & 077))
-		bakery_log(LOG_WARN, "stripe_key_file_mode", "path", path,
-		    "hint", "others can read it: chmod 600", (char *)NULL);
-	char buf[512];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n < 0)
-		return bakery_fail(EX_CONFIG, "cannot read the Stripe key file: "
-		    "'%s': %s", path, strerror(errno));
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' ||
-	    buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	*key = bakery_xstrdup(buf);
-	explicit_bzero(buf, sizeof buf);
-	return 0;
 }
 
 /* https://, or http:// to a loopback host: the key never travels in clear
@@ -127,7 +101,8 @@ stripe_api_open(stripe_api *api, const char *key_file)
 
 	const char *env = getenv("BAKERY_STRIPE_KEY");
 	if (key_file)
-		rc = read_key_file(key_file, &api->key);
+		rc = secret_read_file(key_file,
+		    "the Stripe key file (--stripe-key-file)", &api->key);
 	else if (env && *env)
 		api->key = bakery_xstrdup(env);
 	if (!rc && api->key && !key_valid(api->key))

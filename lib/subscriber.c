@@ -3,6 +3,7 @@
  */
 #include "subscriber.h"
 #include "envelope.h"
+#include "menu.h"
 #include "outbox.h"
 #include "queue.h"
 #include "routing.h"
@@ -19,8 +20,8 @@ static const subscriber *const subscribers[] = {
 	&order_subscriber, NULL,
 };
 
-static const subscriber *
-find_subscriber(const char *kind)
+const subscriber *
+subscriber_find(const char *kind)
 {
 	for (int i = 0; subscribers[i]; i++)
 		if (strcmp(subscribers[i]->kind, kind) == 0)
@@ -108,6 +109,161 @@ apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
 	return object_rollback_to(o, &sp) ? -1 : 0;
 }
 
+/* The most lines an event's items may have, and the most cents a price
+ * or a total may be: a menu's price is at most 1,000,000 cents
+ * (menu.h), a line at most MENU_MAX_QTY of one. */
+#define DATA_MAX_ITEMS 1000
+#define DATA_MAX_PRICE 1000000
+#define DATA_MAX_CENTS 1e15
+
+/* Whether v is a whole number from min to max. */
+static int
+whole(jv v, double min, double max)
+{
+	if (jv_get_kind(v) != JV_KIND_NUMBER)
+		return 0;
+	double d = jv_number_value(v);
+	return d >= min && d <= max && d == (double)(int64_t)d;
+}
+
+/* data.FIELD's fault, or NULL: a string field checked as a name (n), a
+ * day (d), text of up to max bytes (t), or a currency (c); null allows a
+ * JSON null. Absent is fine: each subscriber says what it needs. */
+static const char *
+string_fault(jv data, const char *field, char how, size_t max, int null)
+{
+	jv v = envelope_field(data, field);
+	int kind = jv_get_kind(v);
+	jv_free(v);
+	const char *s;
+	int got = envelope_opt_str(data, field, &s);
+	if (got == 0)
+		return kind == JV_KIND_NULL && !null ? "want a string" : NULL;
+	if (got < 0)
+		return "want a string without NUL";
+	switch (how) {
+	case 'n':
+		return bakery_name_valid(s) ? NULL
+		    : "want a name [a-z0-9][a-z0-9_.-]{0,63}";
+	case 'd':
+		return bakery_day_valid(s) ? NULL : "want a day YYYY-MM-DD";
+	case 'c':
+		return bakery_currency_valid(s) ? NULL
+		    : "want three lowercase letters";
+	default:
+		return bakery_text_valid(s, max) ? NULL : "want printable UTF-8 text";
+	}
+}
+
+/* data.items: 1 to DATA_MAX_ITEMS lines {item, qty, price_cents}, an
+ * item's quantities summing to at most MENU_MAX_QTY; *sum is the total
+ * of the lines. */
+static int
+items_fault(jv items, char *why, size_t size, double *sum)
+{
+	int n = jv_get_kind(items) == JV_KIND_ARRAY
+	    ? jv_array_length(jv_copy(items)) : -1;
+	if (n < 1 || n > DATA_MAX_ITEMS) {
+		snprintf(why, size, "bad data.items: want an array of 1 to %d "
+		    "lines", DATA_MAX_ITEMS);
+		return 422;
+	}
+	*sum = 0;
+	for (int i = 0; i < n; i++) {
+		jv line = jv_array_get(jv_copy(items), i);
+		jv qty = envelope_field(line, "qty");
+		jv price = envelope_field(line, "price_cents");
+		const char *item = envelope_str(line, "item");
+		const char *bad = jv_get_kind(line) != JV_KIND_OBJECT
+		    ? "want an object {item, qty, price_cents}"
+		    : !item || !bakery_name_valid(item) ? "bad item: want a name"
+		    : !whole(qty, 1, MENU_MAX_QTY) ? "bad qty: want 1 to 99"
+		    : !whole(price, 1, DATA_MAX_PRICE)
+		    ? "bad price_cents: want 1 to 1000000" : NULL;
+		int total = 0;
+		for (int j = 0; !bad && j <= i; j++) {
+			jv other = jv_array_get(jv_copy(items), j);
+			const char *name = envelope_str(other, "item");
+			if (name && strcmp(name, item) == 0) {
+				jv q = envelope_field(other, "qty");
+				total += (int)jv_number_value(q);
+				jv_free(q);
+			}
+			jv_free(other);
+		}
+		if (!bad && total > MENU_MAX_QTY)
+			bad = "bad qty: an item's lines sum past 99";
+		if (!bad)
+			*sum += jv_number_value(qty) * jv_number_value(price);
+		jv_free(qty);
+		jv_free(price);
+		jv_free(line);
+		if (bad) {
+			snprintf(why, size, "bad data.items[%d]: %s", i, bad);
+			return 422;
+		}
+	}
+	return 0;
+}
+
+int
+subscriber_check_data(jv env, char *why, size_t size)
+{
+	static const struct {
+		const char *field;
+		char how;
+		size_t max;
+		int null;
+	} strings[] = {
+		{ "order", 'n', 0, 0 }, { "customer", 'n', 0, 0 },
+		{ "day", 'd', 0, 0 }, { "delivery", 't', 200, 1 },
+		{ "currency", 'c', 0, 0 }, { "payment_intent", 't', 255, 1 },
+		{ "stripe_event", 't', 255, 0 }, { "placed_at", 't', 32, 1 },
+		{ "paid_at", 't', 32, 1 },
+	};
+	jv data = envelope_field(env, "data");
+	int rc = 0;
+	if (jv_get_kind(data) != JV_KIND_OBJECT) {
+		snprintf(why, size, "bad data: want an object");
+		rc = 422;
+	}
+	for (size_t i = 0; !rc && i < sizeof strings / sizeof *strings; i++) {
+		const char *bad = string_fault(data, strings[i].field,
+		    strings[i].how, strings[i].max, strings[i].null);
+		if (bad) {
+			snprintf(why, size, "bad data.%s: %s", strings[i].field,
+			    bad);
+			rc = 422;
+		}
+	}
+	jv items = envelope_field(data, "items");
+	jv total = envelope_field(data, "total_cents");
+	jv amount = envelope_field(data, "amount_cents");
+	double sum = -1;
+	if (!rc && jv_is_valid(items))
+		rc = items_fault(items, why, size, &sum);
+	if (!rc && jv_is_valid(total) && !whole(total, 0, DATA_MAX_CENTS)) {
+		snprintf(why, size, "bad data.total_cents: want a whole number "
+		    "of cents");
+		rc = 422;
+	} else if (!rc && jv_is_valid(total) && sum >= 0 &&
+	    jv_number_value(total) != sum) {
+		snprintf(why, size, "bad data.total_cents: not the sum of "
+		    "data.items");
+		rc = 422;
+	}
+	if (!rc && jv_is_valid(amount) && !whole(amount, 0, DATA_MAX_CENTS)) {
+		snprintf(why, size, "bad data.amount_cents: want a whole number "
+		    "of cents");
+		rc = 422;
+	}
+	jv_free(items);
+	jv_free(total);
+	jv_free(amount);
+	jv_free(data);
+	return rc;
+}
+
 /* Applies the group's events, in order, at one object of one sandbox: one
  * open, one BEGIN IMMEDIATE, a savepoint per event so that a refusal takes
  * back only that event's changes, one COMMIT for all that applied, then
@@ -128,10 +284,13 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 			answered(g[i]->r, "routing", 422, bakery_error());
 		return;
 	}
-	const subscriber *sub = find_subscriber(kind);
+	const subscriber *sub = subscriber_find(kind);
+	char why[200];
 	for (size_t i = 0; i < n; i++) {
 		if (!sub)
 			answered(g[i]->r, kind, 422, "not a subscriber");
+		else if (subscriber_check_data(g[i]->env, why, sizeof why))
+			answered(g[i]->r, kind, 422, why);
 		else if (wiped_since(ctx, g[i]->env))
 			g[i]->r->status = 205;
 		else
@@ -246,7 +405,7 @@ subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
 	if (!rc)
 		rc = object_show(o, out);
 	if (!rc) {
-		const subscriber *sub = find_subscriber(o->kind);
+		const subscriber *sub = subscriber_find(o->kind);
 		if (sub && sub->arrays) {
 			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
 			*out = jv_object_set(*out, jv_string("state"),
@@ -362,10 +521,8 @@ subscriber_state(jv state, const char *const *arrays)
 jv
 subscriber_data(jv env, const char *field)
 {
-	jv data = jv_get_kind(env) == JV_KIND_OBJECT
-	    ? jv_object_get(jv_copy(env), jv_string("data")) : jv_invalid();
-	jv v = jv_get_kind(data) == JV_KIND_OBJECT
-	    ? jv_object_get(jv_copy(data), jv_string(field)) : jv_invalid();
+	jv data = envelope_field(env, "data");
+	jv v = envelope_field(data, field);
 	jv_free(data);
 	if (jv_is_valid(v))
 		return v;
@@ -376,10 +533,10 @@ subscriber_data(jv env, const char *field)
 jv
 subscriber_pick(jv env, const char *const *fields)
 {
-	jv data = jv_object_get(jv_copy(env), jv_string("data"));
+	jv data = envelope_field(env, "data");
 	jv out = jv_object();
 	for (int i = 0; fields[i]; i++) {
-		jv v = jv_object_get(jv_copy(data), jv_string(fields[i]));
+		jv v = envelope_field(data, fields[i]);
 		if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
 			out = jv_object_set(out, jv_string(fields[i]), v);
 		else

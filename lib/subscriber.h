@@ -41,6 +41,9 @@ extern const subscriber schedule_subscriber, kitchen_subscriber,
     crm_subscriber, customer_subscriber, inbox_subscriber,
     dispatch_subscriber, order_subscriber;
 
+/* The subscriber of kind, or NULL when the kind hears nothing. */
+const subscriber *subscriber_find(const char *kind);
+
 /* Applies env at address in the envelope's sandbox, then sends whatever
  * the object recorded: subscriber_deliver_batch()'s transaction, for one
  * event. Fills r; returns 0 unless bakery itself failed. */
@@ -70,6 +73,12 @@ int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
  * every event of that object. */
 int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
     apply_result *r);
+
+/* The one check of an event's data, made before any subscriber writes
+ * anything of it: 0 when every field bakery may write is of its type and
+ * within its range (see bakery-envelope(5), "Data"), else 422 with the
+ * first fault in why. */
+int subscriber_check_data(jv env, char *why, size_t size);
 
 /* Helpers for the kinds: the index of the element of arr whose .order is
  * order, or -1. */

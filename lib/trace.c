@@ -2,6 +2,7 @@
  * trace.c — follow one event id through objects, queue and sandbox.
  */
 #include "trace.h"
+#include "envelope.h"
 #include "object.h"
 #include "queue.h"
 #include "routing.h"
@@ -169,10 +170,11 @@ find_in_queue(bakery_ctx *ctx, const char *sandbox, const char *id,
 		if ((rc = queue_peek(q, names[i], 1000000, &msgs)))
 			break;
 		jv_array_foreach(msgs, j, m) {
-			jv mid = jv_object_get(jv_copy(m), jv_string("id"));
-			jv msb = jv_object_get(jv_copy(m), jv_string("sandbox"));
-			if (strcmp(jv_string_value(mid), id) == 0 &&
-			    strcmp(jv_string_value(msb), sandbox) == 0) {
+			/* A raw NATS message may lack its sandbox: null. */
+			const char *mid = envelope_str(m, "id");
+			const char *msb = envelope_str(m, "sandbox");
+			if (mid && msb && strcmp(mid, id) == 0 &&
+			    strcmp(msb, sandbox) == 0) {
 				if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
 					jv_free(f->envelope);
 					f->envelope = jv_object_get(jv_copy(m),
@@ -183,8 +185,6 @@ find_in_queue(bakery_ctx *ctx, const char *sandbox, const char *id,
 				m = jv_object_delete(m, jv_string("sandbox"));
 				found = jv_array_append(found, jv_copy(m));
 			}
-			jv_free(mid);
-			jv_free(msb);
 			jv_free(m);
 		}
 		jv_free(msgs);

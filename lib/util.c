@@ -120,25 +120,84 @@ stderr_is_journal(void)
 static const char *level_names[] = { "error", "warning", "info", "debug" };
 static const char *const journal_prefixes[] = { "<3>", "<4>", "<6>", "<7>" };
 
+/* The length of the UTF-8 sequence at s (of at most len bytes), or 0 when
+ * s[0] is a control character or starts no valid sequence. */
+static size_t
+printable_at(const char *s, size_t len)
+{
+	unsigned char c = (unsigned char)s[0];
+	if (c < ' ' || c == 0x7f)
+		return 0;
+	size_t n = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	return n <= len && bakery_utf8_valid(s, n) ? n : 0;
+}
+
+/* Whether s needs quoting as a plain log value: empty, or holding a space,
+ * a quote, '=', a backslash or anything put_escaped() escapes. */
+static int
+needs_quotes(const char *s)
+{
+	size_t len = strlen(s);
+	if (!len)
+		return 1;
+	for (size_t i = 0, n; i < len; i += n) {
+		if (!(n = printable_at(s + i, len - i)) || strchr(" \"=\\", s[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Appends s to buf (size bytes, *used so far) as a plain log line may
+ * hold it: a control character or a byte of invalid UTF-8 becomes an
+ * escape (\n, \r, \t, \xHH), and in a quoted value '"' and '\' are
+ * escaped too, so a value can neither end the line nor forge another
+ * (the JSON logs escape the same through jq). */
+static void
+put_escaped(char *buf, size_t size, size_t *used, const char *s, int quoted)
+{
+	size_t len = strlen(s);
+	for (size_t i = 0, n; i < len && *used + 5 < size; i += n) {
+		char *out = buf + *used;
+		if ((n = printable_at(s + i, len - i))) {
+			int esc = quoted && (s[i] == '"' || s[i] == '\\');
+			if (esc)
+				*out++ = '\\';
+			memcpy(out, s + i, n);
+			*used += n + (size_t)esc;
+			continue;
+		}
+		n = 1;
+		unsigned char c = (unsigned char)s[i];
+		*used += (size_t)(c == '\n' ? snprintf(out, 6, "\\n")
+		    : c == '\r' ? snprintf(out, 6, "\\r")
+		    : c == '\t' ? snprintf(out, 6, "\\t")
+		    : snprintf(out, 6, "\\x%02x", c));
+	}
+	buf[*used < size ? *used : size - 1] = '\0';
+}
+
 void
 bakery_print_error(const char *fmt, ...)
 {
-	char msg[2048];
+	char raw[2048], msg[4096];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	if (bakery_log_json()) {
-		bakery_log(LOG_ERROR, "error", "message", msg, (char *)NULL);
+		bakery_log(LOG_ERROR, "error", "message", raw, (char *)NULL);
 		return;
 	}
+	size_t used = 0;
+	msg[0] = '\0';
+	put_escaped(msg, sizeof msg, &used, raw, 0);
 	if (bakery_stderr_midline) {
 		fputc('\n', stderr);
 		bakery_stderr_midline = 0;
 	}
-		fprintf(stderr, "%s%s: error: %s\n",
-		    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
-		    bakery_prog, msg);
+	fprintf(stderr, "%s%s: error: %s\n",
+	    stderr_is_journal() ? journal_prefixes[LOG_ERROR] : "",
+	    bakery_prog, msg);
 }
 
 void
@@ -171,14 +230,21 @@ bakery_log(enum bakery_level level, const char *event, ...)
 		    stderr_is_journal() ? journal_prefixes[level] : "",
 		    bakery_prog, level_names[level], event);
 		const char *k;
-		while ((k = va_arg(ap, const char *)) && n < sizeof line) {
+		while ((k = va_arg(ap, const char *)) && n + 8 < sizeof line) {
 			const char *v = va_arg(ap, const char *);
 			if (!v)
 				v = "";
-			/* Values with spaces are quoted so the line stays parseable. */
-			int quote = strpbrk(v, " \t\"=") != NULL || !*v;
+			/* Values with spaces are quoted so the line stays
+			 * parseable, and escaped so it stays one line. */
+			int quote = needs_quotes(v);
 			n += (size_t)snprintf(line + n, sizeof line - n,
-			    quote ? " %s=\"%s\"" : " %s=%s", k, v);
+			    quote ? " %s=\"" : " %s=", k);
+			if (n + 2 < sizeof line) {
+				put_escaped(line, sizeof line - 1, &n, v, quote);
+				if (quote)
+					line[n++] = '"';
+				line[n] = '\0';
+			}
 		}
 		if (bakery_stderr_midline) {
 			fputc('\n', stderr);
@@ -212,11 +278,34 @@ parse_now(const char *s)
 	long long secs = strtoll(s, &end, 10);
 	if (*s >= '0' && *s <= '9' && !*end)
 		return (int64_t)secs * 1000;
-	struct tm tm = { 0 };
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (end && (*end == 'Z' || !*end))
-		return (int64_t)timegm(&tm) * 1000;
+	const char *rest;
+	int64_t at = bakery_parse_datetime(s, &rest);
+	if (at >= 0 && (!*rest || (rest[0] == 'Z' && !rest[1])))
+		return at * 1000;
 	return -1;
+}
+
+int64_t
+bakery_parse_datetime(const char *s, const char **end)
+{
+	struct tm tm = { 0 };
+	const char *e = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	*end = e ? e : s;
+	if (!e || e - s != 19)
+		return -1;
+	/* strptime takes 2026-02-30 and timegm makes it 03-02: a date is
+	 * real only when it comes back the same. */
+	time_t t = timegm(&tm);
+	char again[32];
+	struct tm back;
+	if (t < 0 || !gmtime_r(&t, &back))
+		return -1;
+	strftime(again, sizeof again, "%Y-%m-%dT%H:%M:%S", &back);
+	if (strncmp(again, s, 19) != 0) {
+		*end = s;
+		return -1;
+	}
+	return (int64_t)t;
 }
 
 int
@@ -280,15 +369,61 @@ bakery_format_day(int64_t ms, char *buf, size_t size)
 int
 bakery_day_valid(const char *day)
 {
-	struct tm tm = { 0 };
-	const char *end = strptime(day, "%Y-%m-%d", &tm);
-	if (!end || *end || strlen(day) != 10)
+	if (strlen(day) != 10)
 		return 0;
-	/* strptime accepts 2026-02-31; a round trip through timegm does not. */
-	time_t t = timegm(&tm);
-	char again[11];
-	bakery_format_day((int64_t)t * 1000, again, sizeof again);
-	return strcmp(again, day) == 0;
+	char stamp[20];
+	snprintf(stamp, sizeof stamp, "%sT00:00:00", day);
+	const char *end;
+	return bakery_parse_datetime(stamp, &end) >= 0 && !*end;
+}
+
+int
+bakery_utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	while (p < end) {
+		unsigned c = *p++;
+		if (c < 0x80)
+			continue;
+		int more;
+		unsigned min, cp;
+		if (c >= 0xc2 && c <= 0xdf)
+			more = 1, min = 0x80, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			more = 2, min = 0x800, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			more = 3, min = 0x10000, cp = c & 0x07;
+		else
+			return 0;
+		if (end - p < more)
+			return 0;
+		for (int i = 0; i < more; i++, p++) {
+			if ((*p & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (*p & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+int
+bakery_text_valid(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > max || !bakery_utf8_valid(s, n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int
+bakery_currency_valid(const char *s)
+{
+	return strlen(s) == 3 && strspn(s, "abcdefghijklmnopqrstuvwxyz") == 3;
 }
 
 int

@@ -79,8 +79,22 @@ void bakery_format_time(int64_t ms, char *buf, size_t size);
 void bakery_format_day(int64_t ms, char *buf, size_t size);
 /* The time as a JSON string, or null when ms is 0 (never). */
 jv bakery_time_jv(int64_t ms);
+/* Seconds since the epoch of s's first 19 bytes, YYYY-MM-DDTHH:MM:SS, a
+ * moment that exists (not 2026-02-30, not 25:00); -1 when not. *end is
+ * where s goes on after them. */
+int64_t bakery_parse_datetime(const char *s, const char **end);
 /* Accepts a calendar day YYYY-MM-DD that exists. */
 int bakery_day_valid(const char *day);
+
+/* Whether len bytes of s are well-formed UTF-8 (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF). */
+int bakery_utf8_valid(const char *s, size_t len);
+/* Whether s is text a person gave: 1 to max bytes of valid UTF-8 with no
+ * control character (C0, DEL). */
+int bakery_text_valid(const char *s, size_t max);
+
+/* Whether s is a currency as Stripe writes one: three lowercase letters. */
+int bakery_currency_valid(const char *s);
 
 /* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
 int bakery_name_valid(const char *name);
@@ -93,7 +107,8 @@ void bakery_random_id(const char *prefix, char *buf, size_t size);
  * process stands there, and SIGCONT it on. */
 void bakery_crash_point(const char *name);
 
-/* Growable string, for SQL and messages. Aborts on out of memory. */
+/* malloc, realloc, strdup and asprintf that abort on out of memory
+ * instead of returning NULL. */
 void *bakery_xmalloc(size_t n);
 void *bakery_xrealloc(void *p, size_t n);
 char *bakery_xstrdup(const char *s);

@@ -16,7 +16,7 @@ day=2026-12-01
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
 	bold=$(printf '\033[1m') dim=$(printf '\033[2m') off=$(printf '\033[0m')
 else
-	bold= dim= off=
+	bold='' dim='' off=''
 fi
 # jq 1.6 colours a terminal and knows nothing of NO_COLOR: -M says it.
 if [ -n "${NO_COLOR:-}" ]; then
@@ -28,7 +28,7 @@ say() { printf '%s\n' "$*"; }
 run() { printf '%s$ %s%s\n' "$dim" "$*" "$off" >&2; "$@"; }
 # consume [ARGS]: runs bakery-consume, keeps its lines for the summary.
 consume() {
-	printf '%s$ bakery-consume %s%s\n' "$dim" "$*" "$off"
+	printf '%s$ bakery-consume%s%s\n' "$dim" "${*:+ $*}" "$off"
 	bakery-consume "$@" | tee -a "$log" |
 		jq -r '"  \(.type) delivery \(.delivery): \(.status) \(.outcome)\(if .error then " (" + .error + ")" else "" end)"'
 }
@@ -37,6 +37,9 @@ card_of() { bakery-show kitchen/board | jq -c --arg o "$1" '[.state.cards[] | se
 tickets_of() { bakery-show kitchen/board | jq --arg o "$1" '[.state.tickets[] | select(.order == $o)] | length'; }
 
 say "bakery demo — home: $BAKERY_HOME"
+
+step "0. This home pays through the built-in test gateway: no money moves"
+run bakery-order gateway test | jq -c .
 
 step "1. Two cardamom buns and a country loaf for delivery, paid by test card"
 o1=$(run bakery-order place --customer ada --day $day --delivery "1 Mill Lane" \
@@ -55,7 +58,8 @@ step "2. The kitchen refuses; another order is paid"
 run bakery-fault set kitchen-refuses
 o2=$(run bakery-order place --customer bo --day $day cinnamon-roll=3 | jq -r .id)
 run bakery-order pay "$o2" | jq -c .
-consume
+say "  (retries at once for the demo; by default they wait 5 s, 30 s, 2 min)"
+consume --retry-delay 0
 say "  order status: $(bakery-order show "$o2" | jq -r .status)"
 run bakery-dlq drain | jq -r '"  dead letter \(.type): \(.error) after \(.attempts) deliveries"'
 say "  receipts for bo: $(bakery-show inbox/bo | jq '.state.receipts | length')," \
@@ -67,7 +71,7 @@ run bakery-fault clear kitchen-refuses
 paid=$(bakery-dlq list | jq -r 'select(.type == "OrderPaid") | .id')
 placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')
 run bakery-redrive "$paid" | jq -c .
-consume
+consume --retry-delay 0
 run bakery-dlq drain | jq -r '"  dead letter \(.type) again: \(.error)"'
 
 step "4. OrderPlaced redriven, then OrderPaid"

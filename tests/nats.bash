@@ -22,6 +22,7 @@ nats_wait_port() {
 	return 1
 }
 
+# shellcheck disable=SC2034 # NATS_PID, NATS_URL: for the caller
 nats_start() {
 	local dir=$1
 	mkdir -p "$dir/store"
@@ -45,6 +46,7 @@ nats_stop() {
 	return 0
 }
 
+# shellcheck disable=SC2034 # NATS_PIDS: for the caller
 nats_node_start() {
 	local dir=$1 i=$2 routes="" j
 	for j in 0 1 2; do
@@ -67,6 +69,7 @@ CONF
 	nats_wait_port "${NATS_PORTS[$i]}"
 }
 
+# shellcheck disable=SC2034 # NATS_URL: for the caller
 nats_cluster_start() {
 	local dir=$1 i
 	NATS_PORTS=() NATS_CPORTS=() NATS_PIDS=()

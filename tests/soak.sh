@@ -6,16 +6,27 @@
 # dead letters are redriven. Then the faults clear, everything drains with
 # the ordinary tools, and tests/checker judges the home.
 #
-#   tests/soak.sh [ORDERS [SEED]]      (make soak SOAK_ORDERS=N SOAK_SEED=S)
+# --kills: kills only. No fault is ever set, nothing is redriven and no
+# operator tool runs: consumers, the relay and clients are killed at random
+# while orders are placed and paid, and the reorderings the kills cause (an
+# OrderPaid that overtakes an OrderPlaced held in a killed consumer's lease)
+# must heal through the consumers' waiting retries alone. The home must
+# drain by itself and end with every paid order's effects applied once and
+# no dead letter.
+#
+#   tests/soak.sh [--kills] [ORDERS [SEED]]
+#   (make soak [SOAK_MODE=kills] SOAK_ORDERS=N SOAK_SEED=S)
 #
 # Last line:
 #   soak: N orders, K kills across M points: L lost, T applied twice,
-#   D duplicate deliveries absorbed
+#   D duplicate deliveries absorbed[, R dead letters]
 # Orders spread over one sandbox per 250 orders (a visitor's sandbox in the
 # demo): a day's schedule and dispatch and a customer's objects are one JSON
 # row each, rewritten on every event they apply (the kitchen's cards and the
 # CRM's customers are rows; see docs/reliability.md, "Throughput").
 set -u
+MODE=chaos
+[ "${1:-}" = --kills ] && { MODE=kills; shift; }
 ORDERS=${1:-200}
 SEED=${2:-1}
 CLIENTS=${SOAK_CLIENTS:-4}
@@ -26,6 +37,17 @@ unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_CRASH_AT BAKERY_LOG BAKERY_SYNC BAKERY_
 	BAKERY_STRIPE_KEY BAKERY_STRIPE_API
 W=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 export BAKERY_HOME="$W/home" BAKERY_ALARM_DELAY=2
+# The consumers' timings, a tenth of the defaults (30 s leases, 30 s
+# alarms; here 3 s and 2 s) so that a kill heals in seconds. The chaos
+# retries every second and redrives its dead letters; the kills-only soak
+# keeps the default retry schedule's shape (5 s, 30 s, 2 min against a 30 s
+# lease: the first two retries outlast a killed consumer's lease, the last
+# is four of them), scaled the same way.
+# SOAK_RETRY_DELAY overrides the delays (0: immediate retries, to see what
+# the waits are for).
+VISIBILITY=3
+if [ "$MODE" = kills ]; then DELAYS=1,3,12; else DELAYS=1; fi
+DELAYS=${SOAK_RETRY_DELAY:-$DELAYS}
 SANDBOXES=$(( (ORDERS + 249) / 250 ))
 RANDOM=$SEED
 start=$(date +%s)
@@ -56,7 +78,8 @@ slot() {
 	while [ ! -e "$W/stop" ]; do
 		point=
 		if [ ! -e "$W/drain" ] && [ -n "$points" ] && [ $((RANDOM % 3)) = 0 ]; then
-			local a=($points)
+			local a
+			read -ra a <<<"$points"
 			point="${a[RANDOM % ${#a[@]}]}:$((RANDOM % 40 + 1))"
 		fi
 		env ${point:+BAKERY_CRASH_AT=$point} "$@" >>"$W/out.$name" 2>>"$W/err.$name" 3>&- &
@@ -105,23 +128,33 @@ client() {
 	done
 }
 
+# kill_one: kill -9 a random worker of this mode.
+kill_one() {
+	local slots=(consume1 consume2 consume3 relay dlq) f pid
+	[ "$MODE" = kills ] && slots=(consume1 consume2 consume3 relay)
+	f="$W/slot.${slots[RANDOM % ${#slots[@]}]}.pid"
+	if [ -e "$f" ] && ours "$(cat "$f")"; then
+		pid=$(cat "$f")
+		: >"$W/killed.$pid"
+		kill -9 "$pid" 2>/dev/null
+	fi
+}
+
 # The chaos: every ~0.3 s one of kill -9 a random worker, set a fault,
-# clear one, or redrive a sandbox's dead letters (sometimes killed).
+# clear one, or redrive a sandbox's dead letters (sometimes killed). With
+# --kills, every ~0.3 s a kill -9, and nothing else.
 chaos() {
 	RANDOM=$((SEED * 7))
-	local slots=(consume1 consume2 consume3 relay dlq) f s pid
+	local s
 	while [ ! -e "$W/drain" ]; do
 		sleep 0.$((RANDOM % 4 + 1))
 		s=s$((RANDOM % SANDBOXES))
+		if [ "$MODE" = kills ]; then
+			kill_one
+			continue
+		fi
 		case $((RANDOM % 6)) in
-		0 | 1)
-			f="$W/slot.${slots[RANDOM % 5]}.pid"
-			if [ -e "$f" ] && ours "$(cat "$f")"; then
-				pid=$(cat "$f")
-				: >"$W/killed.$pid"
-				kill -9 "$pid" 2>/dev/null
-			fi
-			;;
+		0 | 1) kill_one ;;
 		2) bakery-fault -s "$s" set kitchen-refuses >/dev/null 2>>"$W/err.chaos" ;;
 		3) bakery-fault -s "$s" set queue-refuses >/dev/null 2>>"$W/err.chaos" ;;
 		4)
@@ -142,16 +175,23 @@ chaos() {
 
 sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
 queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
+# What is still owed anywhere: queued messages, dead letters, outbox rows.
+owed() {
+	bakery-status --json 2>/dev/null | jq '([.queue[] | .ready + .leased + .delayed] | add)
+		+ ([.sandboxes[] | .outbox_rows + .dead_letters] | add // 0)'
+}
 
 mkdir -p "$BAKERY_HOME"
-: >"$W/exits"; : >"$W/placed"; : >"$W/paid"
+bakery-order gateway test >/dev/null # no money moves
+: >"$W/exits"; : >"$W/placed"; : >"$W/paid"; : >"$W/out.final"; : >"$W/client-failures"
 CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
 for n in 1 2 3; do
 	slot "consume$n" "$CONSUME_POINTS" $((SEED + n)) \
-		bakery-consume --follow --visibility 3 --retry-delay 1 &
+		bakery-consume --follow --visibility "$VISIBILITY" --retry-delay "$DELAYS" &
 done
 slot relay "relay.after_send alarm.after_send alarm.before_rearm" $((SEED + 4)) bakery-relay --watch &
-slot dlq "dlq.after_store" $((SEED + 5)) bakery-dlq drain --follow &
+# Kills only: no DLQ handler, so a dead letter stays in the DLQ and counts.
+[ "$MODE" = kills ] || slot dlq "dlq.after_store" $((SEED + 5)) bakery-dlq drain --follow &
 chaos &
 chaos_pid=$!
 clients=()
@@ -163,14 +203,27 @@ for p in "${clients[@]}"; do wait "$p"; done
 placed_at=$(date +%s)
 
 # Drain: no more chaos or crash points; faults cleared; the workers finish
-# what is queued; dead letters are redriven until none are left.
+# what is queued; dead letters are redriven until none are left. With
+# --kills the workers alone finish, in real time: no tool, no redrive, no
+# clock moved.
 touch "$W/drain"
 wait "$chaos_pid"
-for s in $(sandboxes); do
+drained=yes
+if [ "$MODE" = kills ]; then
+	drained=no
+	for _ in $(seq 120); do
+		sleep 1
+		[ "$(owed)" = 0 ] && { drained=yes; break; }
+	done
+	touch "$W/stop"
+	for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null; done
+	wait
+fi
+[ "$MODE" = kills ] || for s in $(sandboxes); do
 	bakery-fault -s "$s" clear kitchen-refuses >/dev/null
 	bakery-fault -s "$s" clear queue-refuses >/dev/null
 done
-for round in $(seq 60); do
+[ "$MODE" = kills ] || for _ in $(seq 60); do
 	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	for s in $(sandboxes); do bakery-relay -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	sleep 2
@@ -181,7 +234,7 @@ for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/d
 wait
 # Whatever a killed worker left: the ordinary tools, the clock past leases.
 later=$(( $(date +%s) + 3600 ))
-for round in 1 2; do
+[ "$MODE" = kills ] || for _ in 1 2; do
 	for s in $(sandboxes); do
 		bakery-relay -s "$s" --all >/dev/null
 		BAKERY_NOW=$later bakery-relay --due >/dev/null
@@ -202,11 +255,34 @@ points=$(awk '$2 == 137 { print $3 }' "$W/exits" | sort -u | wc -l)
 busy=$(cat "$W"/err.* 2>/dev/null | grep -ci 'database is locked\|busy' || true)
 echo "soak: seed $SEED, $CLIENTS clients, $SANDBOXES sandboxes, placing $((placed_at - start)) s, total $((end - start)) s"
 echo "soak: kills by point: $(awk '$2 == 137 { print $3 }' "$W/exits" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')"
-echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(cat "$W/client-failures" 2>/dev/null | wc -l), busy errors $busy"
+echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(wc -l <"$W/client-failures"), busy errors $busy"
 echo "soak: checker: $result"
-[ "$rc" = 0 ] || { cat "$W/check.err" | head -20; }
+[ "$rc" = 0 ] || head -20 "$W/check.err"
 lost=$(echo "$result" | jq .lost)
 twice=$(echo "$result" | jq .applied_twice)
 dup=$(echo "$result" | jq .duplicated)
-echo "soak: $ORDERS orders, $kills kills across $points points: $lost lost, $twice applied twice, $dup duplicate deliveries absorbed"
-[ "$rc" = 0 ] && [ "$(wc -l <"$W/paid")" -gt 0 ]
+# The retries, from the consumers' lines (a killed one's last line may be
+# cut short): how many, why, and at which delivery each retried message
+# was acked in the end; the dead letters made.
+retries=$(cat "$W"/out.consume* "$W/out.final" | jq -Rsc '
+	[split("\n")[] | fromjson? | select(type == "object")] as $l
+	| [$l[] | select(.outcome == "retried")] as $r
+	| ([$r[].id] | unique) as $ids
+	| {retries: ($r | length),
+	   by_status: ($r | group_by(.status) | map({key: (.[0].status | tostring), value: length}) | from_entries),
+	   messages: ($ids | length),
+	   acked_at: ([$l[] | select(.outcome == "acked" and (.id | IN($ids[])))]
+		| group_by(.delivery) | map({key: (.[0].delivery | tostring), value: length}) | from_entries),
+	   dead_lettered: ([$l[] | select(.outcome == "dead-lettered")] | length)}')
+# Dead letters: the ids dead-lettered, in the DLQ or stored, each once.
+dead=$({
+	cat "$W"/out.consume* "$W/out.final" | jq -Rr 'fromjson? | select(.outcome? == "dead-lettered") | .id'
+	bakery-queue peek --dlq --limit 1000000 | jq -r .id
+	for s in $(sandboxes); do bakery-dlq -s "$s" list | jq -r .id; done
+} 2>>"$W/err.drain" | sort -u | wc -l)
+echo "soak: retries (--retry-delay $DELAYS, --visibility $VISIBILITY): $retries"
+tail="$lost lost, $twice applied twice, $dup duplicate deliveries absorbed"
+[ "$MODE" = kills ] && tail="$tail, $dead dead letters, drained by itself: $drained"
+echo "soak: $ORDERS orders, $kills kills across $points points: $tail"
+[ "$rc" = 0 ] && [ "$(wc -l <"$W/paid")" -gt 0 ] &&
+	{ [ "$MODE" = chaos ] || { [ "$dead" = 0 ] && [ "$drained" = yes ]; }; }

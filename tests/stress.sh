@@ -46,6 +46,7 @@ writer() {
 }
 
 mkdir -p "$BAKERY_HOME"
+bakery-order gateway test >/dev/null # no money moves
 : >"$W/placed"; : >"$W/paid"
 cpids=()
 for ((c = 1; c <= CONSUMERS; c++)); do

@@ -15,17 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int
 key_valid(const char *key)
 {
-	size_t n = strlen(key);
-	if (n == 0 || n > 128)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (key[i] <= ' ' || key[i] == 0x7f)
-			return 0;
-	return 1;
+	return bakery_text_valid(key, 128) && !strchr(key, ' ');
 }
 
 static int
@@ -38,18 +33,12 @@ check_request(const order_request *req)
 	if (!req->day || !bakery_day_valid(req->day))
 		return bakery_fail(EX_USAGE, "bad day: '%s': want YYYY-MM-DD",
 		    req->day ? req->day : "");
-	if (req->delivery) {
-		size_t n = strlen(req->delivery);
-		for (size_t i = 0; i < n; i++)
-			if ((unsigned char)req->delivery[i] < ' ')
-				n = 0;
-		if (n == 0 || n > 200)
-			return bakery_fail(EX_USAGE, "bad delivery address: %s",
-			    "want 1 to 200 printable bytes");
-	}
+	if (req->delivery && !bakery_text_valid(req->delivery, 200))
+		return bakery_fail(EX_USAGE, "bad delivery address: %s",
+		    "want 1 to 200 bytes of UTF-8 without control characters");
 	if (req->key && !key_valid(req->key))
 		return bakery_fail(EX_USAGE, "bad key: want 1 to 128 bytes %s",
-		    "without spaces or control characters");
+		    "of UTF-8 without spaces or control characters");
 	if (req->n_items < 1)
 		return bakery_fail(EX_USAGE, "no items: want ITEM=QTY...");
 	return 0;
@@ -68,6 +57,23 @@ build_order(const order_request *req, const char *id, jv *out)
 		const menu_item *it;
 		int qty;
 		if ((rc = menu_parse_line_item(&m, req->items[i], &it, &qty))) {
+			jv_free(items);
+			menu_free(&m);
+			return rc;
+		}
+		/* The limit is an item's, however many lines name it. */
+		int sum = qty;
+		for (int j = 0; j < i; j++) {
+			const menu_item *other;
+			int q;
+			if (!menu_parse_line_item(&m, req->items[j], &other, &q) &&
+			    other == it)
+				sum += q;
+		}
+		if (sum > MENU_MAX_QTY) {
+			rc = bakery_fail(EX_USAGE, "bad quantity: '%s' %d in all: "
+			    "want 1 to %d of an item", it->name, sum,
+			    MENU_MAX_QTY);
 			jv_free(items);
 			menu_free(&m);
 			return rc;
@@ -110,17 +116,47 @@ order_data(jv state)
 	return d;
 }
 
-/* Whether a stored order answers the same request (same key reused). */
+/* An order's items as a set: {ITEM: total quantity}, whatever the order
+ * and the split of its lines. */
+static jv
+items_set(jv order)
+{
+	jv set = jv_object();
+	jv items = envelope_field(order, "items");
+	if (jv_get_kind(items) == JV_KIND_ARRAY)
+		jv_array_foreach(items, i, line) {
+			jv item = envelope_field(line, "item");
+			jv qty = envelope_field(line, "qty");
+			if (jv_get_kind(item) == JV_KIND_STRING &&
+			    jv_get_kind(qty) == JV_KIND_NUMBER) {
+				jv had = jv_object_get(jv_copy(set),
+				    jv_copy(item));
+				double n = jv_number_value(qty) +
+				    (jv_get_kind(had) == JV_KIND_NUMBER
+					? jv_number_value(had) : 0);
+				jv_free(had);
+				set = jv_object_set(set, item, jv_number(n));
+			} else {
+				jv_free(item);
+			}
+			jv_free(qty);
+			jv_free(line);
+		}
+	jv_free(items);
+	return set;
+}
+
+/* Whether a stored order answers the same request (same key reused):
+ * the same customer, day and delivery, and the same items in any order. */
 static int
 same_request(jv stored, jv fresh)
 {
 	static const char *const fields[] = { "customer", "day", "delivery",
-		"items", NULL };
-	int same = 1;
+		NULL };
+	int same = jv_equal(items_set(stored), items_set(fresh));
 	for (int i = 0; fields[i] && same; i++)
-		same = jv_equal(jv_object_get(jv_copy(stored),
-		    jv_string(fields[i])), jv_object_get(jv_copy(fresh),
-		    jv_string(fields[i])));
+		same = jv_equal(envelope_field(stored, fields[i]),
+		    envelope_field(fresh, fields[i]));
 	return same;
 }
 
@@ -196,12 +232,19 @@ order_place(bakery_ctx *ctx, const order_request *req, jv *order,
 int
 order_get(bakery_ctx *ctx, const char *id, jv *order)
 {
+	return order_get_in(ctx, NULL, id, order);
+}
+
+int
+order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *order)
+{
 	if (!bakery_name_valid(id))
 		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
 	char address[80];
 	snprintf(address, sizeof address, "order/%s", id);
 	bakery_object *o;
-	int rc = object_open(ctx, NULL, address, 0, &o);
+	int rc = object_open(ctx, sandbox, address, 0, &o);
 	if (rc == EX_NOINPUT)
 		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
 	if (!rc)
@@ -262,6 +305,23 @@ order_events(bakery_ctx *ctx, const char *id, jv *events)
 	return rc;
 }
 
+int
+order_terms_match(jv order, jv payment)
+{
+	jv amount = jv_object_get(jv_copy(payment), jv_string("amount_cents"));
+	jv total = jv_object_get(jv_copy(order), jv_string("total_cents"));
+	const char *paid_in = envelope_str(payment, "currency");
+	const char *priced_in = envelope_str(order, "currency");
+	int same = jv_get_kind(amount) == JV_KIND_NUMBER &&
+	    jv_get_kind(total) == JV_KIND_NUMBER &&
+	    jv_number_value(amount) == jv_number_value(total);
+	jv_free(amount);
+	jv_free(total);
+	/* ISO 4217 codes: Stripe writes them in lower case. */
+	return same && paid_in && priced_in &&
+	    strcasecmp(paid_in, priced_in) == 0;
+}
+
 /* PaymentSucceeded: the order becomes paid and records OrderPaid, in the
  * same transaction as the payment's event id. */
 static int
@@ -277,14 +337,14 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *status = envelope_str(o->state, "status");
 	if (status && strcmp(status, "paid") == 0)
 		return 200; /* another payment event for a paid order */
-	jv amount = jv_object_get(jv_object_get(jv_copy(env), jv_string("data")),
-	    jv_string("amount_cents"));
-	jv total = jv_object_get(jv_copy(o->state), jv_string("total_cents"));
-	int equal = jv_equal(amount, total);
-	if (!equal) {
-		snprintf(error, size, "amount differs from the order's total");
+	jv data = jv_object_get(jv_copy(env), jv_string("data"));
+	if (!order_terms_match(o->state, data)) {
+		jv_free(data);
+		snprintf(error, size, "amount or currency differs from the "
+		    "order's");
 		return 422;
 	}
+	jv_free(data);
 	char ts[32];
 	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
 	const char *intent = envelope_data_str(env, "payment_intent");

@@ -62,6 +62,7 @@ fresh() {
 	export BAKERY_HOME=$SCRATCH/home
 	rm -rf "$BAKERY_HOME"
 	mkdir -p "$BAKERY_HOME"
+	bakery-order gateway test >/dev/null # fanout pays: no money moves
 }
 fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
 	strace -f -c -e trace=fsync,fdatasync -o "$SCRATCH/strace" "$@" >/dev/null
@@ -97,7 +98,7 @@ b0_sqlite() { # MODE
 	calc "$B0_N / ($t1 - $t0)"
 }
 note "B0 limits"
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	add b0_wal "$(b0_sqlite wal)"
 	add b0_truncate "$(b0_sqlite truncate)"
 	t0=$(now)
@@ -111,7 +112,7 @@ fi
 if want 1; then
 # B1 — the outbox: N commands recorded in one process.
 note "B1 outbox"
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	fresh
 	out=$("$BENCH/outbox" "$B1_N")
 	add b1 "$(figure "$out" commits_per_s)"
@@ -137,7 +138,7 @@ else
 	note "B2 plainjob: cannot install it; its figures are left out"
 fi
 note "B2 queue hop"
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	for sync in full normal; do
 		fresh
 		out=$(BAKERY_SYNC=$sync "$BENCH/hop" "$B2_N")
@@ -160,7 +161,7 @@ if want 3; then
 # B3 — fan-out: paid orders to every subscriber; latency at a steady rate.
 note "B3 fan-out"
 B3_EVENTS=$((3 * B3_N)) # OrderPlaced, PaymentSucceeded, OrderPaid
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	fresh
 	t0=$(now)
 	"$BENCH/fanout" feed "$B3_N" > /dev/null
@@ -187,7 +188,7 @@ note "B4 process cost"
 fresh
 sqlite3 "$SCRATCH/b4.db" "PRAGMA journal_mode=$JOURNAL;
 	CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);" > /dev/null
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
 	t0=$(now)
 	for j in $(seq "$B4_N"); do
 		bakery-order place --customer c1 --day 2026-12-01 \
@@ -226,7 +227,7 @@ for size in "$B5_SMALL" "$B5_LARGE"; do
 	fresh
 	"$BENCH/hop" 10 > /dev/null # creates the queue and the subscriber
 	backlog "$size"
-	for i in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		out=$("$BENCH/hop" "$B5_N")
 		add "b5_backlog_$size" "$(calc "1000 / $(figure "$out" msgs_per_s)")"
 	done
@@ -254,7 +255,7 @@ alarms() { # OBJECTS
 	INSERT INTO alarms(sandbox, address, fire_at)
 	SELECT 'default', printf('order/o%07d', i),
 	CASE WHEN i % ($1 / 10) = 0 THEN 0 ELSE 4102444800000 END FROM n;"
-	for i in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		# The due ten again, as they were before the last run fired them.
 		for k in $(seq 10); do
 			cp "$SCRATCH/template.db" \
@@ -337,7 +338,7 @@ if [ "${BENCH_PEERS:-1}" = 1 ] &&
 	if bakery-queue --queue "$url" stats > /dev/null 2>&1; then
 		driver=1
 	fi
-	for i in $(seq "$RUNS"); do
+	for _ in $(seq "$RUNS"); do
 		out=$("$BENCH/raw-nats" "$url" "$B2_N")
 		add b6_raw "$(figure "$out" msgs_per_s)"
 		if [ "$driver" = 1 ]; then

@@ -15,6 +15,7 @@ order_db() {
 	echo "$BAKERY_HOME/sandboxes/default/order/$1.db"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "place prints the order as JSON with an id, status placed and nothing else on stdout" {
 	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=2
 	assert_success

@@ -11,6 +11,7 @@ consumed_order() {
 	echo "$id"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "an order shows its address, sandbox and state with status" {
 	id=$(place ada)
 	run --separate-stderr bakery-show "order/$id"

@@ -2,6 +2,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "list of a fresh sandbox prints nothing and exits 0" {
 	run --separate-stderr bakery-fault list
 	assert_success

@@ -2,6 +2,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "bakery order list runs bakery-order list" {
 	a=$(place ada)
 	b=$(place bob)

@@ -17,6 +17,7 @@ unsent_order() {
 	place "$@" 2>/dev/null
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "relaying an object whose outbox is empty prints sent 0, left 0 and exits 0" {
 	id=$(place ada)
 	run --separate-stderr bakery-relay "order/$id"

@@ -92,6 +92,7 @@ version() {
 	sqlite3 "$(db "$1")" "PRAGMA user_version"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "bakery-status and bakery-trace read a version 1 home as it is" {
 	v1_home
 	run --separate-stderr bakery-status --json

@@ -2,12 +2,13 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-# With the kitchen refusing, pays an order for ada and consumes: its
-# OrderPlaced and OrderPaid end in the DLQ. Sets id, placed and paid.
+# With the kitchen refusing, pays an order for ada and consumes with
+# immediate retries: its OrderPlaced and OrderPaid end in the DLQ. Sets id,
+# placed and paid.
 refused_order() {
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
 	[ -n "$placed" ] && [ -n "$paid" ]
@@ -68,6 +69,7 @@ dlq_count() {
 	echo "$output" | jq -e --arg id "$placed" '.id == $id and .type == "OrderPlaced" and .envelope.id == $id and .error == "Kitchen answered 503"'
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "dlq show of an unknown id exits 66" {
 	refused_order
 	bakery-dlq drain >/dev/null
@@ -116,7 +118,7 @@ dlq_count() {
 	bakery-dlq drain >/dev/null
 	# The same envelope goes round again while its dead letter is kept.
 	queue_raw "$placed" "$(bakery-dlq show "$placed" | jq -c .envelope)"
-	run --separate-stderr bakery-consume --max-retries 1
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
 	assert_success
 	run jq -sc '[.[] | [.id, .delivery, .outcome]]' <<<"$output"
 	assert_output "[[\"$placed\",1,\"retried\"],[\"$placed\",2,\"dead-lettered\"]]"
@@ -134,7 +136,7 @@ dlq_count() {
 @test "dead letters belong to their sandbox" {
 	bakery-fault -s shop2 set kitchen-refuses
 	id=$(bakery-order -s shop2 place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
-	bakery-consume -s shop2 >/dev/null 2>&1
+	bakery-consume -s shop2 --retry-delay 0 >/dev/null 2>&1
 	run bakery-dlq drain
 	assert_success
 	echo "$output" | jq -e '.sandbox == "shop2" and .type == "OrderPlaced"'
@@ -148,7 +150,7 @@ dlq_count() {
 
 @test "a dead-lettered message with a malformed body can be drained, listed and shown" {
 	queue_raw evt_garbled '{not json'
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	run --separate-stderr bakery-dlq drain
 	assert_success
 	echo "$output" | jq -e '.id == "evt_garbled" and (.error | startswith("malformed envelope"))'

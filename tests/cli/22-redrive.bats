@@ -2,16 +2,18 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-# With the kitchen refusing, pays an order for ada, consumes and drains the
-# DLQ: its OrderPlaced and OrderPaid are dead letters. Sets id, placed, paid.
+# With the kitchen refusing, pays an order for ada, consumes with immediate
+# retries and drains the DLQ: its OrderPlaced and OrderPaid are dead
+# letters. Sets id, placed, paid.
 dead_lettered_order() {
 	bakery-fault set kitchen-refuses
-	id=$(paid_order "${1:-ada}")
-	bakery-consume >/dev/null 2>&1
+	id=$(paid_order ada)
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
-	[ -n "$placed" ] && [ -n "$paid" ]
+	[ -n "$placed" ]
+	[ -n "$paid" ]
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 }
 
@@ -62,6 +64,7 @@ dead_ids() {
 	[ "$(dead_ids)" = "$paid" ]
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "redrive rejects a JSON line without an id with 65 and still redrives the others" {
 	dead_lettered_order
 	run --separate-stderr bash -c "{ echo '{\"type\":\"OrderPlaced\"}'; echo '$paid'; } | bakery-redrive"
@@ -153,7 +156,8 @@ dead_ids() {
 	dead_lettered_order
 	bakery-fault clear kitchen-refuses
 	bakery-redrive "$paid" >/dev/null
-	run --separate-stderr bakery-consume
+	# Immediate retries: by default the last one would come 2.5 min on.
+	run --separate-stderr bakery-consume --retry-delay 0
 	assert_success
 	run jq -sc '[.[] | [.id, .delivery, .status, .outcome]]' <<<"$output"
 	assert_output "[[\"$paid\",1,409,\"retried\"],[\"$paid\",2,409,\"retried\"],[\"$paid\",3,409,\"retried\"],[\"$paid\",4,409,\"dead-lettered\"]]"
@@ -170,7 +174,7 @@ dead_ids() {
 	bakery-fault clear kitchen-refuses
 	# First the wrong order: OrderPaid alone goes round and dead-letters again.
 	bakery-redrive "$paid" >/dev/null
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	[ "$(dead_ids | sort)" = "$(printf '%s\n' "$placed" "$paid" | sort)" ]
 	# Then the right one.
@@ -193,7 +197,7 @@ dead_ids() {
 
 @test "redrive of a dead letter whose stored body is malformed does not crash" {
 	queue_raw evt_garbled '{not json'
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	run --separate-stderr bakery-redrive evt_garbled
 	# The row is sent back as it was stored, or refused as bad data: never an abort.

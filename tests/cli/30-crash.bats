@@ -88,7 +88,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 	sqlite_only "the lease's clock is BAKERY_NOW here, the server's on NATS"
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null
 	crash_at dlq.after_store bakery-dlq drain
 	run env BAKERY_NOW="$(later)" bakery-dlq drain
 	assert_success
@@ -99,7 +99,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 @test "killed after the redrive's send: the row stays, the message is queued, nothing is lost" {
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null
 	bakery-dlq drain >/dev/null
 	bakery-fault clear kitchen-refuses
 	placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')

@@ -4,8 +4,8 @@
 load helpers
 
 client() {
-	local n=$1 i id
-	for i in 1 2 3 4 5; do
+	local n=$1 id
+	for _ in 1 2 3 4 5; do
 		id=$(bakery-order place --customer "c$n" --day "$DAY" --delivery "$n Lane" \
 			cardamom-bun=1 country-loaf=1 2>>"$BATS_TEST_TMPDIR/client.err" | jq -r .id) || return 1
 		bakery-order pay "$id" >/dev/null 2>>"$BATS_TEST_TMPDIR/client.err" || return 1

@@ -38,14 +38,14 @@ assert_applied_were_recorded() {
 	assert_output ""
 }
 
-# A sandbox with objects, a dead letter, a fault, queued messages and an
-# armed alarm.
+# A sandbox with objects, a dead letter (immediate retries), a fault, queued
+# messages and an armed alarm.
 fill() {
 	local s=$1 id
 	id=$(bakery-order -s "$s" place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
 	bakery-order -s "$s" pay "$id" >/dev/null
 	bakery-fault -s "$s" set kitchen-refuses
-	bakery-consume -s "$s" >/dev/null 2>&1
+	bakery-consume -s "$s" --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq -s "$s" drain >/dev/null
 	bakery-fault -s "$s" set queue-refuses
 	bakery-order -s "$s" place --customer bo --day "$DAY" country-loaf=1 >/dev/null 2>&1

@@ -51,13 +51,12 @@ event() {
 		    metadata: {order_id: $o, sandbox: "default"}}}}' | tr -d '\n' >"$1"
 }
 
-# sign FILE [SECRET] [T]: a Stripe-Signature header for the file's bytes.
+# sign FILE [SECRET] [T]: a Stripe-Signature header for the file's bytes,
+# HMAC-SHA256 of "T.BODY" by openssl(1), which bakery does not use.
 sign() {
-	python3 -c 'import hashlib, hmac, sys
-body = open(sys.argv[1], "rb").read()
-t = sys.argv[3]
-print("t=%s,v1=%s" % (t, hmac.new(sys.argv[2].encode(), t.encode() + b"." + body, hashlib.sha256).hexdigest()))' \
-		"$1" "${2:-$SECRET}" "${3:-$(date +%s)}"
+	local t=${3:-$(date +%s)} mac
+	mac=$({ printf '%s.' "$t"; cat "$1"; } | openssl dgst -sha256 -hmac "${2:-$SECRET}" -r) || return 1
+	echo "t=$t,v1=${mac%% *}"
 }
 
 # post FILE [HEADER]: prints the HTTP status; the body lands in $RESPONSE.

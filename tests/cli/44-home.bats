@@ -165,9 +165,10 @@ inventory() {
 		"bakery.prom bakery.prom.tmp "
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a queue URL naming a missing file: the programs that only read refuse it and make nothing" {
 	local q=$BATS_TEST_TMPDIR/x/y/q.db
-	mkdir "$BAKERY_HOME"
+	mkdir -p "$BAKERY_HOME"
 	for cmd in "bakery-queue stats" "bakery-queue peek" "bakery-status" "bakery-trace evt_1"; do
 		read -ra argv <<<"$cmd"
 		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"

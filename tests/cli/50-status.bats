@@ -7,6 +7,7 @@ bats_require_minimum_version 1.5.0
 
 T0=1796115600 # 2026-12-01T09:00:00Z
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a quiet bakery: exit 0, every sandbox, queue depth, nothing needs attention" {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null

@@ -11,17 +11,22 @@ teardown() {
 	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT"; fi
 }
 
-# Every SQLite file of the home passes integrity_check.
+# Every SQLite file of the home passes integrity_check: one sqlite3 for
+# them all, which prints each file's name and then its answer.
 assert_integrity() {
-	local f r
-	for f in $(find "$BAKERY_HOME" -name '*.db'); do
-		r=$(sqlite3 "$f" 'PRAGMA integrity_check' 2>&1)
-		[ "$r" = ok ] || { echo "integrity of $f: $r" >&2; return 1; }
-	done
+	local f script='' want='' r
+	while IFS= read -r f; do
+		script+=".print $f"$'\n'".open '${f//\'/\'\'}'"$'\n''PRAGMA integrity_check;'$'\n'
+		want+="$f"$'\n''ok'$'\n'
+	done < <(find "$BAKERY_HOME" -name '*.db')
+	[ -n "$want" ] || return 0
+	r=$(sqlite3 <<<"$script" 2>&1)
+	[ "$r"$'\n' = "$want" ] || { echo "integrity: $r" >&2; return 1; }
 }
 
 # Runs a command that may meet the failing disk: success, or 74/75 with
 # one clear "PROG: error: ..." line.
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 may_fail() {
 	run --separate-stderr "$@"
 	if [ "$status" -ne 0 ]; then
@@ -68,6 +73,7 @@ fail_write_loop() {
 	local mode=$1 n=1 clean=0 runs=0
 	while [ "$clean" -lt 2 ]; do
 		export BAKERY_HOME="$BATS_TEST_TMPDIR/home.$mode.$n"
+		bakery-order gateway test >/dev/null
 		failed=0
 		BAKERY_FAIL_WRITE_AT="$n$mode" scenario
 		unset BAKERY_FAIL_WRITE_AT
@@ -96,6 +102,7 @@ fail_write_loop() {
 	mkdir -p "$MNT"
 	mount -t tmpfs -o size=1m tmpfs "$MNT"
 	export BAKERY_HOME="$MNT/home"
+	bakery-order gateway test >/dev/null
 	: >"$BATS_TEST_TMPDIR/placed"; : >"$BATS_TEST_TMPDIR/paid"
 	status=0
 	# (not $i: bats's run uses it)

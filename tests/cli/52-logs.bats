@@ -18,6 +18,7 @@ all_json() {
 	done <<<"$1"
 }
 
+# shellcheck disable=SC2154 # $stderr, $stderr_lines: set by bats's run --separate-stderr
 @test "BAKERY_LOG=json: per-item errors of show, redrive, relay, consume --stdin and queue send are JSON lines" {
 	export BAKERY_LOG=json
 	run --separate-stderr bakery-show order/nope kitchen/board
@@ -128,9 +129,36 @@ all_json() {
 		run --separate-stderr $p -V
 		assert_success
 		assert_line --index 0 --regexp "^$p [0-9]+\.[0-9]+\.[0-9]+\$"
-		assert_line --index 1 --regexp "^sqlite $(sqlite3 -version | cut -d' ' -f1) \(journal_mode=(truncate|wal)\)\$"
+		assert_line --index 1 --regexp "^sqlite $(sqlite3 -version | cut -d' ' -f1) \((static|shared), journal_mode=(truncate|wal)\)\$"
 		assert_line --index 2 --regexp '^libjq 1\.[0-9].* \(compile time\)$'
 		assert_line --index 3 --regexp '^libcurl [0-9]+\.[0-9]+\.[0-9]+'
 		assert_line --index 4 --regexp '^nats\.c [0-9]+\.[0-9]+\.[0-9]+'
 	done
+}
+
+@test "-V: static SQLite is a fixed one in WAL with bin/sqlite3 its shell; shared is the system's" {
+	run --separate-stderr bakery-order -V
+	assert_success
+	link=$(sed -nE 's/^sqlite [0-9.]+ \((static|shared), .*/\1/p' <<<"${lines[1]}")
+	version=$(cut -d' ' -f2 <<<"${lines[1]}")
+	if [ "$link" = static ]; then
+		assert_line --index 1 --regexp '^sqlite 3\.[0-9]+\.[0-9]+ \(static, journal_mode=wal\)$'
+		mode=wal
+		run "$TOP/bin/sqlite3" -version
+		assert_success
+		assert_output --regexp "^$version "
+	else
+		assert_equal "$link" shared
+		# The system's library and shell (Debian 12: 3.40.1, which has
+		# the WAL-reset race, so a rollback journal).
+		assert_equal "$version" "$(sqlite3 -version | cut -d' ' -f1)"
+		assert_line --index 1 --regexp '^sqlite [0-9.]+ \(shared, journal_mode=(truncate|wal)\)$'
+		mode=$(sed -nE 's/.*journal_mode=([a-z]+)\)$/\1/p' <<<"${lines[1]}")
+		[ ! -e "$TOP/bin/sqlite3" ]
+	fi
+	# WAL is recorded in the file; a rollback journal is a connection's
+	# setting, and a new connection reports SQLite's default.
+	id=$(bakery-order place --customer ada --day 2026-12-01 cardamom-bun=1 | jq -r .id)
+	run sqlite3 "$BAKERY_HOME/default/order/$id.db" "PRAGMA journal_mode"
+	if [ "$mode" = wal ]; then assert_output wal; else assert_output delete; fi
 }

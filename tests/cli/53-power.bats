@@ -58,6 +58,7 @@ setup_file() { command -v strace >/dev/null; }
 	order=$(echo "$output" | grep -m1 -o 'default/order/ord_[0-9a-f]*\.db' | head -1)
 	committed=$(echo "$output" | grep -n -A1 "^ftruncate $order-journal" | grep -m1 "fdatasync $order-journal" | cut -d- -f1)
 	queued=$(echo "$output" | grep -n -m1 "queue.db" | cut -d: -f1)
-	[ -n "$committed" ] && [ -n "$queued" ]
+	[ -n "$committed" ]
+	[ -n "$queued" ]
 	[ "$committed" -lt "$queued" ]
 }

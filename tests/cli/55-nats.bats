@@ -19,6 +19,7 @@ outbox_rows() {
 	sqlite3 "$BAKERY_HOME/sandboxes/default/$1.db" "select count(*) from outbox"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "nats-server down when the relay sends: rows stay and relay_error is logged; up again: sent once" {
 	nats_start "$BATS_TEST_TMPDIR/nats"
 	export BAKERY_QUEUE=$NATS_URL
@@ -58,7 +59,7 @@ outbox_rows() {
 		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
 		Bakery-Sandbox=default >/dev/null
 	id=$(paid_order ada)
-	run --separate-stderr bakery-consume --max-retries 3
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 3
 	assert_success
 	run jq -sc '[.[] | select(.id == "evt_poison") | [.delivery, .status, .outcome]]' <<<"$output"
 	assert_output '[[1,422,"retried"],[2,422,"retried"],[3,422,"retried"],[4,422,"dead-lettered"]]'
@@ -76,7 +77,7 @@ outbox_rows() {
 	export BAKERY_QUEUE=$NATS_URL
 	bakery-fault set kitchen-refuses
 	id=$(paid_order ada)
-	bakery-consume >/dev/null 2>&1
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
 	bakery-fault clear kitchen-refuses
@@ -85,7 +86,12 @@ outbox_rows() {
 	run --separate-stderr bakery-redrive "$placed"
 	assert_success
 	assert_equal "$(bakery-queue peek | jq -r .id)" "$placed"
+	# The rest: the OrderPaid, also inside the window.
+	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .id')
 	run --separate-stderr bakery-redrive --all
+	assert_success
+	run jq -r '"\(.id) \(.status)"' <<<"$output"
+	assert_output "$paid redriven"
 	run --separate-stderr bakery-consume
 	assert_success
 	assert_effects_once "$id"
@@ -104,13 +110,14 @@ outbox_rows() {
 	assert_success
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
 	assert_effects_once "$a"
+	BAKERY_SANDBOX=shop2 assert_effects_once "$b"
 }
 
 @test "a wipe on NATS purges the sandbox's subjects and fences its old events" {
 	nats_start "$BATS_TEST_TMPDIR/nats"
 	export BAKERY_QUEUE=$NATS_URL
 	a=$(paid_order ada)
-	b=$(BAKERY_SANDBOX=shop2 paid_order bea)
+	BAKERY_SANDBOX=shop2 paid_order bea >/dev/null
 	old=$(bakery-order events "$a" | head -1)
 	run --separate-stderr bakery-wipe
 	assert_success
@@ -128,11 +135,11 @@ outbox_rows() {
 	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" pub bakery.events.default.unknown \
 		'{"specversion": "1.0", oops' Nats-Msg-Id=evt_poison Bakery-Id=evt_poison \
 		Bakery-Sandbox=default >/dev/null
-	crash_at nats.after_dlq_publish bakery-consume --max-retries 3 --visibility 1
+	crash_at nats.after_dlq_publish bakery-consume --retry-delay 0 --max-retries 3 --visibility 1
 	# The original is still on bakery-events, unacknowledged: once its ack
 	# wait passes it comes again, is dead-lettered again and terminated.
 	for _ in $(seq 100); do
-		run --separate-stderr bakery-consume --max-retries 3 --visibility 1
+		run --separate-stderr bakery-consume --retry-delay 0 --max-retries 3 --visibility 1
 		[[ "$output" == *dead-lettered* ]] && break
 		sleep 0.2
 	done

@@ -22,7 +22,7 @@ run_examples() {
 	[ -f "$page" ] || { echo "no page $1" >&2; return 1; }
 	script=$(examples "$page")
 	[ -n "$script" ] || { echo "$1 has no EXAMPLES block" >&2; return 1; }
-	cd "$BATS_TEST_TMPDIR"
+	cd "$BATS_TEST_TMPDIR" || return 1
 	run bash -euo pipefail -c "$script" </dev/null
 	if [ "$status" -ne 0 ]; then
 		printf 'examples of %s:\n%s\n' "$1" "$script" >&2
@@ -66,7 +66,7 @@ run_examples() {
 @test "bakery-trace.1 examples work" { run_examples bakery-trace.1; }
 
 @test "bakery-order.1 documents paying through Stripe: options, environment, exits 69 and 70" {
-	local page="$MAN/bakery-order.1" section
+	local page="$MAN/bakery-order.1"
 	section() { awk -v s="$2" '/^\.Sh / { on = ($0 == ".Sh " s); next } on' "$1"; }
 	for opt in payment-method stripe-key-file card; do
 		section "$page" SYNOPSIS | grep -q "Fl -$opt" || { echo "SYNOPSIS lacks --$opt" >&2; return 1; }

@@ -14,6 +14,9 @@ setup() {
 	unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG
 	unset BAKERY_STRIPE_WEBHOOK_SECRET BAKERY_STRIPE_WEBHOOK_SECRET_FILE BAKERY_SYNC
 	unset BAKERY_STRIPE_KEY BAKERY_STRIPE_API
+	# Which gateway pays is the home's recorded choice: the tests pay with
+	# the built-in test gateway, chosen openly (40-stripe.bats: Stripe).
+	bakery-order gateway test >/dev/null
 	DAY=2026-12-01
 	# The suite's second run (tests/nats-cli.sh): every test on a NATS
 	# server, its streams deleted first so each test starts empty.
@@ -45,6 +48,7 @@ paid_order() {
 }
 
 # Runs a command that must die by SIGKILL at a crash point (exit 137).
+# shellcheck disable=SC2154 # $status, $output: set by bats's run
 crash_at() {
 	local point=$1
 	shift

@@ -6,6 +6,8 @@
 
 #include "../../lib/envelope.h"
 #include "../../lib/routing.h"
+#include "../../lib/store.h"
+#include "../../lib/subscriber.h"
 #include "../../lib/util.h"
 
 static jv
@@ -43,9 +45,40 @@ refuses(const char *type, const char *data_json, const char *what)
 	jv_free(env);
 }
 
+/* Every route names a known event type, a valid kind that records it, and
+ * a valid kind that has a subscriber, with a key field or a valid fixed key:
+ * a route added without its subscriber, its kind or its event type
+ * (docs/design.md, "How to add a kind of object, an event, or a
+ * subscriber") fails here rather than as a 422 at the first delivery. */
+static void
+routes_are_whole(void)
+{
+	int n = 0;
+	for (const route *r = routing_table; r->type; r++, n++) {
+		ok(envelope_type_known(r->type), "route %d: %s is a known event type",
+		    n + 1, r->type);
+		ok(store_kind_valid(r->from), "  recorded by %s, a valid kind",
+		    r->from);
+		ok(store_kind_valid(r->kind), "  heard by %s, a valid kind", r->kind);
+		const subscriber *sub = subscriber_find(r->kind);
+		ok(sub && strcmp(sub->kind, r->kind) == 0 && sub->apply,
+		    "  %s has a subscriber", r->kind);
+		if (r->key_field)
+			ok(!r->key, "  keyed by data.%s", r->key_field);
+		else
+			ok(r->key && bakery_name_valid(r->key),
+			    "  keyed by the fixed name %s", r->key ? r->key : "(none)");
+	}
+	ok(n > 0, "the routing table has routes (%d)", n);
+	ok(!subscriber_find("billing") && !subscriber_find("nonesuch"),
+	    "billing, which only records, and an unknown kind have none");
+}
+
 int
 main(void)
 {
+	routes_are_whole();
+
 	const char *placed[] = { "schedule/2027-01-15", "kitchen/board", NULL };
 	expect("OrderPlaced", "{\"order\":\"ord_1\",\"day\":\"2027-01-15\","
 	    "\"customer\":\"cus_1\"}", placed);

@@ -345,23 +345,23 @@ main(void)
 	is_int(len_at(kitchen, "seen"), seen_before, "  nothing added to seen");
 	is_int(len_at(kitchen, "state.tickets"), 1, "  no ticket");
 	{
-		/* On a fresh board: the object may exist, but seen stays empty. */
+		/* On a fresh board: the file is created with its schema, which
+		 * the 409's rollback keeps (docs/design.md), but seen stays
+		 * empty. */
 		jv paid9 = envelope_new("fresh", "order/ord_9", "OrderPaid",
 		    data("ord_9", NULL));
 		is_int(apply(kitchen, paid9, &r), 409, "kitchen: fresh board 409");
-		bakery_object *o;
-		if (object_open(&ctx, "fresh", kitchen, 0, &o) == 0) {
-			jv s;
-			object_show(o, &s);
+		bakery_object *o = NULL;
+		jv s;
+		if (is_int(object_open(&ctx, "fresh", kitchen, 0, &o), 0,
+			"  the board exists, its schema kept") &&
+		    is_int(object_show(o, &s), 0, "  and shows")) {
 			jv seen = jv_object_get(s, jv_string("seen"));
 			is_int(jv_array_length(seen), 0, "  seen is empty");
 			is_int(sql_int(o->db, "SELECT count(*) FROM tickets"), 0,
 			    "  no ticket");
-			object_close(o);
-		} else {
-			ok(1, "  no kitchen object was created");
-			ok(1, "  so nothing recorded");
 		}
+		object_close(o);
 		jv_free(paid9);
 	}
 	/* And once the card is there, the same event applies. */
@@ -495,7 +495,10 @@ main(void)
 	{
 		jv pay = envelope_new("default", "billing/pi_1", "PaymentSucceeded",
 		    jv_parse("{\"order\":\"ord_7\",\"amount_cents\":900,"
-			     "\"payment_intent\":\"pi_7\"}"));
+			     "\"currency\":\"eur\",\"payment_intent\":\"pi_7\"}"));
+		jv yen = envelope_new("default", "billing/pi_1", "PaymentSucceeded",
+		    jv_parse("{\"order\":\"ord_7\",\"amount_cents\":900,"
+			     "\"currency\":\"jpy\",\"payment_intent\":\"pi_8\"}"));
 		is_int(apply("order/ord_7", pay, &r), 409,
 		    "order: PaymentSucceeded for a missing order 409");
 		bakery_object *o;
@@ -506,6 +509,11 @@ main(void)
 		    "\"items\":[],\"total_cents\":900,\"currency\":\"eur\"}"));
 		object_commit(o);
 		object_close(o);
+		is_int(apply("order/ord_7", yen, &r), 422,
+		    "order: PaymentSucceeded in another currency 422");
+		is_str(str_at("order/ord_7", "state.status"), "placed",
+		    "  status still placed");
+		jv_free(yen);
 		is_int(apply("order/ord_7", pay, &r), 200, "order: PaymentSucceeded 200");
 		is_str(str_at("order/ord_7", "state.status"), "paid", "  status paid");
 		is_str(str_at("order/ord_7", "state.payment_intent"), "pi_7",

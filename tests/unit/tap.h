@@ -1,8 +1,9 @@
 /*
  * tap.h — a tiny header-only TAP producer for the unit tests.
  *   plan(N) (optional), ok(cond, fmt, ...), is_int(got, want, fmt, ...),
- *   is_str(got, want, fmt, ...), then `return done_testing();` — 0 when
- *   every test passed and the plan (if any) was kept, else 1.
+ *   is_str(got, want, fmt, ...), skip(n, why), then
+ *   `return done_testing();` — 0 when every test passed and the plan (if
+ *   any) was kept, else 1.
  */
 #ifndef BAKERY_TAP_H
 #define BAKERY_TAP_H
@@ -53,6 +54,15 @@ static inline int is_str(const char *got, const char *want, const char *fmt, ...
 		printf("#   got: '%s'\n#  want: '%s'\n", got ? got : "(null)",
 		    want ? want : "(null)");
 	return r;
+}
+
+/* n tests not run, each reported as TAP's "ok N # SKIP why". */
+static inline void skip(int n, const char *why)
+{
+	int *c = tap_counts_();
+	for (int i = 0; i < n; i++)
+		printf("ok %d # SKIP %s\n", ++c[1], why);
+	fflush(stdout);
 }
 
 static inline int done_testing(void)
