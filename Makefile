@@ -173,6 +173,9 @@ check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
 	tests/crash-matrix.sh >build/crash.log || { cat build/crash.log; exit 1; }
 	tail -1 build/crash.log
+	CRASH_QUEUE=nats CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' \
+		tests/crash-matrix.sh >build/crash-nats.log || { cat build/crash-nats.log; exit 1; }
+	tail -1 build/crash-nats.log
 	$(MAKE) crash-other >build/crash-other.log 2>&1 || { tail -40 build/crash-other.log; exit 1; }
 	tail -1 build/crash-other.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
@@ -194,8 +197,12 @@ SOAK_SEED ?= 1
 SOAK_MODE ?= chaos
 SOAK_CHECK_ORDERS ?= 300
 SOAK_KILLS_CHECK_ORDERS ?= 50
+# make crash QUEUE=nats: the matrix on the NATS driver, against a
+# nats-server of its own; make check runs NATS_CRASH_CHECK_POINTS of it.
+QUEUE ?= sqlite
+NATS_CRASH_CHECK_POINTS ?= consume.before_ack\|nats.after_dlq_publish
 crash: all build/tests/checker
-	tests/crash-matrix.sh
+	CRASH_QUEUE=$(QUEUE) tests/crash-matrix.sh
 
 # The crash matrix on the other SQLite too (SQLITE=linked: WAL on a fixed
 # library; SQLITE=system: a rollback journal on Debian 12's 3.40.1), from a

@@ -23,7 +23,7 @@ _bakery_options()
 	bakery-trace) echo "--json" ;;
 	bakery-webhook) echo "--signature= --secret-file= --tolerance=
 		--max-body=" ;;
-	bakery-wipe) echo "--resume" ;;
+	bakery-wipe) echo "--resume --daily" ;;
 	esac
 }
 

@@ -94,6 +94,7 @@ complete -c bakery-trace -l json -d 'one JSON object'
 
 complete -c bakery-wipe -f
 complete -c bakery-wipe -l resume -d 'only finish an unfinished wipe'
+complete -c bakery-wipe -l daily -d "the timer's wipe: none if one started today"
 
 complete -c bakery-webhook -f
 complete -c bakery-webhook -l signature -x -d 'Stripe-Signature header'

@@ -24,8 +24,9 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 	return 0;
 }
 
-/* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b); a statement may
- * leave any of them unused (binding those fails harmlessly). */
+/* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b, ?5 now); a
+ * statement may leave any of them unused (binding those fails
+ * harmlessly). */
 static int
 index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
     const char *address, int64_t a, int64_t b)
@@ -41,6 +42,7 @@ index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
 		sqlite3_bind_text(st, 2, address, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, a);
 		sqlite3_bind_int64(st, 4, b);
+		sqlite3_bind_int64(st, 5, bakery_now_ms());
 		src = sqlite3_step(st);
 		sqlite3_finalize(st);
 	}
@@ -54,8 +56,9 @@ alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at)
 {
 	return index_write(ctx,
-	    "INSERT INTO alarms(sandbox, address, fire_at) VALUES (?1, ?2, ?3)"
-	    " ON CONFLICT DO UPDATE SET fire_at = ?3, gen = gen + 1"
+	    "INSERT INTO alarms(sandbox, address, fire_at, armed_at)"
+	    " VALUES (?1, ?2, ?3, ?5) ON CONFLICT DO UPDATE SET fire_at = ?3,"
+	    " armed_at = ?5, gen = gen + 1"
 	    "", sandbox, address, fire_at, 0);
 }
 
@@ -92,7 +95,7 @@ int
 alarm_index_move(bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at)
 {
 	return index_write(ctx,
-	    "UPDATE alarms SET fire_at = ?4 WHERE sandbox = ?1"
+	    "UPDATE alarms SET fire_at = ?4, armed_at = ?5 WHERE sandbox = ?1"
 	    " AND address = ?2 AND gen = ?3", e->sandbox, e->address, e->gen,
 	    fire_at);
 }
@@ -106,6 +109,22 @@ alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox)
 }
 
 int
+alarm_due(const bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at,
+    int64_t now)
+{
+	return fire_at <= now || (e->armed_at > now &&
+	    fire_at > now + (int64_t)ctx->alarm_delay_s * 1000);
+}
+
+int
+alarm_day_over(const char *day, int64_t now)
+{
+	char today[11];
+	bakery_format_day(now, today, sizeof today);
+	return strcmp(day ? day : "", today) < 0;
+}
+
+int
 alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
     size_t *n)
 {
@@ -116,11 +135,13 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 		return rc;
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
-	    "SELECT sandbox, address, fire_at, gen FROM alarms"
-	    " WHERE fire_at <= ?1 ORDER BY fire_at LIMIT ?2", -1, &st, NULL);
+	    "SELECT sandbox, address, fire_at, gen, armed_at FROM alarms"
+	    " WHERE fire_at <= ?1 OR (fire_at > ?3 AND armed_at > ?1)"
+	    " ORDER BY fire_at LIMIT ?2", -1, &st, NULL); /* alarm_due */
 	if (src != SQLITE_OK)
 		return store_fail(db, src, "cannot read the alarm index");
 	sqlite3_bind_int64(st, 1, now);
+	sqlite3_bind_int64(st, 3, now + (int64_t)ctx->alarm_delay_s * 1000);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
 		alarm_entry *e = &out[(*n)++];
@@ -130,6 +151,7 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 		    (const char *)sqlite3_column_text(st, 1));
 		e->fire_at = sqlite3_column_int64(st, 2);
 		e->gen = sqlite3_column_int64(st, 3);
+		e->armed_at = sqlite3_column_int64(st, 4);
 	}
 	sqlite3_finalize(st);
 	if (src != SQLITE_DONE)

@@ -31,6 +31,7 @@ typedef struct alarm_entry {
 	char address[130];
 	int64_t fire_at;
 	int64_t gen;
+	int64_t armed_at; /* when the entry was written; 0: unknown */
 } alarm_entry;
 
 /* Writes the entry (a new generation) for an alarm being armed. */
@@ -40,7 +41,22 @@ int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
  * fire_at, 0 when not (or when the index cannot be read). */
 int alarm_index_covers(bakery_ctx *ctx, const char *sandbox,
     const char *address, int64_t fire_at);
-/* Up to max entries due at now, earliest first. */
+/*
+ * Whether the alarm of entry e, whose object says fire_at, is due at now:
+ * fire_at has passed, or the entry was written later than now and fires
+ * further ahead than an alarm is armed (ctx->alarm_delay_s): the wall
+ * clock was stepped back since, and the alarm would otherwise wait for the
+ * step too (NTP steps an hour: an hour late). Firing it early only sends
+ * an outbox sooner; the sends are idempotent.
+ */
+int alarm_due(const bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at,
+    int64_t now);
+/* Whether the UTC day of now is later than day (YYYY-MM-DD): the re-arm
+ * count of day is over. A clock stepped back over midnight does not go
+ * back to the day before: the count of the later day goes on, so that it
+ * is reset once a day, never twice. */
+int alarm_day_over(const char *day, int64_t now);
+/* Up to max entries due at now (alarm_due), earliest first. */
 int alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max,
     alarm_entry *out, size_t *n);
 /* Removes or moves e if its generation is unchanged. */

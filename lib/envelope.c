@@ -27,9 +27,16 @@ jv
 envelope_new(const char *sandbox, const char *address, const char *type,
     jv data)
 {
+	return envelope_new_at(sandbox, address, type, data, bakery_now_ms());
+}
+
+jv
+envelope_new_at(const char *sandbox, const char *address, const char *type,
+    jv data, int64_t at_ms)
+{
 	char id[64], ts[32];
 	bakery_random_id("evt_", id, sizeof id);
-	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
+	bakery_format_time(at_ms, ts, sizeof ts);
 	jv e = jv_object();
 	e = jv_object_set(e, jv_string("specversion"), jv_string("1.0"));
 	e = jv_object_set(e, jv_string("id"), jv_string(id));

@@ -26,9 +26,12 @@
 extern const char *const envelope_types[];
 int envelope_type_known(const char *type);
 
-/* A new envelope with a fresh id and the current time. Consumes data. */
+/* A new envelope with a fresh id and the current time, or the time at_ms.
+ * Consume data. */
 jv envelope_new(const char *sandbox, const char *address, const char *type,
     jv data);
+jv envelope_new_at(const char *sandbox, const char *address,
+    const char *type, jv data, int64_t at_ms);
 
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);

@@ -6,6 +6,7 @@
 #include "alarm.h"
 #include "envelope.h"
 #include "util.h"
+#include "wipe.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
 		snprintf(o->address, sizeof o->address, "%s", address);
 		rc = store_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
+		o->floor_ms = wipe_floor(o->lock_fd);
 	}
 	if (!rc)
 		rc = store_open_object(ctx, sandbox, address,
@@ -325,10 +327,15 @@ object_remember_command(bakery_object *o, const char *key, jv result)
 int
 object_record(bakery_object *o, const char *type, jv data, jv *out)
 {
-	jv env = envelope_new(o->sandbox, o->address, type, data);
+	/* Never before the sandbox's last fence, whatever the wall clock
+	 * says: the event would be dropped as one from before the wipe. */
+	int64_t now = bakery_now_ms();
+	if (now < o->floor_ms)
+		now = o->floor_ms;
+	jv env = envelope_new_at(o->sandbox, o->address, type, data,
+	    now);
 	char *line = envelope_dump(env);
 	const char *id = envelope_str(env, "id");
-	int64_t now = bakery_now_ms();
 	sqlite3_stmt *st;
 	int rc = object_prepare(o,
 	    "INSERT INTO events(id, type, envelope, recorded_at)"
@@ -617,11 +624,9 @@ object_show(bakery_object *o, jv *out)
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
 			    store_column_time(st, 0));
-			/* The count belongs to one UTC day; another day's is 0. */
-			char today[11];
-			bakery_format_day(bakery_now_ms(), today, sizeof today);
+			/* The count belongs to one UTC day; a past day's is 0. */
 			const char *day = (const char *)sqlite3_column_text(st, 2);
-			int rearms = day && strcmp(day, today) == 0
+			int rearms = day && !alarm_day_over(day, bakery_now_ms())
 			    ? sqlite3_column_int(st, 1) : 0;
 			alarm = jv_object_set(alarm, jv_string("rearms_today"),
 			    jv_number(rearms));

@@ -55,6 +55,8 @@ typedef struct bakery_object {
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (store_lock_sandbox). */
 	int lock_fd;
+	/* The sandbox's clock floor (wipe.h): no event is stamped earlier. */
+	int64_t floor_ms;
 	store_stmts stmts; /* object_prepare */
 } bakery_object;
 

@@ -8,14 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static int64_t
-monotonic_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 draw(bakery_progress *p)
 {
@@ -26,7 +18,7 @@ draw(bakery_progress *p)
 		fprintf(stderr, "\r%s: %s %ld", bakery_prog, p->what, p->done);
 	fflush(stderr);
 	bakery_stderr_midline = 1;
-	p->drawn_ms = monotonic_ms();
+	p->drawn_ms = bakery_monotonic_ms();
 }
 
 void
@@ -46,7 +38,7 @@ void
 progress_step(bakery_progress *p)
 {
 	p->done++;
-	if (p->on && monotonic_ms() - p->drawn_ms >= 100)
+	if (p->on && bakery_monotonic_ms() - p->drawn_ms >= 100)
 		draw(p);
 }
 

@@ -34,9 +34,12 @@ static const char *const queue_migrations[] = {
 	/* A sandbox's last wipe: events recorded before it are dropped. */
 	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
 	"  wiped_at INTEGER NOT NULL);",
+	/* When visible_at was last set: visible_at - held_at is the lease or
+	 * delay granted then (see hold_from_now). */
+	"ALTER TABLE messages ADD COLUMN held_at INTEGER;",
 };
 static const store_schema queue_schema = {
-	"queue", queue_migrations, 1, 1, NULL
+	"queue", queue_migrations, 2, 1, NULL
 };
 
 #define PREFETCH_MAX 100
@@ -50,6 +53,7 @@ typedef struct sqlite_queue {
 	queue_message next[PREFETCH_MAX]; /* leased, not received yet */
 	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
 	size_t next_n;
+	int64_t held_checked; /* bakery_monotonic_ms of the last hold_from_now */
 	store_stmts stmts;
 } sqlite_queue;
 
@@ -92,7 +96,8 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	 * wipe deletes them). */
 	if ((rc = prepare(SQ(q),
 		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
-		 " visible_at, enqueued_at) SELECT ?1, ?2, ?3, ?4, ?5, ?5"
+		 " visible_at, enqueued_at, held_at) SELECT ?1, ?2, ?3, ?4, ?5,"
+		 " ?5, ?5"
 		 " WHERE ?6 = 0 OR ?6 >= coalesce((SELECT wiped_at FROM fences"
 		 " WHERE sandbox = ?3), 0)",
 		 &st))) {
@@ -129,6 +134,47 @@ column_dup(sqlite3_stmt *st, int col)
 	return s ? bakery_xstrdup((const char *)s) : NULL;
 }
 
+/*
+ * A clock stepped back. A lease or a retry delay is an absolute wall time
+ * in a file every consumer shares, so no process's monotonic clock can
+ * measure it; but each row knows when it was granted (held_at). A row
+ * granted "later" than now was granted before the clock went back: its
+ * lease or delay starts again from now, whole. Never shorter than it was
+ * granted in real time (so no second consumer takes a message its holder
+ * may still be working on), and never an hour longer because NTP stepped
+ * the clock an hour back (so a killed consumer's message, or one sent
+ * just before the step, does not wait that hour). Only rows not yet
+ * visible are looked at, through messages_ready: the leased and delayed
+ * ones. That scan grows with them (30 ms for 20,000 delayed rows), so a
+ * process runs it at its first receive and then at most every
+ * HOLD_CHECK_MS of its own monotonic clock; until then a stepped row only
+ * waits longer, the safe way. A forward step cannot be told from time
+ * passing (a suspended host, a killed consumer): leases then end early,
+ * and the holder's ack fails as "lease lost" while the receivers' dedup
+ * keeps the effect once.
+ */
+#define HOLD_CHECK_MS 10000
+
+static int
+hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
+{
+	int64_t mono = bakery_monotonic_ms();
+	if (sq->held_checked && mono - sq->held_checked < HOLD_CHECK_MS)
+		return 0;
+	sq->held_checked = mono;
+	sqlite3_stmt *st;
+	int rc = prepare(sq, "UPDATE messages SET"
+	    " visible_at = ?2 + (visible_at - held_at), held_at = ?2"
+	    " WHERE queue = ?1 AND visible_at > ?2 AND held_at > ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	int src = sqlite3_step(st);
+	finish(sq, st);
+	return src == SQLITE_DONE ? 0 : store_fail(sq->db, src, "queue receive");
+}
+
 /* Leases up to max ready messages into out, inside the caller's
  * transaction. */
 static int
@@ -137,18 +183,18 @@ lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
 {
 	sqlite3 *db = sq->db;
 	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int64_t now = bakery_now_ms();
 	int rc;
 	*got = 0;
-	if ((rc = prepare(sq,
+	if ((rc = hold_from_now(sq, queue, now)) || (rc = prepare(sq,
 		 "SELECT seq, id, sandbox, body, deliveries, last_error, attempts,"
 		 " visible_at FROM messages WHERE queue = ?1 AND visible_at <= ?2"
 		 " AND (?3 IS NULL OR sandbox = ?3)"
 		 " ORDER BY visible_at, seq LIMIT ?4", &sel)) ||
 	    (rc = prepare(sq,
-		 "UPDATE messages SET lease = ?1, visible_at = ?2,"
+		 "UPDATE messages SET lease = ?1, visible_at = ?2, held_at = ?4,"
 		 " deliveries = deliveries + 1 WHERE seq = ?3", &upd)))
 		goto out;
-	int64_t now = bakery_now_ms();
 	sqlite3_bind_text(sel, 1, queue, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(sel, 2, now);
 	sqlite3_bind_text(sel, 3, sandbox, -1, SQLITE_STATIC);
@@ -173,6 +219,7 @@ lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
 		sqlite3_bind_text(upd, 1, out[i].lease, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(upd, 2, now + (int64_t)visibility_s * 1000);
 		sqlite3_bind_int64(upd, 3, out[i].handle);
+		sqlite3_bind_int64(upd, 4, now);
 		if ((src = sqlite3_step(upd)) != SQLITE_DONE)
 			rc = store_fail(db, src, "queue receive");
 		sqlite3_reset(upd);
@@ -230,11 +277,11 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	return rc;
 }
 
-/* Runs one statement bound to (?1 lease, ?2 seq, ?3 a, ?4 b), any of the
- * last two unused, that must touch one row. */
+/* Runs one statement bound to (?1 lease, ?2 seq, ?3 a, ?4 b, ?5 c), any
+ * of the last three unused, that must touch one row. */
 static int
 leased_write(bakery_queue *q, const char *sql, queue_message *m,
-    int64_t a, const char *b)
+    int64_t a, const char *b, int64_t c)
 {
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
@@ -245,6 +292,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 	sqlite3_bind_int64(st, 2, m->handle);
 	sqlite3_bind_int64(st, 3, a);
 	sqlite3_bind_text(st, 4, b, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, c);
 	int src = sqlite3_step(st);
 	finish(SQ(q), st);
 	if (src != SQLITE_DONE)
@@ -261,7 +309,8 @@ sqlite_ack(bakery_queue *q, const char *queue, queue_message *m)
 {
 	(void)queue;
 	return leased_write(q,
-	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL,
+	    0);
 }
 
 /* Forgets the leased next batch (its commit failed: nothing was leased). */
@@ -334,10 +383,11 @@ sqlite_retry(bakery_queue *q, const char *queue, queue_message *m,
     int delay_s, const char *error)
 {
 	(void)queue;
+	int64_t now = bakery_now_ms();
 	return leased_write(q,
-	    "UPDATE messages SET lease = NULL, visible_at = ?3,"
+	    "UPDATE messages SET lease = NULL, visible_at = ?3, held_at = ?5,"
 	    " last_error = ?4 WHERE lease = ?1 AND seq = ?2", m,
-	    bakery_now_ms() + (int64_t)delay_s * 1000, error);
+	    now + (int64_t)delay_s * 1000, error, now);
 }
 
 static int
@@ -348,12 +398,13 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 	if (rc)
 		return rc;
 	rc = leased_write(q,
-	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL);
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL,
+	    0);
 	sqlite3_stmt *st = NULL;
 	if (!rc && !(rc = prepare(SQ(q),
 		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
-		 " enqueued_at, last_error, attempts)"
-		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6)"
+		 " enqueued_at, last_error, attempts, held_at)"
+		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6, ?4)"
 		 " ON CONFLICT (queue, id) DO UPDATE SET body = excluded.body,"
 		 " last_error = excluded.last_error,"
 		 " attempts = excluded.attempts", &st))) {

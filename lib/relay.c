@@ -86,7 +86,7 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 	}
 	if (!armed) {
 		outcome = "disarmed";
-	} else if (a.fire_at > now) {
+	} else if (!alarm_due(ctx, e, a.fire_at, now)) {
 		alarm_index_move(ctx, e, a.fire_at);
 		outcome = "not-due";
 	} else {
@@ -101,11 +101,9 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 		if ((rc = object_begin(o)))
 			goto out;
 		object_alarm_get(o, &a);
-		char today[11];
-		bakery_format_day(now, today, sizeof today);
-		if (strcmp(a.day, today) != 0) {
+		if (alarm_day_over(a.day, now)) {
 			a.rearms = 0;
-			snprintf(a.day, sizeof a.day, "%s", today);
+			bakery_format_day(now, a.day, sizeof a.day);
 		}
 		int guard = a.rearms >= REARM_GUARD;
 		if (guard)
@@ -136,10 +134,8 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 report:;
 	jv line = line_for(o, e->sandbox, e->address, sent);
 	line = jv_object_set(line, jv_string("alarm"), jv_string(outcome));
-	char today[11];
-	bakery_format_day(now, today, sizeof today);
 	line = jv_object_set(line, jv_string("rearms_today"),
-	    jv_number(strcmp(a.day, today) == 0 ? a.rearms : 0));
+	    jv_number(alarm_day_over(a.day, now) ? 0 : a.rearms));
 	report(arg, line);
 out:
 	object_close(o);

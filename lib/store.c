@@ -157,9 +157,12 @@ static const char *const alarms_migrations[] = {
 	"  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
 	"  PRIMARY KEY (sandbox, address));"
 	"CREATE INDEX alarms_due ON alarms(fire_at);",
+	/* When the entry was written: one written later than now was written
+	 * before the wall clock went back (alarm_due). */
+	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
 };
 const store_schema store_alarms_schema = {
-	"alarms", alarms_migrations, 1, 1, NULL
+	"alarms", alarms_migrations, 2, 1, NULL
 };
 
 static const char *const kinds[] = {
@@ -1046,6 +1049,12 @@ store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 	return rc;
 }
 
+char *
+store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
+{
+	return bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+}
+
 int
 store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd)
@@ -1056,7 +1065,7 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		rc = store_make_home(ctx);
 	if (rc)
 		return rc;
-	char *path = bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+	char *path = store_sandbox_lock_path(ctx, sandbox);
 	int lfd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd < 0 && !create)
 		lfd = open(path, O_RDONLY | O_CLOEXEC);

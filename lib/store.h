@@ -136,6 +136,8 @@ int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 int store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd);
 void store_unlock_sandbox(int fd); /* -1: nothing */
+/* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
+char *store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */
 int store_make_home(bakery_ctx *ctx);
 /* EX_CONFIG unless HOME is an existing folder: for the programs that

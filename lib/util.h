@@ -70,6 +70,10 @@ int bakery_close_stdout(void);
 int bakery_now_valid(const char *s);
 /* Milliseconds since the epoch, UTC, honouring BAKERY_NOW. */
 int64_t bakery_now_ms(void);
+/* Milliseconds of CLOCK_MONOTONIC: for a process's own intervals, which a
+ * step of the wall clock must not stretch or cut (BAKERY_NOW does not
+ * move it). */
+int64_t bakery_monotonic_ms(void);
 /* "2026-11-30T10:00:00.000Z" (buf >= 32) and "2026-11-30" (buf >= 11). */
 void bakery_format_time(int64_t ms, char *buf, size_t size);
 void bakery_format_day(int64_t ms, char *buf, size_t size);

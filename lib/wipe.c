@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +46,27 @@ exec_bound(sqlite3 *db, const char *sql, int64_t a, const char *b, int64_t c)
 	    : store_fail(db, src, "cannot record wipe progress");
 }
 
+/* Whether a run started on the UTC day of now or a later one. */
+static int
+started_today(sqlite3 *db, int64_t now)
+{
+	sqlite3_stmt *st;
+	int64_t last = 0;
+	if (sqlite3_prepare_v2(db, "SELECT max(started_at) FROM runs", -1, &st,
+		NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			last = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	char day[11], today[11];
+	bakery_format_day(last, day, sizeof day);
+	bakery_format_day(now, today, sizeof today);
+	return last && strcmp(day, today) >= 0;
+}
+
 /* The unfinished run, or a new one listing every sandbox folder. */
 static int
-start(bakery_ctx *ctx, sqlite3 *db, int resume_only, int64_t *run)
+start(bakery_ctx *ctx, sqlite3 *db, enum wipe_mode mode, int64_t *run)
 {
 	int rc = store_begin(db);
 	if (rc)
@@ -60,12 +79,14 @@ start(bakery_ctx *ctx, sqlite3 *db, int resume_only, int64_t *run)
 			*run = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 	}
-	if (*run || resume_only) {
+	int64_t now = bakery_now_ms();
+	if (*run || mode == WIPE_RESUME ||
+	    (mode == WIPE_DAILY && started_today(db, now))) {
 		store_rollback(db);
 		return 0;
 	}
 	if ((rc = exec_bound(db, "INSERT INTO runs(started_at) VALUES (?1)",
-		 bakery_now_ms(), NULL, 0)))
+		 now, NULL, 0)))
 		goto fail;
 	*run = sqlite3_last_insert_rowid(db);
 	DIR *d = opendir(ctx->sandboxes);
@@ -109,11 +130,46 @@ remove_tree(const char *path)
 	return 0;
 }
 
+int64_t
+wipe_floor(int lock_fd)
+{
+	char buf[24];
+	ssize_t n = lock_fd < 0 ? -1 : pread(lock_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *end;
+	long long ms = strtoll(buf, &end, 10);
+	/* Anything else in the file (a hand edit, a torn write) is no floor. */
+	return buf[0] >= '0' && buf[0] <= '9' && *end == '\n' && ms > 0
+	    ? (int64_t)ms : 0;
+}
+
+/* Writes the floor, synced: it must outlive the folder's removal. */
+static int
+set_floor(bakery_ctx *ctx, const char *sandbox, int64_t ms)
+{
+	char *path = store_sandbox_lock_path(ctx, sandbox);
+	char buf[24];
+	int len = snprintf(buf, sizeof buf, "%020lld\n", (long long)ms);
+	int rc = 0, fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || pwrite(fd, buf, (size_t)len, 0) != len || fsync(fd) != 0)
+		rc = bakery_fail(EX_IOERR, "cannot write '%s': %s", path,
+		    strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return rc;
+}
+
 /* The fence: a time later than any an object stamped before the sandbox's
- * lock was taken. The clock is read in milliseconds, so it waits for the
- * next one (a pinned BAKERY_NOW never moves: then it is that time). */
+ * lock was taken, its clock floor included. The clock is read in
+ * milliseconds, so it waits for the next one (a pinned BAKERY_NOW never
+ * moves: then it is that time). The wait is a few hundred microseconds,
+ * on the wall clock on purpose: it is the wall clock's reading that must
+ * move on. */
 static int64_t
-fence_time(void)
+fence_time(int64_t floor)
 {
 	const struct timespec pause = { 0, 200000 };
 	int64_t locked_at = bakery_now_ms(), now = locked_at;
@@ -121,7 +177,7 @@ fence_time(void)
 		nanosleep(&pause, NULL);
 		now = bakery_now_ms();
 	}
-	return now;
+	return now > floor ? now : floor + 1;
 }
 
 static int
@@ -139,8 +195,10 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	if (rc)
 		return rc;
 	bakery_queue *q;
-	*wiped_at = fence_time();
-	rc = queue_get(ctx, &q);
+	*wiped_at = fence_time(wipe_floor(lock));
+	rc = set_floor(ctx, sandbox, *wiped_at);
+	if (!rc)
+		rc = queue_get(ctx, &q);
 	if (!rc)
 		rc = queue_wipe_sandbox(q, sandbox, *wiped_at);
 	if (!rc)
@@ -167,8 +225,8 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 }
 
 int
-wipe_run(bakery_ctx *ctx, int resume_only, wipe_report_fn report, void *arg,
-    int *ran)
+wipe_run(bakery_ctx *ctx, enum wipe_mode mode, wipe_report_fn report,
+    void *arg, int *ran)
 {
 	*ran = 0;
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
@@ -178,7 +236,7 @@ wipe_run(bakery_ctx *ctx, int resume_only, wipe_report_fn report, void *arg,
 	if (rc)
 		return rc;
 	int64_t run;
-	if ((rc = start(ctx, db, resume_only, &run)) || !run) {
+	if ((rc = start(ctx, db, mode, &run)) || !run) {
 		sqlite3_close(db);
 		return rc;
 	}

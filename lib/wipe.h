@@ -25,10 +25,35 @@
 
 typedef void (*wipe_report_fn)(void *arg, jv line);
 
-/* Starts a run (or resumes an unfinished one) and finishes it. With
- * resume_only, does nothing unless a run is unfinished; *ran says whether a
- * run happened. Reports {"sandbox","run","wiped_at"} per sandbox. */
-int wipe_run(bakery_ctx *ctx, int resume_only, wipe_report_fn report,
+/*
+ * The clock floor. The fence is a time, and an event recorded before it is
+ * dropped; so a wall clock stepped back after a wipe (NTP steps an hour)
+ * would stamp the sandbox's new events before the fence, and the queue
+ * and the subscribers would drop them: orders lost. The wipe writes the
+ * fence into the sandbox's lock file (HOME/.SANDBOX.lock) before it
+ * removes the folder, under the exclusive lock; an object reads it once,
+ * under its shared lock, and stamps no event earlier (object_record).
+ * The next wipe's fence is later than the floor, so an event stamped at
+ * the floor is still dropped by the wipe after it.
+ */
+/* The floor in the lock file fd (a store_lock_sandbox fd), 0 if none. */
+int64_t wipe_floor(int lock_fd);
+
+
+enum wipe_mode {
+	WIPE_START,	/* a new run, unless one is unfinished */
+	WIPE_RESUME,	/* an unfinished run only */
+	/* The timer's: a new run unless one started this UTC day or a later
+	 * one. A wall clock stepped back an hour after the 10:00 wipe reaches
+	 * 10:00 again: that is not a second wipe that day. One stepped forward
+	 * a day wipes once, for the day it lands on. */
+	WIPE_DAILY,
+};
+
+/* Finishes an unfinished run, or starts one as mode allows and finishes
+ * it; *ran says whether a run happened. Reports
+ * {"sandbox","run","wiped_at"} per sandbox. */
+int wipe_run(bakery_ctx *ctx, enum wipe_mode mode, wipe_report_fn report,
     void *arg, int *ran);
 
 #endif

@@ -9,6 +9,18 @@
 #   tests/crash-matrix.sh          run it; last line:
 #                                  crash matrix: P points, K kills: L lost, T applied twice
 #   tests/crash-matrix.sh --list   the points that have a scenario
+#   CRASH_QUEUE=nats tests/crash-matrix.sh
+#                                  the same on the NATS driver, against a
+#                                  nats-server it starts on a free loopback
+#                                  port with a temporary store (tests/nats.bash)
+#                                  and stops by its pid; the nats.* points
+#                                  are killed here too. Last line:
+#                                  crash matrix (nats): P points, K kills: ...
+#
+# On NATS a lease is the server's AckWait, which BAKERY_NOW does not move:
+# every consumer runs with --visibility $NATS_VISIBILITY and --retry-delay 0
+# (a wrapper first on PATH), and the recovery waits out the leases in real
+# time.
 #
 # A point in the code without a scenario here fails the run (and
 # tests/cli/51-crash-matrix.bats), so a new point cannot go untested.
@@ -41,6 +53,16 @@ declare -A ELSEWHERE=(
 	[nats.after_dlq_publish]="tests/cli/55-nats.bats"
 	[layout.after_move]="tests/cli/44-home.bats"
 )
+QUEUE_KIND=${CRASH_QUEUE:-sqlite}
+case $QUEUE_KIND in
+sqlite) ;;
+nats)
+	unset 'ELSEWHERE[nats.after_dlq_publish]'
+	PASSES[nats.after_dlq_publish]="1"
+	;;
+*) echo "crash-matrix: CRASH_QUEUE: want sqlite or nats, not '$QUEUE_KIND'" >&2; exit 64 ;;
+esac
+NATS_VISIBILITY=2
 
 code_points() {
 	grep -rhoE 'bakery_crash_point\("[a-z_.]+"\)' "$TOP/lib" "$TOP/cmd" |
@@ -53,12 +75,37 @@ if [ "${1:-}" = --list ]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/crash-matrix.XXXXXX")
-STANDIN_PID=
+STANDIN_PID='' NATS_PID=''
 cleanup() {
 	[ -z "$STANDIN_PID" ] || kill "$STANDIN_PID" 2>/dev/null
+	[ -z "$NATS_PID" ] || nats_stop "$NATS_PID"
 	[ -n "${KEEP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
+
+if [ "$QUEUE_KIND" = nats ]; then
+	# shellcheck disable=SC1091 # nats_start, nats_stop
+	. "$TOP/tests/nats.bash"
+	nats_start "$WORK/nats" || exit 69
+	mkdir -p "$WORK/bin"
+	printf '#!/bin/sh\nexec "%s/bin/bakery-consume" --visibility %s --retry-delay 0 "$@"\n' \
+		"$TOP" "$NATS_VISIBILITY" >"$WORK/bin/bakery-consume"
+	chmod +x "$WORK/bin/bakery-consume"
+	export PATH="$WORK/bin:$PATH"
+fi
+
+# A fresh, empty queue for each home.
+fresh_queue() {
+	[ "$QUEUE_KIND" = nats ] || return 0
+	"$TOP/tests/nats-tool.py" "${NATS_URL#nats://}" reset >/dev/null || return 1
+	export BAKERY_QUEUE=$NATS_URL
+}
+
+# On NATS, waits out the leases of killed consumers (the server's clock).
+lease_wait() {
+	[ "$QUEUE_KIND" = nats ] || return 0
+	sleep "${1:-$NATS_VISIBILITY}.2"
+}
 
 fail() { echo "crash-matrix: $*" >&2; failures=$((failures + 1)); }
 
@@ -97,6 +144,7 @@ recover() {
 	for round in 1 2 3; do
 		t=$((T0 + 3600 * round))
 		export BAKERY_NOW=$t
+		lease_wait
 		for s in $(sandboxes); do
 			bakery-fault -s "$s" clear kitchen-refuses >/dev/null
 			bakery-fault -s "$s" clear queue-refuses >/dev/null
@@ -187,12 +235,21 @@ dead_letters() { # a paid order whose OrderPlaced and OrderPaid are refused
 s_dlq.after_store() {
 	dead_letters
 	kill_at bakery-dlq drain
+	lease_wait 30 # bakery-dlq's own lease, 30 s
 }
 s_redrive.after_send() {
 	dead_letters
 	bakery-dlq drain >/dev/null
 	bakery-fault clear kitchen-refuses
 	kill_at bakery-redrive --all
+}
+
+s_nats.after_dlq_publish() { # NATS only: dead-lettering, after the DLQ publish
+	local id
+	bakery-fault set kitchen-refuses
+	id=$(place default ada)
+	pay default "$id"
+	kill_at bakery-consume
 }
 
 s_alarm.after_send() {
@@ -263,6 +320,7 @@ for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-
 		export BAKERY_NOW=$T0
 		bakery-order gateway test >/dev/null # no money moves
 		: >"$HOME_DIR.placed"; : >"$HOME_DIR.paid"; : >"$HOME_DIR.deliveries"
+		fresh_queue || fail "$CRASH: cannot reset the NATS streams"
 		before=$kills
 		"s_$p" 2>>"$HOME_DIR.scenario.err"
 		[ "$kills" -gt "$before" ] || continue
@@ -271,5 +329,7 @@ for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-
 	done
 done
 
-echo "crash matrix: $points points, $kills kills: $lost lost, $twice applied twice"
+name="crash matrix"
+[ "$QUEUE_KIND" = sqlite ] || name="crash matrix ($QUEUE_KIND)"
+echo "$name: $points points, $kills kills: $lost lost, $twice applied twice"
 [ "$failures" -eq 0 ] && [ "$lost" -eq 0 ] && [ "$twice" -eq 0 ]
