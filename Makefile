@@ -187,7 +187,7 @@ check: deps
 	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
 	tests/nats-cli.sh
 	@# Last, so that make check ends with prove's summary of the main suite.
-	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -f $(UNIT_BIN) tests/cli/*.bats
+	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -j2 -f $(UNIT_BIN) tests/cli/*.bats
 
 # The proof (docs/reliability.md): the crash matrix, the chaos soak, and
 # the soak of kills only (SOAK_MODE=kills: no fault, no redrive, no dead
