@@ -7,7 +7,21 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-BASE_BIN=${BAKERY_BASE_BIN:-/work/base/bin}
+# old_layout: turns the home into the layout of before, which kept each
+# sandbox's folder in HOME itself (HOME/SANDBOX/...) with no .layout mark:
+# the files inside are the same.
+old_layout() {
+	local d
+	for d in "$BAKERY_HOME"/sandboxes/*/; do
+		mv "$d" "$BAKERY_HOME/.old-$(basename "$d")"
+	done
+	rmdir "$BAKERY_HOME/sandboxes"
+	for d in "$BAKERY_HOME"/.old-*/; do
+		d=${d%/}
+		mv "$d" "$BAKERY_HOME/${d##*/.old-}"
+	done
+	rm "$BAKERY_HOME/.layout"
+}
 
 # ro CMD...: runs CMD with the home read-only: a read-only bind mount in
 # a mount namespace of its own (as root, whom chmod does not stop), else
@@ -97,22 +111,23 @@ inventory() {
 }
 
 @test "an old home is moved to the new layout once, crash-safely, and nothing is lost" {
-	[ -x "$BASE_BIN/bakery-order" ] || skip "no bakery of the old layout at $BASE_BIN"
 	# A home as the bakery of before wrote it, with a sandbox that is
 	# even called "sandboxes".
 	local id
-	id=$(PATH=$BASE_BIN:$PATH place ada)
-	PATH=$BASE_BIN:$PATH bakery-order pay "$id" >/dev/null
-	PATH=$BASE_BIN:$PATH bakery-consume >/dev/null
-	PATH=$BASE_BIN:$PATH bakery-fault -s s2 set kitchen-refuses
-	s2=$(PATH=$BASE_BIN:$PATH bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
-	PATH=$BASE_BIN:$PATH bakery-order -s s2 pay "$s2" >/dev/null
-	PATH=$BASE_BIN:$PATH bakery-consume --retry-delay 0 >/dev/null
-	PATH=$BASE_BIN:$PATH bakery-dlq drain >/dev/null
-	PATH=$BASE_BIN:$PATH bakery-order -s sandboxes place --customer cy --day "$DAY" cardamom-bun=1 >/dev/null
+	id=$(place ada)
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	bakery-fault -s s2 set kitchen-refuses
+	s2=$(bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
+	bakery-order -s s2 pay "$s2" >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null
+	bakery-dlq drain >/dev/null
+	bakery-order -s sandboxes place --customer cy --day "$DAY" cardamom-bun=1 >/dev/null
+	before=$(inventory default s2 sandboxes)
+	assert [ "$(bakery-dlq -s s2 list | wc -l)" -gt 0 ]
+	old_layout
 	[ -d "$BAKERY_HOME/default/order" ] && [ -d "$BAKERY_HOME/sandboxes/order" ]
-	before=$(PATH=$BASE_BIN:$PATH inventory default s2 sandboxes)
-	assert [ "$(PATH=$BASE_BIN:$PATH bakery-dlq -s s2 list | wc -l)" -gt 0 ]
+	[ ! -e "$BAKERY_HOME/.layout" ]
 
 	# Readers read it as it is, and change nothing.
 	run --separate-stderr bakery-status --json

@@ -105,7 +105,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 }
 
 @test "--prom into a folder that does not exist exits 73 and leaves nothing" {
-	mkdir "$BAKERY_HOME" # a home, empty; no home at all is 78 (44-home.bats)
+	mkdir -p "$BAKERY_HOME" # a home, empty; no home at all is 78 (44-home.bats)
 	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/no/such/x.prom"
 	assert_failure 73
 	[[ "$stderr" == *"cannot create"* ]]

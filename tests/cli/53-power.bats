@@ -23,7 +23,7 @@ setup_file() { command -v strace >/dev/null; }
 	# The order's own commit, in order: journal (twice: content, then
 	# header), its folder, the database, truncate the journal (the commit
 	# point), sync that truncation: durable before the command goes on.
-	order=$(echo "$output" | grep -m1 -o 'default/order/ord_[0-9a-f]*\.db' | head -1)
+	order=$(echo "$output" | grep -m1 -o 'sandboxes/default/order/ord_[0-9a-f]*\.db' | head -1)
 	run bash -c "echo \"$output\" | grep -F \"$order\" | head -5"
 	assert_line --index 0 "fdatasync $order-journal"
 	assert_line --index 1 "fdatasync $order-journal"
@@ -40,7 +40,7 @@ setup_file() { command -v strace >/dev/null; }
 	export BAKERY_SYNC=normal
 	run syncs
 	assert_success
-	order=$(echo "$output" | grep -m1 -o 'default/order/ord_[0-9a-f]*\.db' | head -1)
+	order=$(echo "$output" | grep -m1 -o 'sandboxes/default/order/ord_[0-9a-f]*\.db' | head -1)
 	run bash -c "echo \"$output\" | grep -F \"$order\" | head -3"
 	assert_line --index 0 "fdatasync $order-journal"
 	assert_line --index 1 "fdatasync $order"
@@ -55,7 +55,7 @@ setup_file() { command -v strace >/dev/null; }
 	assert_success
 	# Line numbers: the sync of the order journal's truncation comes
 	# before the queue's first journal sync.
-	order=$(echo "$output" | grep -m1 -o 'default/order/ord_[0-9a-f]*\.db' | head -1)
+	order=$(echo "$output" | grep -m1 -o 'sandboxes/default/order/ord_[0-9a-f]*\.db' | head -1)
 	committed=$(echo "$output" | grep -n -A1 "^ftruncate $order-journal" | grep -m1 "fdatasync $order-journal" | cut -d- -f1)
 	queued=$(echo "$output" | grep -n -m1 "queue.db" | cut -d: -f1)
 	[ -n "$committed" ]
