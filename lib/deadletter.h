@@ -13,7 +13,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 int deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type, const char *envelope, const char *error, int attempts);

@@ -34,7 +34,7 @@
 #include <jv.h>
 #include <sqlite3.h>
 
-#include "store.h"
+#include "ctx.h"
 
 typedef struct bakery_object {
 	bakery_ctx *ctx;

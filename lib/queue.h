@@ -38,7 +38,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 #define QUEUE_EVENTS "bakery-events"
 #define QUEUE_DLQ "bakery-events-dlq"

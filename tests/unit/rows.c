@@ -93,7 +93,7 @@ main(void)
 	setenv("BAKERY_NOW", "2027-01-14T09:00:00Z", 1);
 	setenv("BAKERY_SYNC", "normal", 1); /* 1,000 commits: fewer fsyncs */
 	unsetenv("BAKERY_QUEUE");
-	store_ctx_init(&ctx, home, NULL, NULL);
+	ctx_init(&ctx, home, NULL, NULL);
 
 	/* 1,000 OrderPlaced at the board: a card row each, and the pages an
 	 * event writes do not grow with the cards already there. */
@@ -224,7 +224,7 @@ main(void)
 	    "  and no state document");
 	object_close(o);
 
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	unsetenv("BAKERY_NOW");
 	unsetenv("BAKERY_SYNC");
 	rm_home(home);
