@@ -173,7 +173,7 @@ main(int argc, char **argv)
 		free(text);
 		if (rc) {
 			jv_free(status);
-			store_ctx_free(&ctx);
+			ctx_free(&ctx);
 			bakery_die_last(rc);
 		}
 	}
