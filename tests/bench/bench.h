@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../lib/store.h"
+#include "../../lib/ctx.h"
 #include "../../lib/util.h"
 
 static inline double
