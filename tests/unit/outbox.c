@@ -9,7 +9,7 @@
 #include "../../lib/faults.h"
 #include "../../lib/object.h"
 #include "../../lib/outbox.h"
-#include "../../lib/queue.h"
+#include "../../lib/queue-internal.h"
 #include "../../lib/util.h"
 
 #define T0 1800000000LL

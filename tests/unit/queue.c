@@ -6,7 +6,7 @@
 #include "helpers.h"
 
 #include "../../lib/faults.h"
-#include "../../lib/queue.h"
+#include "../../lib/queue-internal.h"
 #include "../../lib/util.h"
 
 #define T0 1800000000LL
