@@ -411,6 +411,14 @@ object_alarm_get(bakery_object *o, object_alarm *a)
 	return 0;
 }
 
+long
+object_rearms_today(const char *day, long rearms, int64_t now_ms)
+{
+	char today[11];
+	bakery_format_day(now_ms, today, sizeof today);
+	return day && strcmp(day, today) == 0 ? rearms : 0;
+}
+
 int
 object_alarm_set(bakery_object *o, const object_alarm *a)
 {
@@ -617,12 +625,9 @@ object_show(bakery_object *o, jv *out)
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
 			    store_column_time(st, 0));
-			/* The count belongs to one UTC day; another day's is 0. */
-			char today[11];
-			bakery_format_day(bakery_now_ms(), today, sizeof today);
 			const char *day = (const char *)sqlite3_column_text(st, 2);
-			int rearms = day && strcmp(day, today) == 0
-			    ? sqlite3_column_int(st, 1) : 0;
+			long rearms = object_rearms_today(day,
+			    sqlite3_column_int(st, 1), bakery_now_ms());
 			alarm = jv_object_set(alarm, jv_string("rearms_today"),
 			    jv_number(rearms));
 		}

@@ -101,12 +101,8 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 		if ((rc = object_begin(o)))
 			goto out;
 		object_alarm_get(o, &a);
-		char today[11];
-		bakery_format_day(now, today, sizeof today);
-		if (strcmp(a.day, today) != 0) {
-			a.rearms = 0;
-			snprintf(a.day, sizeof a.day, "%s", today);
-		}
+		a.rearms = (int)object_rearms_today(a.day, a.rearms, now);
+		bakery_format_day(now, a.day, sizeof a.day);
 		int guard = a.rearms >= REARM_GUARD;
 		if (guard)
 			a.fire_at = 0;
@@ -136,10 +132,8 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 report:;
 	jv line = line_for(o, e->sandbox, e->address, sent);
 	line = jv_object_set(line, jv_string("alarm"), jv_string(outcome));
-	char today[11];
-	bakery_format_day(now, today, sizeof today);
 	line = jv_object_set(line, jv_string("rearms_today"),
-	    jv_number(strcmp(a.day, today) == 0 ? a.rearms : 0));
+	    jv_number(object_rearms_today(a.day, a.rearms, now)));
 	report(arg, line);
 out:
 	object_close(o);

@@ -110,11 +110,8 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 		int64_t oldest = sqlite3_column_int64(st, 1);
 		int64_t fire_at = sqlite3_column_int64(st, 2);
 		const char *day = (const char *)sqlite3_column_text(st, 4);
-		char today[11];
-		bakery_format_day(now, today, sizeof today);
-		/* The count belongs to one UTC day; another day's is 0. */
-		long rearms = day && strcmp(day, today) == 0
-		    ? sqlite3_column_int64(st, 3) : 0;
+		long rearms = object_rearms_today(day,
+		    sqlite3_column_int64(st, 3), now);
 		int tripped = rearms >= REARM_GUARD && rows > 0;
 		int64_t age_s = rows ? (now - oldest) / 1000 : 0;
 		t->rows += rows;
