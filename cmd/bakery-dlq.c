@@ -4,7 +4,6 @@
  */
 #include "../lib/cli.h"
 #include "../lib/deadletter.h"
-#include "../lib/envelope.h"
 #include "../lib/queue.h"
 #include "../lib/util.h"
 
@@ -35,38 +34,6 @@ on_signal(int sig)
 	stopping = 1;
 }
 
-/* Invariant 5: the dead letter is stored before the DLQ message is acked;
- * a crash between the two stores it again, which updates the same row. */
-static int
-store_one(bakery_ctx *ctx, bakery_queue *q, queue_message *m)
-{
-	jv env = jv_parse(m->body);
-	const char *type = envelope_str(env, "type");
-	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
-	    m->body, m->last_error ? m->last_error : "", m->attempts);
-	if (!rc) {
-		bakery_crash_point("dlq.after_store");
-		rc = queue_ack(q, QUEUE_DLQ, m);
-		if (rc == EX_TEMPFAIL)
-			rc = 0; /* another drainer stored it too: same row */
-	}
-	if (!rc) {
-		jv line = jv_object();
-		line = jv_object_set(line, jv_string("id"), jv_string(m->id));
-		line = jv_object_set(line, jv_string("type"),
-		    type ? jv_string(type) : jv_null());
-		line = jv_object_set(line, jv_string("sandbox"),
-		    jv_string(m->sandbox));
-		line = jv_object_set(line, jv_string("error"),
-		    jv_string(m->last_error ? m->last_error : ""));
-		line = jv_object_set(line, jv_string("attempts"),
-		    jv_number(m->attempts));
-		cli_print(line);
-	}
-	jv_free(env);
-	return rc;
-}
-
 static int
 drain(bakery_ctx *ctx, const char *only, int follow)
 {
@@ -84,8 +51,11 @@ drain(bakery_ctx *ctx, const char *only, int follow)
 		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
 			return rc;
 		for (size_t i = 0; i < got; i++) {
-			int one = store_one(ctx, q, &msgs[i]);
-			if (one && !rc)
+			jv line;
+			int one = deadletter_take(ctx, q, &msgs[i], &line);
+			if (!one)
+				cli_print(line);
+			else if (!rc)
 				rc = one;
 			queue_message_free(&msgs[i]);
 		}

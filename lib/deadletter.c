@@ -45,6 +45,37 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
 	return rc;
 }
 
+int
+deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
+    jv *line)
+{
+	jv env = jv_parse(m->body);
+	const char *type = envelope_str(env, "type");
+	const char *error = m->last_error ? m->last_error : "";
+	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
+	    m->body, error, m->attempts);
+	if (!rc) {
+		bakery_crash_point("dlq.after_store");
+		rc = queue_ack(q, QUEUE_DLQ, m);
+		if (rc == EX_TEMPFAIL)
+			rc = 0; /* another drainer stored it too: same row */
+	}
+	if (!rc) {
+		jv l = jv_object();
+		l = jv_object_set(l, jv_string("id"), jv_string(m->id));
+		l = jv_object_set(l, jv_string("type"),
+		    type ? jv_string(type) : jv_null());
+		l = jv_object_set(l, jv_string("sandbox"),
+		    jv_string(m->sandbox));
+		l = jv_object_set(l, jv_string("error"), jv_string(error));
+		l = jv_object_set(l, jv_string("attempts"),
+		    jv_number(m->attempts));
+		*line = l;
+	}
+	jv_free(env);
+	return rc;
+}
+
 static jv
 row_to_jv(sqlite3_stmt *st, const char *sandbox)
 {
