@@ -3,14 +3,13 @@
  * letters, and list or show them.
  */
 #include "../lib/cli.h"
+#include "../lib/loop.h"
 #include "../lib/deadletter.h"
 #include "../lib/queue.h"
 #include "../lib/util.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define USAGE \
 	"usage: bakery-dlq drain [--follow]\n" \
@@ -25,15 +24,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static volatile sig_atomic_t stopping;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
-
 static int
 drain(bakery_ctx *ctx, const char *only, int follow)
 {
@@ -41,12 +31,10 @@ drain(bakery_ctx *ctx, const char *only, int follow)
 	int rc = queue_get(ctx, &q);
 	if (rc)
 		return rc;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	loop_catch_signals();
 	queue_message msgs[10];
 	long idle_ms = 0;
-	while (!stopping) {
+	while (!loop_stopping()) {
 		size_t got;
 		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
 			return rc;
@@ -66,11 +54,8 @@ drain(bakery_ctx *ctx, const char *only, int follow)
 			idle_ms = 0;
 		else if (!follow)
 			break;
-		else {
-			idle_ms = idle_ms ? (idle_ms * 2 > 500 ? 500 : idle_ms * 2) : 5;
-			struct timespec ts = { 0, idle_ms * 1000000L };
-			nanosleep(&ts, NULL);
-		}
+		else
+			loop_idle_wait(&idle_ms);
 	}
 	return 0;
 }
