@@ -373,15 +373,6 @@ add(struct text *t, const char *fmt, ...)
 	free(more);
 }
 
-static double
-number(jv o, const char *field)
-{
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
-	jv_free(v);
-	return d;
-}
-
 static const struct {
 	const char *field, *metric, *help;
 } sandbox_metrics[] = {
@@ -415,7 +406,7 @@ status_prometheus(jv status)
 			jv name = jv_object_get(jv_copy(s), jv_string("sandbox"));
 			add(&t, "%s{sandbox=\"%s\"} %.0f\n",
 			    sandbox_metrics[m].metric, jv_string_value(name),
-			    number(s, sandbox_metrics[m].field));
+			    envelope_number(s, sandbox_metrics[m].field, 0));
 			jv_free(name);
 			jv_free(s);
 		}
