@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +521,48 @@ store_exec(sqlite3 *db, const char *sql)
 {
 	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "cannot write");
+}
+
+int
+store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+    const char *types, ...)
+{
+	const char *text[8];
+	int64_t num[8];
+	int np = (int)strlen(types);
+	if (np > 8)
+		np = 8;
+	va_list ap;
+	va_start(ap, types);
+	for (int k = 0; k < np; k++) {
+		if (types[k] == 'i')
+			num[k] = va_arg(ap, int64_t);
+		else
+			text[k] = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	int rc = store_begin(db);
+	for (int i = 0; i < n && !rc; i++) {
+		sqlite3_stmt *st;
+		int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			for (int k = 0; k < np; k++) {
+				if (types[k] == 'i')
+					sqlite3_bind_int64(st, k + 1, num[k]);
+				else
+					sqlite3_bind_text(st, k + 1, text[k], -1,
+					    SQLITE_STATIC);
+			}
+			src = sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+		if (src != SQLITE_DONE)
+			rc = store_fail(db, src, what);
+	}
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	return rc;
 }
 
 int

@@ -139,6 +139,14 @@ int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
 int store_commit(sqlite3 *db);
 void store_rollback(sqlite3 *db); /* safe when no transaction is open */
 int store_exec(sqlite3 *db, const char *sql);
+/* Runs n statements in one write transaction of their own (BEGIN
+ * IMMEDIATE, each stepped once, COMMIT), all bound to the same parameters:
+ * types names them in order, 't' a string (const char *), 'i' an integer
+ * (int64_t), bound to ?1, ?2, ... (at most 8); a statement with fewer
+ * parameters leaves the rest. A failure rolls back every one and is
+ * store_fail's "WHAT: sqlite's message". */
+int store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+    const char *types, ...);
 /*
  * Prepared statements kept for the life of a connection. A command or a
  * consumer runs the same few statements for every event; preparing each
