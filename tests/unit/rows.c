@@ -228,5 +228,12 @@ main(void)
 	unsetenv("BAKERY_NOW");
 	unsetenv("BAKERY_SYNC");
 	rm_home(home);
+	/* A re-arm count belongs to one UTC day (object_rearms_today). */
+	is_int(object_rearms_today("2027-01-15", 7, 1800057599000LL), 7,
+	    "a count of today stands at the day's last second (UTC)");
+	is_int(object_rearms_today("2027-01-15", 7, 1800057600000LL), 0,
+	    "  and is 0 a second later, on the next UTC day");
+	is_int(object_rearms_today(NULL, 7, 1800057599000LL), 0,
+	    "  and 0 with no day at all");
 	return done_testing();
 }
