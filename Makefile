@@ -328,11 +328,15 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # subshell of each bats test is what SC2030/SC2031 would flag in every file
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
-	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash
-lint: deps
+	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
+	mk/layers
+lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
+# The layer rule of docs/design.md ("Modules"), from the includes of lib/.
+layers:
+	mk/layers docs/design.md
 check: lint
-.PHONY: test lint
+.PHONY: test lint layers
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.
 bench: deps

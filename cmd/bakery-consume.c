@@ -2,15 +2,14 @@
  * bakery-consume — deliver queued events to their subscribers.
  */
 #include "../lib/cli.h"
+#include "../lib/loop.h"
 #include "../lib/consume.h"
 #include "../lib/envelope.h"
 #include "../lib/routing.h"
 #include "../lib/util.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define USAGE \
 	"usage: bakery-consume [--drain | --once | --follow] [--batch N]\n" \
@@ -36,15 +35,6 @@ static const struct option options[] = {
 	{ "routes", no_argument, NULL, OPT_ROUTES },
 	{ NULL, 0, NULL, 0 },
 };
-
-static volatile sig_atomic_t stopping;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
 
 static int
 number(const cli *c, const char *name, const char *arg, int min, int max)
@@ -140,9 +130,7 @@ main(int argc, char **argv)
 		envelope_each_line(stdin, deliver_line, &s);
 		cli_exit(&ctx, s.rc);
 	}
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	loop_catch_signals();
 	bakery_queue *q;
 	int rc = queue_get(&ctx, &q);
 	if (rc)
@@ -152,7 +140,7 @@ main(int argc, char **argv)
 	queue_message *msgs = bakery_xmalloc((size_t)batch * sizeof *msgs);
 	jv *results = bakery_xmalloc((size_t)batch * sizeof *results);
 	long idle_ms = 0;
-	while (!stopping) {
+	while (!loop_stopping()) {
 		size_t got;
 		if ((rc = queue_receive(q, QUEUE_EVENTS, only, (size_t)batch,
 			 visibility, msgs, &got))) {
@@ -184,9 +172,7 @@ main(int argc, char **argv)
 		}
 		/* Following an idle queue: wait a little longer each time,
 		 * up to half a second; SIGTERM cuts the sleep short. */
-		idle_ms = idle_ms ? (idle_ms * 2 > 500 ? 500 : idle_ms * 2) : 5;
-		struct timespec ts = { 0, idle_ms * 1000000L };
-		nanosleep(&ts, NULL);
+		loop_idle_wait(&idle_ms);
 	}
 	free(msgs);
 	free(results);

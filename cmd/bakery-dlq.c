@@ -3,15 +3,13 @@
  * letters, and list or show them.
  */
 #include "../lib/cli.h"
+#include "../lib/loop.h"
 #include "../lib/deadletter.h"
-#include "../lib/envelope.h"
 #include "../lib/queue.h"
 #include "../lib/util.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define USAGE \
 	"usage: bakery-dlq drain [--follow]\n" \
@@ -26,47 +24,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static volatile sig_atomic_t stopping;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
-
-/* Invariant 5: the dead letter is stored before the DLQ message is acked;
- * a crash between the two stores it again, which updates the same row. */
-static int
-store_one(bakery_ctx *ctx, bakery_queue *q, queue_message *m)
-{
-	jv env = jv_parse(m->body);
-	const char *type = envelope_str(env, "type");
-	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
-	    m->body, m->last_error ? m->last_error : "", m->attempts);
-	if (!rc) {
-		bakery_crash_point("dlq.after_store");
-		rc = queue_ack(q, QUEUE_DLQ, m);
-		if (rc == EX_TEMPFAIL)
-			rc = 0; /* another drainer stored it too: same row */
-	}
-	if (!rc) {
-		jv line = jv_object();
-		line = jv_object_set(line, jv_string("id"), jv_string(m->id));
-		line = jv_object_set(line, jv_string("type"),
-		    type ? jv_string(type) : jv_null());
-		line = jv_object_set(line, jv_string("sandbox"),
-		    jv_string(m->sandbox));
-		line = jv_object_set(line, jv_string("error"),
-		    jv_string(m->last_error ? m->last_error : ""));
-		line = jv_object_set(line, jv_string("attempts"),
-		    jv_number(m->attempts));
-		cli_print(line);
-	}
-	jv_free(env);
-	return rc;
-}
-
 static int
 drain(bakery_ctx *ctx, const char *only, int follow)
 {
@@ -74,18 +31,19 @@ drain(bakery_ctx *ctx, const char *only, int follow)
 	int rc = queue_get(ctx, &q);
 	if (rc)
 		return rc;
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	loop_catch_signals();
 	queue_message msgs[10];
 	long idle_ms = 0;
-	while (!stopping) {
+	while (!loop_stopping()) {
 		size_t got;
 		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
 			return rc;
 		for (size_t i = 0; i < got; i++) {
-			int one = store_one(ctx, q, &msgs[i]);
-			if (one && !rc)
+			jv line;
+			int one = deadletter_take(ctx, q, &msgs[i], &line);
+			if (!one)
+				cli_print(line);
+			else if (!rc)
 				rc = one;
 			queue_message_free(&msgs[i]);
 		}
@@ -96,11 +54,8 @@ drain(bakery_ctx *ctx, const char *only, int follow)
 			idle_ms = 0;
 		else if (!follow)
 			break;
-		else {
-			idle_ms = idle_ms ? (idle_ms * 2 > 500 ? 500 : idle_ms * 2) : 5;
-			struct timespec ts = { 0, idle_ms * 1000000L };
-			nanosleep(&ts, NULL);
-		}
+		else
+			loop_idle_wait(&idle_ms);
 	}
 	return 0;
 }

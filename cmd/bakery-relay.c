@@ -2,6 +2,7 @@
  * bakery-relay — send objects' outboxes to the queue; fire due alarms.
  */
 #include "../lib/cli.h"
+#include "../lib/loop.h"
 #include "../lib/alarm.h"
 #include "../lib/envelope.h"
 #include "../lib/object.h"
@@ -9,10 +10,8 @@
 #include "../lib/relay.h"
 #include "../lib/util.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define USAGE \
 	"usage: bakery-relay ADDRESS...\n" \
@@ -30,15 +29,6 @@ static const struct option options[] = {
 	{ "watch", no_argument, NULL, OPT_WATCH },
 	{ NULL, 0, NULL, 0 },
 };
-
-static volatile sig_atomic_t stopping;
-
-static void
-on_signal(int sig)
-{
-	(void)sig;
-	stopping = 1;
-}
 
 struct relay {
 	bakery_ctx *ctx;
@@ -82,10 +72,8 @@ due(bakery_ctx *ctx)
 static int
 watch(bakery_ctx *ctx)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	while (!stopping) {
+	loop_catch_signals();
+	while (!loop_stopping()) {
 		int rc = due(ctx);
 		if (rc && rc != EX_UNAVAILABLE && rc != EX_TEMPFAIL)
 			return rc;
@@ -95,8 +83,7 @@ watch(bakery_ctx *ctx)
 			wait = next > now ? next - now : 0;
 		if (wait < 100)
 			wait = 100; /* a failing object is not retried in a spin */
-		struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
+		loop_sleep_ms(wait);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
  * queue's depth and the dead letters of every sandbox. Reads, never writes.
  */
 #include "../lib/cli.h"
+#include "../lib/envelope.h"
 #include "../lib/status.h"
 #include "../lib/util.h"
 
@@ -25,25 +26,9 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static double
-num(jv o, const char *field)
-{
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
-	jv_free(v);
-	return d;
-}
-
-static const char *
-str(jv o, const char *field)
-{
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	/* The string lives in o, which the caller holds. */
-	const char *s = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v)
-							  : "-";
-	jv_free(v);
-	return s;
-}
+/* The screen's fields: 0 and "-" stand for what is missing. */
+static double num(jv o, const char *f) { return envelope_number(o, f, 0); }
+static const char *str(jv o, const char *f) { return envelope_text(o, f, "-"); }
 
 static void
 print_queue(jv status)
@@ -173,7 +158,7 @@ main(int argc, char **argv)
 		free(text);
 		if (rc) {
 			jv_free(status);
-			store_ctx_free(&ctx);
+			ctx_free(&ctx);
 			bakery_die_last(rc);
 		}
 	}

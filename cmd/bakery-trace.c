@@ -3,6 +3,7 @@
  * applied by each subscriber, dead-lettered, redriven. Reads, never writes.
  */
 #include "../lib/cli.h"
+#include "../lib/envelope.h"
 #include "../lib/trace.h"
 #include "../lib/util.h"
 
@@ -19,26 +20,9 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A field of o as text for the screen; "" when absent or not a string. */
-static const char *
-text(jv o, const char *field)
-{
-	if (jv_get_kind(o) != JV_KIND_OBJECT)
-		return "";
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	const char *s = jv_get_kind(v) == JV_KIND_STRING ? jv_string_value(v) : "";
-	jv_free(v); /* the string lives on in o */
-	return s;
-}
-
-static double
-number(jv o, const char *field)
-{
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
-	jv_free(v);
-	return d;
-}
+/* The screen's fields: "" and 0 stand for what is missing. */
+static const char *text(jv o, const char *f) { return envelope_text(o, f, ""); }
+static double number(jv o, const char *f) { return envelope_number(o, f, 0); }
 
 static void
 print_step(jv s)

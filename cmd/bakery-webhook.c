@@ -174,7 +174,7 @@ main(int argc, char **argv)
 	if (!a.http && billing_endpoint_secret(secret_file, &secret))
 		refuse(&a, 503, EX_CONFIG, bakery_error());
 	if (!a.http) {
-		int rc = store_ctx_init(&ctx, c.home, c.sandbox, c.queue);
+		int rc = ctx_init(&ctx, c.home, c.sandbox, c.queue);
 		have_ctx = 1;
 		if (rc)
 			refuse(&a, 503, rc, bakery_error());

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "ctx.h"
 
 typedef struct alarm_entry {
 	char sandbox[65];

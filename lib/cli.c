@@ -168,7 +168,7 @@ cli_usage_error(const cli *c, const char *fmt, ...)
 void
 cli_context(const cli *c, bakery_ctx *ctx)
 {
-	int rc = store_ctx_init(ctx, c->home, c->sandbox, c->queue);
+	int rc = ctx_init(ctx, c->home, c->sandbox, c->queue);
 	if (!rc)
 		rc = queue_url_check(ctx->queue_url);
 	if (rc)
@@ -195,7 +195,7 @@ _Noreturn void
 cli_exit(bakery_ctx *ctx, int code)
 {
 	if (ctx)
-		store_ctx_free(ctx);
+		ctx_free(ctx);
 	if (bakery_close_stdout()) {
 		bakery_print_error("%s", bakery_error());
 		if (!code)

@@ -19,7 +19,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
 

@@ -17,31 +17,49 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
 	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st = NULL;
-	if (!(rc = store_begin(db))) {
-		int src = sqlite3_prepare_v2(db,
-		    "INSERT INTO dead_letters(event_id, type, envelope, error,"
-		    " attempts, stored_at, updated_at)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
-		    " ON CONFLICT (event_id) DO UPDATE SET"
-		    " envelope = excluded.envelope, error = excluded.error,"
-		    " attempts = excluded.attempts, times = times + 1,"
-		    " updated_at = excluded.updated_at", -1, &st, NULL);
-		if (src == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 3, envelope, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 4, error, -1, SQLITE_STATIC);
-			sqlite3_bind_int(st, 5, attempts);
-			sqlite3_bind_int64(st, 6, bakery_now_ms());
-			src = sqlite3_step(st);
-		}
-		sqlite3_finalize(st);
-		rc = src == SQLITE_DONE ? store_commit(db)
-		    : store_fail(db, src, "cannot store dead letter");
-		store_rollback(db);
-	}
+	static const char *const sql[] = {
+		"INSERT INTO dead_letters(event_id, type, envelope, error,"
+		" attempts, stored_at, updated_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+		" ON CONFLICT (event_id) DO UPDATE SET"
+		" envelope = excluded.envelope, error = excluded.error,"
+		" attempts = excluded.attempts, times = times + 1,"
+		" updated_at = excluded.updated_at",
+	};
+	rc = store_run(db, "cannot store dead letter", 1, sql, "ttttii", id,
+	    type, envelope, error, (int64_t)attempts, bakery_now_ms());
 	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
+    jv *line)
+{
+	jv env = jv_parse(m->body);
+	const char *type = envelope_str(env, "type");
+	const char *error = m->last_error ? m->last_error : "";
+	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
+	    m->body, error, m->attempts);
+	if (!rc) {
+		bakery_crash_point("dlq.after_store");
+		rc = queue_ack(q, QUEUE_DLQ, m);
+		if (rc == EX_TEMPFAIL)
+			rc = 0; /* another drainer stored it too: same row */
+	}
+	if (!rc) {
+		jv l = jv_object();
+		l = jv_object_set(l, jv_string("id"), jv_string(m->id));
+		l = jv_object_set(l, jv_string("type"),
+		    type ? jv_string(type) : jv_null());
+		l = jv_object_set(l, jv_string("sandbox"),
+		    jv_string(m->sandbox));
+		l = jv_object_set(l, jv_string("error"), jv_string(error));
+		l = jv_object_set(l, jv_string("attempts"),
+		    jv_number(m->attempts));
+		*line = l;
+	}
+	jv_free(env);
 	return rc;
 }
 
@@ -136,19 +154,10 @@ deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st;
-	if (!(rc = store_begin(db))) {
-		int src = sqlite3_prepare_v2(db,
-		    "DELETE FROM dead_letters WHERE event_id = ?", -1, &st, NULL);
-		if (src == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-			src = sqlite3_step(st);
-			sqlite3_finalize(st);
-		}
-		rc = src == SQLITE_DONE ? store_commit(db)
-		    : store_fail(db, src, "cannot delete dead letter");
-		store_rollback(db);
-	}
+	static const char *const sql[] = {
+		"DELETE FROM dead_letters WHERE event_id = ?",
+	};
+	rc = store_run(db, "cannot delete dead letter", 1, sql, "t", id);
 	sqlite3_close(db);
 	return rc;
 }
@@ -162,30 +171,14 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
 	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
-	if (!(rc = store_begin(db))) {
-		const char *sql[] = {
-			"INSERT INTO redrives(event_id, type, last_at)"
-			" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
-			" SET times = times + 1, last_at = excluded.last_at",
-			"DELETE FROM dead_letters WHERE event_id = ?1",
-		};
-		for (int i = 0; i < 2 && !rc; i++) {
-			sqlite3_stmt *st;
-			int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
-			if (src == SQLITE_OK) {
-				sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-				sqlite3_bind_text(st, 2, type ? type : "", -1,
-				    SQLITE_STATIC);
-				sqlite3_bind_int64(st, 3, bakery_now_ms());
-				src = sqlite3_step(st);
-				sqlite3_finalize(st);
-			}
-			if (src != SQLITE_DONE)
-				rc = store_fail(db, src, "cannot forget dead letter");
-		}
-		rc = rc ? rc : store_commit(db);
-		store_rollback(db);
-	}
+	static const char *const sql[] = {
+		"INSERT INTO redrives(event_id, type, last_at)"
+		" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
+		" SET times = times + 1, last_at = excluded.last_at",
+		"DELETE FROM dead_letters WHERE event_id = ?1",
+	};
+	rc = store_run(db, "cannot forget dead letter", 2, sql, "tti", id,
+	    type ? type : "", bakery_now_ms());
 	sqlite3_close(db);
 	return rc;
 }

@@ -13,10 +13,19 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
+#include "queue.h"
 
 int deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type, const char *envelope, const char *error, int attempts);
+/* Invariant 5 for one message m received from QUEUE_DLQ: stores it as its
+ * sandbox's dead letter, then acks it; a crash between the two stores it
+ * again, which updates the same row. A lost lease on the ack is 0 (another
+ * drainer stored it too: the same row). A failed store acks nothing. On 0,
+ * *line is {"id","type","sandbox","error","attempts"} (type null when the
+ * body has none), bakery-dlq drain's line. */
+int deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
+    jv *line);
 /* Every dead letter of the sandbox, oldest first: a jv array of
  * {"id","type","sandbox","error","attempts","times","stored_at",
  * "updated_at","envelope"}. */

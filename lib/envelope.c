@@ -95,6 +95,23 @@ envelope_opt_str(jv obj, const char *field, const char **out)
 }
 
 const char *
+envelope_text(jv obj, const char *field, const char *otherwise)
+{
+	const char *s = envelope_str(obj, field);
+	return s ? s : otherwise;
+}
+
+double
+envelope_number(jv obj, const char *field, double otherwise)
+{
+	jv v = envelope_field(obj, field);
+	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v)
+						    : otherwise;
+	jv_free(v);
+	return d;
+}
+
+const char *
 envelope_data_str(jv env, const char *field)
 {
 	jv data = envelope_field(env, "data");

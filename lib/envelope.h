@@ -52,10 +52,12 @@ int64_t envelope_time_ms(jv env);
 char *envelope_dump(jv env);
 
 /*
- * The getters every string bakery takes out of JSON goes through: a string
- * that holds a NUL (an escaped \u0000) is no string here, since C would
- * cut it at the NUL ("ord_1\u0000x" read as "ord_1"). Nothing here
- * asserts on a shape: any jv may be given.
+ * bakery's one set of JSON field getters, for any document (an envelope,
+ * an object's state, a payment's result, bakery-status's and
+ * bakery-trace's documents): every string bakery takes out of JSON goes
+ * through them. A string that holds a NUL (an escaped \u0000) is no string
+ * here, since C would cut it at the NUL ("ord_1\u0000x" read as "ord_1").
+ * Nothing here asserts on a shape: any jv may be given.
  */
 /* v's text when v is a string without NUL, else NULL; valid while v lives. */
 const char *envelope_string(jv v);
@@ -68,6 +70,11 @@ const char *envelope_str(jv env, const char *field);
  * string without NUL (*out its text, valid while obj lives), -1 when
  * anything else (*out NULL): present, yet no string bakery can use. */
 int envelope_opt_str(jv obj, const char *field, const char **out);
+/* obj.field's text, or otherwise when it is no string (as envelope_str);
+ * for output that shows a placeholder. */
+const char *envelope_text(jv obj, const char *field, const char *otherwise);
+/* obj.field as a number, or otherwise when it is not a number. */
+double envelope_number(jv obj, const char *field, double otherwise);
 /* A string field of env's data, or NULL; valid while env lives. */
 const char *envelope_data_str(jv env, const char *field);
 

@@ -46,19 +46,8 @@ fault_write(bakery_ctx *ctx, const char *sandbox, const char *name,
 	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
-	sqlite3_stmt *st = NULL;
-	if (!(rc = store_begin(db))) {
-		int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-		if (src == SQLITE_OK) {
-			sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 2, bakery_now_ms());
-			src = sqlite3_step(st);
-		}
-		rc = src == SQLITE_DONE ? store_commit(db)
-					: store_fail(db, src, "cannot write fault");
-		sqlite3_finalize(st);
-		store_rollback(db);
-	}
+	rc = store_run(db, "cannot write fault", 1, &sql, "ti", name,
+	    bakery_now_ms());
 	sqlite3_close(db);
 	return rc;
 }

@@ -13,7 +13,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 extern const char *const fault_names[];
 int fault_name_known(const char *name);

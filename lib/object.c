@@ -418,6 +418,14 @@ object_alarm_get(bakery_object *o, object_alarm *a)
 	return 0;
 }
 
+long
+object_rearms_today(const char *day, long rearms, int64_t now_ms)
+{
+	/* A day after today is one a clock step back left: its count
+	 * stands until the clock reaches past it (alarm_day_over). */
+	return day && !alarm_day_over(day, now_ms) ? rearms : 0;
+}
+
 int
 object_alarm_set(bakery_object *o, const object_alarm *a)
 {
@@ -624,10 +632,9 @@ object_show(bakery_object *o, jv *out)
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
 			    store_column_time(st, 0));
-			/* The count belongs to one UTC day; a past day's is 0. */
 			const char *day = (const char *)sqlite3_column_text(st, 2);
-			int rearms = day && !alarm_day_over(day, bakery_now_ms())
-			    ? sqlite3_column_int(st, 1) : 0;
+			long rearms = object_rearms_today(day,
+			    sqlite3_column_int(st, 1), bakery_now_ms());
 			alarm = jv_object_set(alarm, jv_string("rearms_today"),
 			    jv_number(rearms));
 		}

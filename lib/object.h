@@ -34,7 +34,7 @@
 #include <jv.h>
 #include <sqlite3.h>
 
-#include "store.h"
+#include "ctx.h"
 
 typedef struct bakery_object {
 	bakery_ctx *ctx;
@@ -115,6 +115,10 @@ typedef struct object_alarm {
 	char day[11];
 } object_alarm;
 int object_alarm_get(bakery_object *o, object_alarm *a);
+/* A re-arm count belongs to one UTC day: rearms until the UTC day of
+ * now_ms is past day (may be NULL: 0), else 0. The one copy of the rule, for the relay
+ * that counts, and for object_show and bakery-status that report. */
+long object_rearms_today(const char *day, long rearms, int64_t now_ms);
 /* Inside a transaction. */
 int object_alarm_set(bakery_object *o, const object_alarm *a);
 

@@ -133,16 +133,6 @@ gateway_pay(bakery_ctx *ctx, const char *order_id, jv order,
 	return 0;
 }
 
-/* obj.key as a number; -1 when it is not one. */
-static double
-number_field(jv obj, const char *key)
-{
-	jv v = jv_object_get(jv_copy(obj), jv_string(key));
-	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : -1;
-	jv_free(v);
-	return d;
-}
-
 /* Sends one attempt: POST /v1/payment_intents with the attempt's key. */
 static int
 send_attempt(bakery_ctx *ctx, const stripe_api *api, jv order, jv attempt,
@@ -150,7 +140,7 @@ send_attempt(bakery_ctx *ctx, const stripe_api *api, jv order, jv attempt,
 {
 	char amount[32];
 	snprintf(amount, sizeof amount, "%.0f",
-	    number_field(order, "total_cents"));
+	    envelope_number(order, "total_cents", -1));
 	const char *currency = envelope_str(order, "currency");
 	const stripe_param params[] = {
 		{ "amount", amount },
@@ -235,7 +225,7 @@ stripe_pay(bakery_ctx *ctx, const stripe_api *api, const char *order_id,
 		jv attempt;
 		if ((rc = billing_attempt_next(ctx, order_id, pm, &attempt)))
 			break;
-		int n = (int)number_field(attempt, "attempt");
+		int n = (int)envelope_number(attempt, "attempt", -1);
 		const char *status = envelope_str(attempt, "status");
 		r = jv_object_set(r, jv_string("attempt"), jv_number(n));
 		r = jv_object_set(r, jv_string("idempotency_key"),

@@ -2,7 +2,7 @@
  * queue.c — picks the driver from the URL (sqlite: or nats://) and
  * forwards to it.
  */
-#include "queue.h"
+#include "queue-internal.h"
 #include "util.h"
 
 #include <stdlib.h>

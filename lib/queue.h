@@ -11,7 +11,8 @@
  *                 streams and a key-value bucket of fences, for several
  *                 hosts (docs/nats.md).
  *
- * What a driver promises:
+ * What a driver promises (its operations, struct queue_ops, are private to
+ * the drivers: lib/queue-internal.h):
  *   send      accepts a batch and marks each item it accepted; a repeat of an
  *             id still pending in that queue is accepted and changes nothing.
  *   receive   leases up to N ready messages for `visibility` seconds; a
@@ -38,7 +39,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 #define QUEUE_EVENTS "bakery-events"
 #define QUEUE_DLQ "bakery-events-dlq"
@@ -64,39 +65,6 @@ typedef struct queue_message {
 } queue_message;
 
 typedef struct bakery_queue bakery_queue;
-
-struct queue_ops {
-	int (*send)(bakery_queue *, const char *queue, queue_item *, size_t);
-	int (*receive)(bakery_queue *, const char *queue, const char *sandbox,
-	    size_t max, int visibility_s, queue_message *out, size_t *got);
-	int (*ack)(bakery_queue *, const char *queue, queue_message *);
-	int (*retry)(bakery_queue *, const char *queue, queue_message *,
-	    int delay_s, const char *error);
-	int (*dead_letter)(bakery_queue *, queue_message *, const char *error);
-	/* {"QUEUE":{"ready":N,"leased":N,"delayed":N}, ...} */
-	int (*stats)(bakery_queue *, jv *out);
-	/* Up to max messages without leasing them, as a jv array. */
-	int (*peek)(bakery_queue *, const char *queue, size_t max, jv *out);
-	/* Deletes every message of a sandbox and fences it at fence_ms. */
-	int (*wipe_sandbox)(bakery_queue *, const char *sandbox,
-	    int64_t fence_ms);
-	/* The sandbox's fence (ms since the epoch), 0 when never wiped. */
-	int64_t (*fence)(bakery_queue *, const char *sandbox);
-	/* Creates what the driver needs, or checks it is there; *out is a jv
-	 * array, one object per asset with its "status" (created, exists). */
-	int (*init)(bakery_queue *, int replicas, jv *out);
-	void (*close)(bakery_queue *);
-	/* Optional. rcs[i]: 0, or EX_TEMPFAIL when m[i]'s lease was lost;
-	 * any other failure acks none and is returned. */
-	int (*ack_many)(bakery_queue *, const char *queue, queue_message **m,
-	    size_t n, int *rcs);
-};
-
-struct bakery_queue {
-	const struct queue_ops *ops;
-	bakery_ctx *ctx;
-	void *impl;
-};
 
 /* EX_CONFIG unless url (NULL: the default) names a known driver. */
 int queue_url_check(const char *url);
@@ -132,11 +100,5 @@ int queue_init(bakery_queue *, int replicas, jv *out);
 /* Whether an event of sandbox recorded at recorded_at (ms) predates the
  * sandbox's last wipe, and so must be dropped. */
 int queue_fenced(bakery_queue *, const char *sandbox, int64_t recorded_at);
-
-/* Drivers. */
-/* look_only: an existing file, read-only (store_open_readonly). */
-int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
-    bakery_queue **q);
-int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);
 
 #endif

@@ -42,7 +42,7 @@
  *             the fence again (status 205).
  */
 #include "faults.h"
-#include "queue.h"
+#include "queue-internal.h"
 #include "util.h"
 
 #include "lazy_nats.h"

@@ -16,7 +16,7 @@
  * any lease does).
  */
 #include "faults.h"
-#include "queue.h"
+#include "queue-internal.h"
 #include "util.h"
 
 #include <stdlib.h>

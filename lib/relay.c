@@ -135,7 +135,7 @@ report:;
 	jv line = line_for(o, e->sandbox, e->address, sent);
 	line = jv_object_set(line, jv_string("alarm"), jv_string(outcome));
 	line = jv_object_set(line, jv_string("rearms_today"),
-	    jv_number(alarm_day_over(a.day, now) ? 0 : a.rearms));
+	    jv_number(object_rearms_today(a.day, a.rearms, now)));
 	report(arg, line);
 out:
 	object_close(o);

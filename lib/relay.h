@@ -21,7 +21,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 #define REARM_GUARD 100
 

@@ -110,11 +110,8 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 		int64_t oldest = sqlite3_column_int64(st, 1);
 		int64_t fire_at = sqlite3_column_int64(st, 2);
 		const char *day = (const char *)sqlite3_column_text(st, 4);
-		char today[11];
-		bakery_format_day(now, today, sizeof today);
-		/* The count belongs to one UTC day; another day's is 0. */
-		long rearms = day && strcmp(day, today) == 0
-		    ? sqlite3_column_int64(st, 3) : 0;
+		long rearms = object_rearms_today(day,
+		    sqlite3_column_int64(st, 3), now);
 		int tripped = rearms >= REARM_GUARD && rows > 0;
 		int64_t age_s = rows ? (now - oldest) / 1000 : 0;
 		t->rows += rows;
@@ -376,15 +373,6 @@ add(struct text *t, const char *fmt, ...)
 	free(more);
 }
 
-static double
-number(jv o, const char *field)
-{
-	jv v = jv_object_get(jv_copy(o), jv_string(field));
-	double d = jv_get_kind(v) == JV_KIND_NUMBER ? jv_number_value(v) : 0;
-	jv_free(v);
-	return d;
-}
-
 static const struct {
 	const char *field, *metric, *help;
 } sandbox_metrics[] = {
@@ -418,7 +406,7 @@ status_prometheus(jv status)
 			jv name = jv_object_get(jv_copy(s), jv_string("sandbox"));
 			add(&t, "%s{sandbox=\"%s\"} %.0f\n",
 			    sandbox_metrics[m].metric, jv_string_value(name),
-			    number(s, sandbox_metrics[m].field));
+			    envelope_number(s, sandbox_metrics[m].field, 0));
 			jv_free(name);
 			jv_free(s);
 		}

@@ -3,10 +3,13 @@
  */
 #define _GNU_SOURCE
 #include "store.h"
+#include "ctx.h"
+#include "testvfs.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "queue.h"
 
 static const char *const object_migrations[] = {
 	/* 0 -> 1 */
@@ -305,8 +307,8 @@ layout_migrate(bakery_ctx *ctx)
 	return rc;
 }
 
-static int
-layout_init(bakery_ctx *ctx)
+int
+store_layout_init(bakery_ctx *ctx)
 {
 	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
 	struct stat sb;
@@ -384,73 +386,6 @@ store_default_home(void)
 	if ((v = getenv("HOME")) && *v)
 		return bakery_xasprintf("%s/.local/state/bakery", v);
 	return bakery_xstrdup(".bakery");
-}
-
-static int
-env_number(const char *s, int min, int max, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || v < min || v > max)
-		return 0;
-	*out = (int)v;
-	return 1;
-}
-
-int
-store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
-    const char *queue_url)
-{
-	memset(ctx, 0, sizeof *ctx);
-	ctx->home = home ? bakery_xstrdup(home) : store_default_home();
-	if (!sandbox)
-		sandbox = getenv("BAKERY_SANDBOX");
-	if (!sandbox || !*sandbox)
-		sandbox = "default";
-	ctx->sandbox = bakery_xstrdup(sandbox);
-	if (!queue_url)
-		queue_url = getenv("BAKERY_QUEUE");
-	ctx->queue_url = queue_url && *queue_url ? bakery_xstrdup(queue_url)
-						 : NULL;
-	const char *sync = getenv("BAKERY_SYNC");
-	ctx->sync_normal = sync && strcmp(sync, "normal") == 0;
-	const char *busy = getenv("BAKERY_BUSY_TIMEOUT_MS");
-	ctx->busy_timeout_ms = 30000;
-	const char *delay = getenv("BAKERY_ALARM_DELAY");
-	ctx->alarm_delay_s = 30;
-	if (delay && *delay && !env_number(delay, 1, 86400, &ctx->alarm_delay_s))
-		return bakery_fail(EX_CONFIG, "bad BAKERY_ALARM_DELAY: '%s': %s",
-		    delay, "want 1 to 86400 seconds");
-	if (busy && *busy && !env_number(busy, 1, 3600000, &ctx->busy_timeout_ms))
-		return bakery_fail(EX_CONFIG, "bad BAKERY_BUSY_TIMEOUT_MS: '%s': %s",
-		    busy, "want 1 to 3600000");
-	const char *now = getenv("BAKERY_NOW");
-	if (now && *now && !bakery_now_valid(now))
-		return bakery_fail(EX_CONFIG, "bad BAKERY_NOW: '%s': %s", now,
-		    "want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ");
-	if (!bakery_name_valid(ctx->sandbox))
-		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
-		    ctx->sandbox,
-		    "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
-	if (sync && *sync && strcmp(sync, "normal") != 0 &&
-	    strcmp(sync, "full") != 0)
-		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
-		    "want full or normal");
-	return layout_init(ctx);
-}
-
-void
-store_ctx_free(bakery_ctx *ctx)
-{
-	if (ctx->queue)
-		queue_close(ctx->queue);
-	if (ctx->alarms)
-		sqlite3_close(ctx->alarms);
-	free(ctx->home);
-	free(ctx->sandbox);
-	free(ctx->sandboxes);
-	free(ctx->queue_url);
-	memset(ctx, 0, sizeof *ctx);
 }
 
 int
@@ -589,6 +524,48 @@ store_exec(sqlite3 *db, const char *sql)
 {
 	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "cannot write");
+}
+
+int
+store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+    const char *types, ...)
+{
+	const char *text[8];
+	int64_t num[8];
+	int np = (int)strlen(types);
+	if (np > 8)
+		np = 8;
+	va_list ap;
+	va_start(ap, types);
+	for (int k = 0; k < np; k++) {
+		if (types[k] == 'i')
+			num[k] = va_arg(ap, int64_t);
+		else
+			text[k] = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	int rc = store_begin(db);
+	for (int i = 0; i < n && !rc; i++) {
+		sqlite3_stmt *st;
+		int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			for (int k = 0; k < np; k++) {
+				if (types[k] == 'i')
+					sqlite3_bind_int64(st, k + 1, num[k]);
+				else
+					sqlite3_bind_text(st, k + 1, text[k], -1,
+					    SQLITE_STATIC);
+			}
+			src = sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+		if (src != SQLITE_DONE)
+			rc = store_fail(db, src, what);
+	}
+	if (!rc)
+		rc = store_commit(db);
+	store_rollback(db);
+	return rc;
 }
 
 int
@@ -731,126 +708,6 @@ migrate(sqlite3 *db, const store_schema *schema, const char *path,
 }
 
 /*
- * A test hook: BAKERY_FAIL_WRITE_AT=N makes the N-th write or sync of this
- * process (xWrite or xSync, any file) fail, SQLITE_FULL for a write and
- * SQLITE_IOERR_FSYNC for a sync, as a full or failing disk would;
- * BAKERY_FAIL_WRITE_AT=N+ fails the N-th and every one after it. A VFS
- * wrapped around the default one, registered as the default before the
- * first open; without the variable it is never registered.
- */
-typedef struct fail_file {
-	sqlite3_file base;
-	sqlite3_file *real; /* follows this struct in the same allocation */
-} fail_file;
-
-static sqlite3_vfs fail_vfs;
-static sqlite3_io_methods fail_methods;
-static long fail_at, fail_count;
-static int fail_sticky;
-
-#define REAL(f) (((fail_file *)(f))->real)
-
-static int
-fail_now(void)
-{
-	fail_count++;
-	return fail_count == fail_at || (fail_sticky && fail_count > fail_at);
-}
-
-static int fail_close(sqlite3_file *f)
-{ return REAL(f)->pMethods->xClose(REAL(f)); }
-static int fail_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
-{ return REAL(f)->pMethods->xRead(REAL(f), buf, n, off); }
-static int
-fail_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off)
-{
-	if (fail_now())
-		return SQLITE_FULL;
-	return REAL(f)->pMethods->xWrite(REAL(f), buf, n, off);
-}
-static int fail_truncate(sqlite3_file *f, sqlite3_int64 size)
-{ return REAL(f)->pMethods->xTruncate(REAL(f), size); }
-static int
-fail_sync(sqlite3_file *f, int flags)
-{
-	if (fail_now())
-		return SQLITE_IOERR_FSYNC;
-	return REAL(f)->pMethods->xSync(REAL(f), flags);
-}
-static int fail_size(sqlite3_file *f, sqlite3_int64 *size)
-{ return REAL(f)->pMethods->xFileSize(REAL(f), size); }
-static int fail_lock(sqlite3_file *f, int level)
-{ return REAL(f)->pMethods->xLock(REAL(f), level); }
-static int fail_unlock(sqlite3_file *f, int level)
-{ return REAL(f)->pMethods->xUnlock(REAL(f), level); }
-static int fail_reserved(sqlite3_file *f, int *out)
-{ return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out); }
-static int fail_control(sqlite3_file *f, int op, void *arg)
-{ return REAL(f)->pMethods->xFileControl(REAL(f), op, arg); }
-static int fail_sector(sqlite3_file *f)
-{ return REAL(f)->pMethods->xSectorSize(REAL(f)); }
-static int fail_device(sqlite3_file *f)
-{ return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
-static int fail_shm_map(sqlite3_file *f, int i, int size, int extend,
-    void volatile **p)
-{ return REAL(f)->pMethods->xShmMap(REAL(f), i, size, extend, p); }
-static int fail_shm_lock(sqlite3_file *f, int off, int n, int flags)
-{ return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags); }
-static void fail_shm_barrier(sqlite3_file *f)
-{ REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-static int fail_shm_unmap(sqlite3_file *f, int del)
-{ return REAL(f)->pMethods->xShmUnmap(REAL(f), del); }
-static int fail_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **p)
-{ return REAL(f)->pMethods->xFetch(REAL(f), off, n, p); }
-static int fail_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
-{ return REAL(f)->pMethods->xUnfetch(REAL(f), off, p); }
-
-static int
-fail_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
-    int *out_flags)
-{
-	sqlite3_vfs *real = vfs->pAppData;
-	fail_file *ff = (fail_file *)f;
-	ff->real = (sqlite3_file *)(ff + 1);
-	ff->base.pMethods = NULL;
-	int rc = real->xOpen(real, name, ff->real, flags, out_flags);
-	if (ff->real->pMethods) {
-		/* Same version as the real file: SQLite checks iVersion
-		 * before it calls the WAL and mmap methods. */
-		fail_methods.iVersion = ff->real->pMethods->iVersion;
-		ff->base.pMethods = &fail_methods;
-	}
-	return rc;
-}
-
-static void
-fail_vfs_register(void)
-{
-	static int done;
-	const char *at = getenv("BAKERY_FAIL_WRITE_AT");
-	if (done || !at || !*at)
-		return;
-	done = 1;
-	char *end;
-	fail_at = strtol(at, &end, 10);
-	fail_sticky = *end == '+';
-	if (fail_at < 1)
-		return;
-	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
-	fail_vfs = *real;
-	fail_vfs.zName = "bakery-fail-write";
-	fail_vfs.pAppData = real;
-	fail_vfs.szOsFile = (int)sizeof(fail_file) + real->szOsFile;
-	fail_vfs.xOpen = fail_open;
-	fail_methods = (sqlite3_io_methods){ 3, fail_close, fail_read,
-		fail_write, fail_truncate, fail_sync, fail_size, fail_lock,
-		fail_unlock, fail_reserved, fail_control, fail_sector,
-		fail_device, fail_shm_map, fail_shm_lock, fail_shm_barrier,
-		fail_shm_unmap, fail_fetch, fail_unfetch };
-	sqlite3_vfs_register(&fail_vfs, 1);
-}
-
-/*
  * Waiting for a lock. SQLite's own busy timeout sleeps 1, 2, 5, 10, 15,
  * 20, 25, 25, 25, 50, 50, then 100 ms between tries: under steady
  * contention (commands sending to queue.db while a consumer receives and
@@ -885,7 +742,7 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **out)
 {
 	*out = NULL;
-	fail_vfs_register();
+	testvfs_register();
 	int made = 0; /* this call made the file: removed if it fails */
 	if (create) {
 		size_t hl = strlen(ctx->home);

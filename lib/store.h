@@ -36,23 +36,9 @@
 #include <jv.h>
 #include <sqlite3.h>
 
-struct bakery_queue;
-
-typedef struct bakery_ctx {
-	char *home;            /* absolute or relative folder, never NULL */
-	char *sandbox;         /* validated name, "default" unless -s */
-	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
-				* as it is (store_look_only) */
-	int home_pending;      /* no HOME yet: made, with its layout mark,
-				* before the first file in it */
-	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
-	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
-	int busy_timeout_ms;   /* how long a writer waits for the lock */
-	int alarm_delay_s;     /* an alarm fires this long after the commit */
-	int files_opened;      /* counted so tests can prove O(due) scans */
-	struct bakery_queue *queue; /* opened on first use, see queue.h */
-	sqlite3 *alarms;       /* the alarm index, opened on first use */
-} bakery_ctx;
+/* The context (home, sandbox, settings, open handles) is lib/ctx.h's:
+ * the storage layer reads its settings and knows nothing of the handles. */
+typedef struct bakery_ctx bakery_ctx;
 
 /* A file's schema: migrations[i] takes user_version i to i + 1. A file
  * of read_from or later is read by store_open_readonly as it is: the
@@ -74,18 +60,16 @@ extern const store_schema store_sandbox_schema;
 extern const store_schema store_alarms_schema;
 
 /* Set by a program that only looks (bakery-status, bakery-trace,
- * bakery-show, bakery-queue stats and peek) before store_ctx_init: it
+ * bakery-show, bakery-queue stats and peek) before ctx_init: it
  * never moves an old home to the new layout, it reads it as it is. */
 extern int store_look_only;
 
-/* Fills ctx from flags (may be NULL) and the environment. A home that is
- * not a folder is EX_CONFIG. A home of the old layout (sandboxes at
- * HOME/SANDBOX) is moved to HOME/sandboxes/SANDBOX here, once, unless
+/* Sets ctx->sandboxes from ctx->home, and moves a home of the old layout
+ * (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once, unless
  * store_look_only or the home cannot be written (then it is read as it
- * is); a crash midway is finished by the next program. */
-int store_ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
-    const char *queue_url);
-void store_ctx_free(bakery_ctx *ctx);
+ * is); a crash midway is finished by the next program. A home that is
+ * not a folder is EX_CONFIG. Called by ctx_init. */
+int store_layout_init(bakery_ctx *ctx);
 
 /* The home folder: -H, else BAKERY_HOME, else $STATE_DIRECTORY,
  * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
@@ -101,8 +85,8 @@ int store_kind_valid(const char *kind);
  * create=STORE_CREATE_BEGUN: a file that needs its schema gets it in a
  * write transaction that is left open (sqlite3_get_autocommit() is 0), so
  * that the caller's first change commits with it: one commit, not two.
- * Test hook: BAKERY_FAIL_WRITE_AT=N fails the process's N-th SQLite write
- * or sync (N+ : that one and every later one), see docs/reliability.md. */
+ * Test hook: BAKERY_FAIL_WRITE_AT (lib/testvfs.h) is registered here,
+ * before the first open. */
 #define STORE_CREATE_BEGUN 2
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
@@ -157,6 +141,14 @@ int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
 int store_commit(sqlite3 *db);
 void store_rollback(sqlite3 *db); /* safe when no transaction is open */
 int store_exec(sqlite3 *db, const char *sql);
+/* Runs n statements in one write transaction of their own (BEGIN
+ * IMMEDIATE, each stepped once, COMMIT), all bound to the same parameters:
+ * types names them in order, 't' a string (const char *), 'i' an integer
+ * (int64_t), bound to ?1, ?2, ... (at most 8); a statement with fewer
+ * parameters leaves the rest. A failure rolls back every one and is
+ * store_fail's "WHAT: sqlite's message". */
+int store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+    const char *types, ...);
 /*
  * Prepared statements kept for the life of a connection. A command or a
  * consumer runs the same few statements for every event; preparing each

@@ -238,16 +238,11 @@ step(jv at, const char *what, jv where, jv detail)
 	return jv_object_set(s, jv_string("detail"), detail);
 }
 
-static jv
-get(jv o, const char *field)
-{
-	return jv_object_get(jv_copy(o), jv_string(field));
-}
-
 static int
 by_time(const void *a, const void *b)
 {
-	jv x = get(*(const jv *)a, "at"), y = get(*(const jv *)b, "at");
+	jv x = envelope_field(*(const jv *)a, "at");
+	jv y = envelope_field(*(const jv *)b, "at");
 	int nx = jv_get_kind(x) != JV_KIND_STRING;
 	int ny = jv_get_kind(y) != JV_KIND_STRING;
 	int c = nx || ny ? nx - ny
@@ -264,45 +259,45 @@ timeline(jv t)
 	jv steps[64];
 	size_t n = 0;
 	jv v;
-	if (jv_get_kind(v = get(t, "recorded_at")) == JV_KIND_STRING)
-		steps[n++] = step(v, "recorded", get(t, "recorded_in"), jv_null());
+	if (jv_get_kind(v = envelope_field(t, "recorded_at")) == JV_KIND_STRING)
+		steps[n++] = step(v, "recorded", envelope_field(t, "recorded_in"), jv_null());
 	else
 		jv_free(v);
-	if (jv_get_kind(v = get(t, "relayed_at")) == JV_KIND_STRING)
+	if (jv_get_kind(v = envelope_field(t, "relayed_at")) == JV_KIND_STRING)
 		steps[n++] = step(v, "relayed", jv_string(QUEUE_EVENTS), jv_null());
 	else
 		jv_free(v);
-	jv o = get(t, "outbox");
+	jv o = envelope_field(t, "outbox");
 	if (jv_get_kind(o) == JV_KIND_OBJECT)
-		steps[n++] = step(jv_null(), "in outbox", get(t, "recorded_in"),
+		steps[n++] = step(jv_null(), "in outbox", envelope_field(t, "recorded_in"),
 		    jv_copy(o));
 	jv_free(o);
-	jv d = get(t, "dead_letter");
+	jv d = envelope_field(t, "dead_letter");
 	if (jv_get_kind(d) == JV_KIND_OBJECT)
-		steps[n++] = step(get(d, "stored_at"), "dead-lettered",
-		    get(t, "sandbox"), jv_copy(d));
+		steps[n++] = step(envelope_field(d, "stored_at"), "dead-lettered",
+		    envelope_field(t, "sandbox"), jv_copy(d));
 	jv_free(d);
-	jv r = get(t, "redriven");
+	jv r = envelope_field(t, "redriven");
 	if (jv_get_kind(r) == JV_KIND_OBJECT)
-		steps[n++] = step(get(r, "last_at"), "redriven", get(t, "sandbox"),
-		    jv_copy(r));
+		steps[n++] = step(envelope_field(r, "last_at"), "redriven",
+		    envelope_field(t, "sandbox"), jv_copy(r));
 	jv_free(r);
-	jv subs = get(t, "subscribers");
+	jv subs = envelope_field(t, "subscribers");
 	jv_array_foreach(subs, i, s) {
-		jv at = get(s, "applied_at");
+		jv at = envelope_field(s, "applied_at");
 		int done = jv_get_kind(at) == JV_KIND_STRING;
 		if (n < 62)
 			steps[n++] = step(at, done ? "applied" : "not applied",
-			    get(s, "address"), jv_null());
+			    envelope_field(s, "address"), jv_null());
 		else
 			jv_free(at);
 		jv_free(s);
 	}
 	jv_free(subs);
-	jv queue = get(t, "queue");
+	jv queue = envelope_field(t, "queue");
 	jv_array_foreach(queue, i, m) {
 		if (n < 64)
-			steps[n++] = step(jv_null(), "queued", get(m, "queue"),
+			steps[n++] = step(jv_null(), "queued", envelope_field(m, "queue"),
 			    jv_copy(m));
 		jv_free(m);
 	}
@@ -352,7 +347,7 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	free(sandbox_db);
 	if (!rc)
 		rc = find_in_queue(ctx, sandbox, id, &f);
-	jv redriven = get(f.t, "redriven");
+	jv redriven = envelope_field(f.t, "redriven");
 	int known = jv_get_kind(f.envelope) == JV_KIND_OBJECT ||
 	    jv_get_kind(redriven) == JV_KIND_OBJECT;
 	jv_free(redriven);
@@ -367,8 +362,8 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 		return rc;
 	}
 	int have = jv_get_kind(f.envelope) == JV_KIND_OBJECT;
-	set(&f, "type", have ? get(f.envelope, "type") : jv_null());
-	set(&f, "subject", have ? get(f.envelope, "subject") : jv_null());
+	set(&f, "type", have ? envelope_field(f.envelope, "type") : jv_null());
+	set(&f, "subject", have ? envelope_field(f.envelope, "subject") : jv_null());
 	jv_free(f.envelope);
 	set(&f, "timeline", timeline(f.t));
 	*out = f.t;

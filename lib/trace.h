@@ -37,7 +37,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 int trace_event(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *out);

@@ -21,7 +21,7 @@
 
 #include <jv.h>
 
-#include "store.h"
+#include "ctx.h"
 
 typedef void (*wipe_report_fn)(void *arg, jv line);
 

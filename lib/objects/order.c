@@ -235,18 +235,29 @@ order_get(bakery_ctx *ctx, const char *id, jv *order)
 	return order_get_in(ctx, NULL, id, order);
 }
 
-int
-order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
-    jv *order)
+/* Opens an existing order/ID of sandbox (NULL: ctx's): a bad id is
+ * EX_USAGE, a missing order EX_NOINPUT "no such order". */
+static int
+open_order(bakery_ctx *ctx, const char *sandbox, const char *id,
+    bakery_object **o)
 {
+	*o = NULL; /* object_close(NULL) does nothing */
 	if (!bakery_name_valid(id))
 		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
 	char address[80];
 	snprintf(address, sizeof address, "order/%s", id);
-	bakery_object *o;
-	int rc = object_open(ctx, sandbox, address, 0, &o);
+	int rc = object_open(ctx, sandbox, address, 0, o);
 	if (rc == EX_NOINPUT)
 		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
+	return rc;
+}
+
+int
+order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *order)
+{
+	bakery_object *o;
+	int rc = open_order(ctx, sandbox, id, &o);
 	if (!rc)
 		rc = object_load(o);
 	if (!rc && jv_get_kind(o->state) == JV_KIND_NULL)
@@ -291,14 +302,8 @@ order_list(bakery_ctx *ctx, jv *orders)
 int
 order_events(bakery_ctx *ctx, const char *id, jv *events)
 {
-	if (!bakery_name_valid(id))
-		return bakery_fail(EX_USAGE, "bad order id: '%s'", id);
-	char address[80];
-	snprintf(address, sizeof address, "order/%s", id);
 	bakery_object *o;
-	int rc = object_open(ctx, NULL, address, 0, &o);
-	if (rc == EX_NOINPUT)
-		return bakery_fail(EX_NOINPUT, "no such order: '%s'", id);
+	int rc = open_order(ctx, NULL, id, &o);
 	if (!rc)
 		rc = object_events(o, events);
 	object_close(o);

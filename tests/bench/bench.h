@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../lib/store.h"
+#include "../../lib/ctx.h"
 #include "../../lib/util.h"
 
 static inline double
@@ -48,7 +48,7 @@ bench_check(int rc, const char *what)
 static inline void
 bench_context(bakery_ctx *ctx)
 {
-	bench_check(store_ctx_init(ctx, NULL, NULL, NULL), "context");
+	bench_check(ctx_init(ctx, NULL, NULL, NULL), "context");
 }
 
 #endif

@@ -251,6 +251,6 @@ main(int argc, char **argv)
 				"       fanout steady N RATE CONSUMER [ARG...]\n");
 		return EX_USAGE;
 	}
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	return rc;
 }

@@ -101,6 +101,6 @@ main(int argc, char **argv)
 	printf("msgs_per_s %.1f\nrelay_s %.3f\nconsume_s %.3f\n",
 	    (double)n / (t2 - t0), t1 - t0, t2 - t1);
 	object_close(src);
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	return 0;
 }

@@ -55,6 +55,6 @@ main(int argc, char **argv)
 	double s = bench_now() - t0;
 	printf("commits_per_s %.1f\nseconds %.3f\n", (double)n / s, s);
 	object_close(o);
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	return 0;
 }

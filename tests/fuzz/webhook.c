@@ -43,7 +43,7 @@ remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 static void
 remove_home(void)
 {
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	nftw(home, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -56,7 +56,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	/* Speed over durability: the home is thrown away. */
 	setenv("BAKERY_SYNC", "normal", 1);
-	if (store_ctx_init(&ctx, home, "default", NULL))
+	if (ctx_init(&ctx, home, "default", NULL))
 		abort();
 	atexit(remove_home);
 	bakery_verbosity = LOG_ERROR;

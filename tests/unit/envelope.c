@@ -180,5 +180,20 @@ main(void)
 	fclose(in);
 	is_int(rc, 42, "each_line returns what the callback returned");
 	is_int(stop.n, 2, "and stops there");
+
+	/* The field getters with a placeholder (bakery-status, bakery-trace,
+	 * payments): what is missing, of another kind, or no object at all. */
+	jv doc = jv_parse("{\"n\":3,\"s\":\"x\",\"z\":\"a\\u0000b\"}");
+	ok(envelope_number(doc, "n", -1) == 3, "envelope_number reads a number");
+	ok(envelope_number(doc, "s", -1) == -1, "  a string is the placeholder");
+	ok(envelope_number(doc, "none", 0) == 0, "  so is a missing field");
+	jv arr = jv_parse("[1]");
+	ok(envelope_number(arr, "n", 7) == 7, "  and an array");
+	is_str(envelope_text(doc, "s", "-"), "x", "envelope_text reads a string");
+	is_str(envelope_text(doc, "n", "-"), "-", "  a number is the placeholder");
+	is_str(envelope_text(doc, "z", "-"), "-", "  so is a string with a NUL");
+	is_str(envelope_text(arr, "s", ""), "", "  and an array");
+	jv_free(arr);
+	jv_free(doc);
 	return done_testing();
 }

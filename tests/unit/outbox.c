@@ -9,7 +9,7 @@
 #include "../../lib/faults.h"
 #include "../../lib/object.h"
 #include "../../lib/outbox.h"
-#include "../../lib/queue.h"
+#include "../../lib/queue-internal.h"
 #include "../../lib/util.h"
 
 #define T0 1800000000LL
@@ -83,7 +83,7 @@ main(void)
 	unsetenv("BAKERY_QUEUE");
 	setenv("BAKERY_NOW", "1800000000", 1);
 	bakery_ctx ctx;
-	store_ctx_init(&ctx, home, NULL, NULL);
+	ctx_init(&ctx, home, NULL, NULL);
 
 	bakery_object *o = NULL;
 	is_int(object_open(&ctx, NULL, "order/ord_1", 1, &o), 0, "object_open");
@@ -332,7 +332,7 @@ main(void)
 	}
 	object_close(o);
 
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	unsetenv("BAKERY_NOW");
 	rm_home(home);
 	return done_testing();

@@ -6,7 +6,7 @@
 #include "helpers.h"
 
 #include "../../lib/faults.h"
-#include "../../lib/queue.h"
+#include "../../lib/queue-internal.h"
 #include "../../lib/util.h"
 
 #define T0 1800000000LL
@@ -72,7 +72,7 @@ main(void)
 {
 	char *home = tmp_home();
 	bakery_ctx ctx;
-	store_ctx_init(&ctx, home, NULL, NULL);
+	ctx_init(&ctx, home, NULL, NULL);
 	qpath = bakery_xasprintf("%s/q.db", home);
 	bakery_queue *q = NULL;
 	is_int(queue_sqlite_open(&ctx, qpath, 0, &q), 0, "queue_sqlite_open");
@@ -314,7 +314,7 @@ main(void)
 			" AND visible_at = 1800001100000"), 1,
 		    "closing gives it back as it was");
 	}
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	free(qpath);
 	unsetenv("BAKERY_NOW");
 	rm_home(home);

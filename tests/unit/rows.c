@@ -93,7 +93,7 @@ main(void)
 	setenv("BAKERY_NOW", "2027-01-14T09:00:00Z", 1);
 	setenv("BAKERY_SYNC", "normal", 1); /* 1,000 commits: fewer fsyncs */
 	unsetenv("BAKERY_QUEUE");
-	store_ctx_init(&ctx, home, NULL, NULL);
+	ctx_init(&ctx, home, NULL, NULL);
 
 	/* 1,000 OrderPlaced at the board: a card row each, and the pages an
 	 * event writes do not grow with the cards already there. */
@@ -224,9 +224,16 @@ main(void)
 	    "  and no state document");
 	object_close(o);
 
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	unsetenv("BAKERY_NOW");
 	unsetenv("BAKERY_SYNC");
 	rm_home(home);
+	/* A re-arm count belongs to one UTC day (object_rearms_today). */
+	is_int(object_rearms_today("2027-01-15", 7, 1800057599000LL), 7,
+	    "a count of today stands at the day's last second (UTC)");
+	is_int(object_rearms_today("2027-01-15", 7, 1800057600000LL), 0,
+	    "  and is 0 a second later, on the next UTC day");
+	is_int(object_rearms_today(NULL, 7, 1800057599000LL), 0,
+	    "  and 0 with no day at all");
 	return done_testing();
 }

@@ -7,7 +7,7 @@
 
 #include <sys/stat.h>
 
-#include "../../lib/store.h"
+#include "../../lib/ctx.h"
 #include "../../lib/util.h"
 
 static int
@@ -173,7 +173,7 @@ main(void)
 	char *home = tmp_home();
 	bakery_ctx ctx;
 	unsetenv("BAKERY_SYNC");
-	is_int(store_ctx_init(&ctx, home, NULL, NULL), 0, "store_ctx_init");
+	is_int(ctx_init(&ctx, home, NULL, NULL), 0, "ctx_init");
 	is_str(ctx.sandbox, "default", "the sandbox defaults to 'default'");
 	char *path = store_object_path(&ctx, NULL, "order/ord_1");
 	char want_path[4200];
@@ -255,33 +255,33 @@ main(void)
 	/* BAKERY_SYNC=normal trades durability on power loss. */
 	bakery_ctx ctx2;
 	setenv("BAKERY_SYNC", "normal", 1);
-	is_int(store_ctx_init(&ctx2, home, "other", NULL), 0,
-	    "store_ctx_init with BAKERY_SYNC=normal");
+	is_int(ctx_init(&ctx2, home, "other", NULL), 0,
+	    "ctx_init with BAKERY_SYNC=normal");
 	unsetenv("BAKERY_SYNC");
 	ok(store_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
 	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	sqlite3_close(db);
-	store_ctx_free(&ctx2);
+	ctx_free(&ctx2);
 
 	setenv("BAKERY_SYNC", "sometimes", 1);
-	is_int(store_ctx_init(&ctx2, home, NULL, NULL), EX_CONFIG,
+	is_int(ctx_init(&ctx2, home, NULL, NULL), EX_CONFIG,
 	    "a bad BAKERY_SYNC is EX_CONFIG");
-	store_ctx_free(&ctx2);
+	ctx_free(&ctx2);
 	unsetenv("BAKERY_SYNC");
-	is_int(store_ctx_init(&ctx2, home, "Bad", NULL), EX_USAGE,
+	is_int(ctx_init(&ctx2, home, "Bad", NULL), EX_USAGE,
 	    "a bad sandbox name is EX_USAGE");
-	store_ctx_free(&ctx2);
+	ctx_free(&ctx2);
 	is_int(store_open_object(&ctx, NULL, "order/..", 1, &db), EX_USAGE,
 	    "store_open_object refuses a bad key");
 	is_int(store_open_object(&ctx, NULL, "order/nope", 0, &db), EX_NOINPUT,
 	    "store_open_object create=0 on a missing object is EX_NOINPUT");
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
 	 * when it reaches store_open_sandbox or store_open_object directly.
 	 * HOME is a folder inside the temporary one, so an escape lands in it. */
 	char *inner = bakery_xasprintf("%s/home", home);
-	store_ctx_init(&ctx, inner, NULL, NULL);
+	ctx_init(&ctx, inner, NULL, NULL);
 	char *escaped = bakery_xasprintf("%s/escape", home);
 	db = NULL;
 	rc = store_open_sandbox(&ctx, "../escape", 1, &db);
@@ -297,7 +297,7 @@ main(void)
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
 	free(escaped);
 	free(inner);
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	rm_home(home);
 
 	/* Kept statements. */

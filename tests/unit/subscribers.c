@@ -273,7 +273,7 @@ main(void)
 	char *home = tmp_home();
 	setenv("BAKERY_NOW", "2027-01-14T09:00:00Z", 1);
 	unsetenv("BAKERY_QUEUE");
-	store_ctx_init(&ctx, home, NULL, NULL);
+	ctx_init(&ctx, home, NULL, NULL);
 	apply_result r;
 	const char *sched = "schedule/" DAY;
 
@@ -551,7 +551,7 @@ main(void)
 	jv_free(placed3);
 	jv_free(placed4);
 	jv_free(paid5);
-	store_ctx_free(&ctx);
+	ctx_free(&ctx);
 	unsetenv("BAKERY_NOW");
 	rm_home(home);
 	return done_testing();

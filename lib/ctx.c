@@ -1,0 +1,77 @@
+/*
+ * ctx.c — the context: settings from flags and the environment, and the
+ * handles opened on first use (the queue, the alarm index), closed here.
+ */
+#include "ctx.h"
+#include "queue.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int
+env_number(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || v < min || v > max)
+		return 0;
+	*out = (int)v;
+	return 1;
+}
+
+int
+ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
+    const char *queue_url)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->home = home ? bakery_xstrdup(home) : store_default_home();
+	if (!sandbox)
+		sandbox = getenv("BAKERY_SANDBOX");
+	if (!sandbox || !*sandbox)
+		sandbox = "default";
+	ctx->sandbox = bakery_xstrdup(sandbox);
+	if (!queue_url)
+		queue_url = getenv("BAKERY_QUEUE");
+	ctx->queue_url = queue_url && *queue_url ? bakery_xstrdup(queue_url)
+						 : NULL;
+	const char *sync = getenv("BAKERY_SYNC");
+	ctx->sync_normal = sync && strcmp(sync, "normal") == 0;
+	const char *busy = getenv("BAKERY_BUSY_TIMEOUT_MS");
+	ctx->busy_timeout_ms = 30000;
+	const char *delay = getenv("BAKERY_ALARM_DELAY");
+	ctx->alarm_delay_s = 30;
+	if (delay && *delay && !env_number(delay, 1, 86400, &ctx->alarm_delay_s))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_ALARM_DELAY: '%s': %s",
+		    delay, "want 1 to 86400 seconds");
+	if (busy && *busy && !env_number(busy, 1, 3600000, &ctx->busy_timeout_ms))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_BUSY_TIMEOUT_MS: '%s': %s",
+		    busy, "want 1 to 3600000");
+	const char *now = getenv("BAKERY_NOW");
+	if (now && *now && !bakery_now_valid(now))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_NOW: '%s': %s", now,
+		    "want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ");
+	if (!bakery_name_valid(ctx->sandbox))
+		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
+		    ctx->sandbox,
+		    "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
+	if (sync && *sync && strcmp(sync, "normal") != 0 &&
+	    strcmp(sync, "full") != 0)
+		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
+		    "want full or normal");
+	return store_layout_init(ctx);
+}
+
+void
+ctx_free(bakery_ctx *ctx)
+{
+	if (ctx->queue)
+		queue_close(ctx->queue);
+	if (ctx->alarms)
+		sqlite3_close(ctx->alarms);
+	free(ctx->home);
+	free(ctx->sandbox);
+	free(ctx->sandboxes);
+	free(ctx->queue_url);
+	memset(ctx, 0, sizeof *ctx);
+}

@@ -1,0 +1,42 @@
+/*
+ * ctx.h — the context every program carries: the home, the sandbox, the
+ * settings read from flags and the environment, and the handles opened on
+ * first use (the queue, queue.h's queue_ctx; the alarm index, alarm.h).
+ *
+ * Owns: those handles; ctx_free closes them. The storage layer (store.c)
+ * reads the settings and paths here and never the handles, so it includes
+ * this header and no queue header: layers point down (docs/design.md).
+ */
+#ifndef BAKERY_CTX_H
+#define BAKERY_CTX_H
+
+#include "store.h"
+
+struct bakery_queue;
+
+struct bakery_ctx {
+	char *home;            /* absolute or relative folder, never NULL */
+	char *sandbox;         /* validated name, "default" unless -s */
+	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
+				* as it is (store_look_only) */
+	int home_pending;      /* no HOME yet: made, with its layout mark,
+				* before the first file in it */
+	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
+	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
+	int busy_timeout_ms;   /* how long a writer waits for the lock */
+	int alarm_delay_s;     /* an alarm fires this long after the commit */
+	int files_opened;      /* counted so tests can prove O(due) scans */
+	struct bakery_queue *queue; /* opened on first use, see queue.h */
+	sqlite3 *alarms;       /* the alarm index, opened on first use */
+};
+
+/* Fills ctx from flags (may be NULL) and the environment: BAKERY_SANDBOX,
+ * BAKERY_QUEUE, BAKERY_SYNC, BAKERY_BUSY_TIMEOUT_MS, BAKERY_ALARM_DELAY,
+ * BAKERY_NOW are checked here (EX_CONFIG; a bad sandbox name EX_USAGE),
+ * then store_layout_init finds or migrates the home's layout. */
+int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
+    const char *queue_url);
+/* Closes the handles opened on first use and frees ctx's strings. */
+void ctx_free(bakery_ctx *ctx);
+
+#endif
