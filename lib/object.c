@@ -6,7 +6,6 @@
 #include "alarm.h"
 #include "envelope.h"
 #include "util.h"
-#include "wipe.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -32,7 +31,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
 		snprintf(o->address, sizeof o->address, "%s", address);
 		rc = store_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
-		o->floor_ms = wipe_floor(o->lock_fd);
+		o->floor_ms = store_lock_floor(o->lock_fd);
 	}
 	if (!rc)
 		rc = store_open_object(ctx, sandbox, address,

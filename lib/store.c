@@ -962,6 +962,21 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 	return 0;
 }
 
+int64_t
+store_lock_floor(int lock_fd)
+{
+	char buf[24];
+	ssize_t n = lock_fd < 0 ? -1 : pread(lock_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	char *end;
+	long long ms = strtoll(buf, &end, 10);
+	/* Anything else in the file (a hand edit, a torn write) is no floor. */
+	return buf[0] >= '0' && buf[0] <= '9' && *end == '\n' && ms > 0
+	    ? (int64_t)ms : 0;
+}
+
 void
 store_unlock_sandbox(int fd)
 {

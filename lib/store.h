@@ -120,6 +120,9 @@ int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 int store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd);
 void store_unlock_sandbox(int fd); /* -1: nothing */
+/* The wipe's clock floor kept in the lock file fd (a store_lock_sandbox
+ * fd), 0 if none: see wipe.h, "The clock floor". */
+int64_t store_lock_floor(int lock_fd);
 /* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
 char *store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */

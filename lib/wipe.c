@@ -130,21 +130,6 @@ remove_tree(const char *path)
 	return 0;
 }
 
-int64_t
-wipe_floor(int lock_fd)
-{
-	char buf[24];
-	ssize_t n = lock_fd < 0 ? -1 : pread(lock_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	char *end;
-	long long ms = strtoll(buf, &end, 10);
-	/* Anything else in the file (a hand edit, a torn write) is no floor. */
-	return buf[0] >= '0' && buf[0] <= '9' && *end == '\n' && ms > 0
-	    ? (int64_t)ms : 0;
-}
-
 /* Writes the floor, synced: it must outlive the folder's removal. */
 static int
 set_floor(bakery_ctx *ctx, const char *sandbox, int64_t ms)
@@ -195,7 +180,7 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	if (rc)
 		return rc;
 	bakery_queue *q;
-	*wiped_at = fence_time(wipe_floor(lock));
+	*wiped_at = fence_time(store_lock_floor(lock));
 	rc = set_floor(ctx, sandbox, *wiped_at);
 	if (!rc)
 		rc = queue_get(ctx, &q);

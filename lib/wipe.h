@@ -34,10 +34,9 @@ typedef void (*wipe_report_fn)(void *arg, jv line);
  * removes the folder, under the exclusive lock; an object reads it once,
  * under its shared lock, and stamps no event earlier (object_record).
  * The next wipe's fence is later than the floor, so an event stamped at
- * the floor is still dropped by the wipe after it.
+ * the floor is still dropped by the wipe after it. The lock file is the
+ * store's: store_lock_floor reads the floor.
  */
-/* The floor in the lock file fd (a store_lock_sandbox fd), 0 if none. */
-int64_t wipe_floor(int lock_fd);
 
 
 enum wipe_mode {
