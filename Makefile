@@ -169,25 +169,42 @@ demo: deps
 # make check; the issue's full run of 1,000 is make check-nats-cluster.
 CLUSTER_ORDERS ?= 200
 
+# make check: lint, then its stages two at a time (CHECK_STAGES, each
+# logged to build/NAME.log and summed up by its last line; a failing one
+# prints its log's tail), then the main suite, last, so that make check ends
+# with prove's summary. The stages are ordered for the two slots: the NATS
+# run of the CLI suite takes one while the others follow each other in the
+# second.
+CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
+	check-soak check-soak-kills check-stress check-fuzz
+CHECK_JOBS ?= 3
 check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
-	tests/crash-matrix.sh >build/crash.log || { cat build/crash.log; exit 1; }
-	tail -1 build/crash.log
-	CRASH_QUEUE=nats CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' \
-		tests/crash-matrix.sh >build/crash-nats.log || { cat build/crash-nats.log; exit 1; }
-	tail -1 build/crash-nats.log
-	$(MAKE) crash-other >build/crash-other.log 2>&1 || { tail -40 build/crash-other.log; exit 1; }
-	tail -1 build/crash-other.log
-	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
-	tail -1 build/soak.log
-	tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1 >build/soak-kills.log 2>&1 || { tail -20 build/soak-kills.log; exit 1; }
-	tail -1 build/soak-kills.log
-	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
-	tail -1 build/stress.log
-	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
-	tests/nats-cli.sh
-	@# Last, so that make check ends with prove's summary of the main suite.
-	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -j2 -f $(UNIT_BIN) tests/cli/*.bats
+	$(MAKE) --no-print-directory -j2 -Otarget $(CHECK_STAGES)
+	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -j$(CHECK_JOBS) -f $(UNIT_BIN) tests/cli/*.bats
+
+# logged NAME,COMMAND: COMMAND's output in build/NAME.log; its last line
+# shown, or its last 40 lines when it fails.
+logged = @$(2) >build/$(1).log 2>&1 || { tail -40 build/$(1).log; exit 1; }; \
+	tail -1 build/$(1).log
+check-nats-cli:
+	$(call logged,nats-cli,tests/nats-cli.sh)
+check-crash:
+	$(call logged,crash,tests/crash-matrix.sh)
+check-crash-nats:
+	$(call logged,crash-nats,CRASH_QUEUE=nats \
+		CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' tests/crash-matrix.sh)
+check-crash-other:
+	$(call logged,crash-other,$(MAKE) --no-print-directory crash-other)
+check-soak:
+	$(call logged,soak,tests/soak.sh $(SOAK_CHECK_ORDERS) 1)
+check-soak-kills:
+	$(call logged,soak-kills,tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1)
+check-stress:
+	$(call logged,stress,tests/stress.sh $(STRESS_CHECK_TIME))
+check-fuzz:
+	$(call logged,fuzz,$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME))
+.PHONY: check $(CHECK_STAGES)
 
 # The proof (docs/reliability.md): the crash matrix, the chaos soak, and
 # the soak of kills only (SOAK_MODE=kills: no fault, no redrive, no dead
