@@ -132,7 +132,7 @@ main(int argc, char **argv)
 	}
 	loop_catch_signals();
 	bakery_queue *q;
-	int rc = queue_get(&ctx, &q);
+	int rc = queue_get_named(&ctx, &q);
 	if (rc)
 		bakery_die_last(rc);
 	/* -s names one sandbox; without it every sandbox's events are ours. */

@@ -28,7 +28,7 @@ static int
 drain(bakery_ctx *ctx, const char *only, int follow)
 {
 	bakery_queue *q;
-	int rc = queue_get(ctx, &q);
+	int rc = queue_get_named(ctx, &q);
 	if (rc)
 		return rc;
 	loop_catch_signals();

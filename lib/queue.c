@@ -23,8 +23,13 @@ queue_url_check(const char *url)
 	    "want sqlite:PATH or nats://HOST:PORT[,HOST:PORT...]");
 }
 
+/* How a queue is opened: made when missing (a send), read as it is (the
+ * readers: nothing made, nothing migrated), or written but never made when
+ * --queue or BAKERY_QUEUE names it (the consumers). */
+enum { MAKE, LOOK, NAMED };
+
 static int
-open_queue(bakery_ctx *ctx, int look_only, bakery_queue **q)
+open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 {
 	if (ctx->queue) {
 		*q = ctx->queue;
@@ -39,13 +44,14 @@ open_queue(bakery_ctx *ctx, int look_only, bakery_queue **q)
 	} else {
 		char *path = url ? bakery_xstrdup(url + 7)
 				 : bakery_xasprintf("%s/queue.db", ctx->home);
-		if (look_only && access(path, F_OK) != 0)
+		if (how != MAKE && (url || how == LOOK) &&
+		    access(path, F_OK) != 0)
 			rc = url ? bakery_fail(EX_CONFIG, "no queue at '%s' "
 				"(--queue, BAKERY_QUEUE; bakery-queue init or the "
 				"first send makes one)", path)
 				 : bakery_fail(EX_NOINPUT, "no queue yet");
 		else
-			rc = queue_sqlite_open(ctx, path, look_only, q);
+			rc = queue_sqlite_open(ctx, path, how == LOOK, q);
 		free(path);
 	}
 	if (!rc)
@@ -56,13 +62,19 @@ open_queue(bakery_ctx *ctx, int look_only, bakery_queue **q)
 int
 queue_get(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, 0, q);
+	return open_queue(ctx, MAKE, q);
 }
 
 int
 queue_get_existing(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, 1, q);
+	return open_queue(ctx, LOOK, q);
+}
+
+int
+queue_get_named(bakery_ctx *ctx, bakery_queue **q)
+{
+	return open_queue(ctx, NAMED, q);
 }
 
 jv

@@ -76,6 +76,10 @@ int queue_get(bakery_ctx *ctx, bakery_queue **q);
  * not made yet is EX_NOINPUT (an empty queue: queue_empty_stats); a
  * sqlite: URL naming a missing file is EX_CONFIG. */
 int queue_get_existing(bakery_ctx *ctx, bakery_queue **q);
+/* Like queue_get, for the consumers (bakery-consume, bakery-dlq drain): a
+ * sqlite: URL naming a missing file is EX_CONFIG, not a new empty queue to
+ * wait on forever; the home's own queue is made as queue_get makes it. */
+int queue_get_named(bakery_ctx *ctx, bakery_queue **q);
 /* What queue_stats says of an empty queue. */
 jv queue_empty_stats(void);
 void queue_close(bakery_queue *q);

@@ -200,6 +200,22 @@ inventory() {
 	assert_equal "$(jq -c '."bakery-events"' <<<"$output")" '{"ready":0,"leased":0,"delayed":0}'
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a queue URL naming a missing file: the consumers refuse it and make no empty queue to wait on" {
+	local q=$BATS_TEST_TMPDIR/typo.db
+	for cmd in "bakery-consume" "bakery-consume --drain" "bakery-dlq drain"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"
+		assert_failure 78
+		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init or the first send makes one)"
+		[ ! -e "$q" ]
+	done
+	# The home's own queue is still made on first use, as a send makes it.
+	run --separate-stderr bakery-consume --drain
+	assert_success
+	[ -f "$BAKERY_HOME/queue.db" ]
+}
+
 @test "a read-only home is read: status, trace, queue stats and show work on it" {
 	sqlite_only "reads queue.db of a read-only home"
 	need_ro
