@@ -275,9 +275,11 @@ static int64_t
 parse_now(const char *s)
 {
 	char *end;
+	errno = 0;
 	long long secs = strtoll(s, &end, 10);
 	if (*s >= '0' && *s <= '9' && !*end)
-		return (int64_t)secs * 1000;
+		return errno || secs > BAKERY_TIME_MAX_MS / 1000
+		    ? -1 : (int64_t)secs * 1000;
 	const char *rest;
 	int64_t at = bakery_parse_datetime(s, &rest);
 	if (at >= 0 && (!*rest || (rest[0] == 'Z' && !rest[1])))

@@ -68,6 +68,10 @@ int bakery_close_stdout(void);
 
 /* Whether s is a valid BAKERY_NOW. */
 int bakery_now_valid(const char *s);
+/* The last instant bakery stamps: its timestamps have four-digit years
+ * (9999-12-31T23:59:59.999Z). A time past it, from BAKERY_NOW or a file,
+ * is refused, never carried into arithmetic or text. */
+#define BAKERY_TIME_MAX_MS INT64_C(253402300799999)
 /* Milliseconds since the epoch, UTC, honouring BAKERY_NOW. */
 int64_t bakery_now_ms(void);
 /* Milliseconds of CLOCK_MONOTONIC: for a process's own intervals, which a

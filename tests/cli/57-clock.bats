@@ -97,6 +97,28 @@ settles_at() {
 	settles_at "$BAKERY_NOW" "$id"
 }
 
+@test "a wipe's clock floor that is not a time is no floor: orders go on, stamped by the clock" {
+	export BAKERY_NOW=$T0
+	paid_order ada >/dev/null
+	bakery-consume >/dev/null
+	run --separate-stderr bakery-wipe
+	assert_success
+	# The floor the wipe left: its time in milliseconds, one line.
+	assert_equal "$(cat "$BAKERY_HOME/.default.lock")" "$(printf %020d $((T0 * 1000)))"
+	local t=$((T0 + HOUR))
+	for floor in 'junk\n' '17961768000000000000000\n' '253402300800000\n' '-5\n' '1796176800000'; do
+		# shellcheck disable=SC2059 # the floor's escapes are meant
+		printf -- "$floor" >"$BAKERY_HOME/.default.lock"
+		t=$((t + 60))
+		id=$(at "$t" paid_order bo)
+		# Every event of the order is stamped by the clock, none by the
+		# garbled floor.
+		assert_equal "$(bakery-queue peek --limit 1000 | jq -r .envelope.time | sort -u)" \
+			"$(date -u -d "@$t" +%Y-%m-%dT%H:%M:%S.000Z)"
+		settles_at "$t" "$id"
+	done
+}
+
 @test "an alarm armed before a step back fires within its delay, not an hour late" {
 	export BAKERY_NOW=$T0
 	crash_at order.after_commit bakery-order place --customer ada --day "$DAY" cardamom-bun=1
