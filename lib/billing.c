@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "billing.h"
 #include "envelope.h"
+#include "file.h"
 #include "order.h"
 #include "secret.h"
 #include "stripe.h"
@@ -36,31 +37,13 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 	char *path = bakery_xasprintf("%s/webhook-secret", ctx->home);
 	int rc = store_make_home(ctx);
 	if (!rc && access(path, F_OK) != 0 && errno == ENOENT) {
-		/* First use: a fresh secret, written whole to a file of our
-		 * own and then linked into place. link() fails if another
-		 * process won the race, and then we read its secret; nobody
-		 * ever sees the file half written, nor does a crash leave it
-		 * so. */
+		/* First use: a fresh secret, put in place whole; when another
+		 * process won the race, its secret is the one read. */
 		char fresh[64];
 		bakery_random_id("whsec_", fresh, sizeof fresh);
-		char *tmp = bakery_xasprintf("%s.%s", path, fresh + 6);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0)
-			rc = bakery_fail(store_errno_code(errno),
-			    "cannot create '%s': %s", tmp, strerror(errno));
-		else {
-			ssize_t w = write(fd, fresh, strlen(fresh));
-			if (w != (ssize_t)strlen(fresh) || fsync(fd) != 0)
-				rc = bakery_fail(EX_IOERR, "cannot write '%s': %s",
-				    tmp, strerror(errno));
-			close(fd);
-			if (!rc && link(tmp, path) != 0 && errno != EEXIST)
-				rc = bakery_fail(EX_IOERR, "cannot create '%s': %s",
-				    path, strerror(errno));
-			unlink(tmp);
-		}
+		int existed;
+		rc = file_put(path, fresh, 0600, 0, &existed);
 		explicit_bzero(fresh, sizeof fresh);
-		free(tmp);
 	}
 	if (!rc) {
 		/* bakery's own file: its path is no secret. */

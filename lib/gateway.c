@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "gateway.h"
+#include "file.h"
 #include "store.h"
 #include "util.h"
 
@@ -61,27 +62,6 @@ gateway_read(const char *home, gateway_kind *g)
 	return rc;
 }
 
-/* Writes name to a fresh file beside path; caller frees *tmp. */
-static int
-write_fresh(const char *path, gateway_kind g, char **tmp)
-{
-	char rnd[40];
-	bakery_random_id("", rnd, sizeof rnd);
-	*tmp = bakery_xasprintf("%s.%s", path, rnd);
-	int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return bakery_fail(store_errno_code(errno),
-		    "cannot create '%s': %s", *tmp, strerror(errno));
-	char line[16];
-	int len = snprintf(line, sizeof line, "%s\n", gateway_name(g));
-	int rc = 0;
-	if (write(fd, line, (size_t)len) != len || fsync(fd) != 0)
-		rc = bakery_fail(EX_IOERR, "cannot write '%s': %s", *tmp,
-		    strerror(errno));
-	close(fd);
-	return rc;
-}
-
 int
 gateway_choose(bakery_ctx *ctx, gateway_kind g, gateway_kind *was)
 {
@@ -94,34 +74,20 @@ gateway_choose(bakery_ctx *ctx, gateway_kind g, gateway_kind *was)
 		return bakery_fail(EX_NOPERM, "home '%s' pays through Stripe: %s",
 		    home, "it never goes back to the test gateway "
 		    "(make a new home for trials)");
-	char *path = bakery_xasprintf("%s/.gateway", home), *tmp = NULL;
-	if (!(rc = write_fresh(path, g, &tmp))) {
-		/* The test gateway only ever creates the file: link() fails
-		 * when another process recorded a choice meanwhile, and that
-		 * choice stands. Stripe replaces whatever was there. */
-		int moved = g == GATEWAY_TEST ? link(tmp, path)
-					      : rename(tmp, path);
-		if (moved != 0 && errno == EEXIST) {
-			gateway_kind now;
-			rc = gateway_read(home, &now);
-			if (!rc && now != g)
-				rc = bakery_fail(EX_NOPERM, "home '%s' has just "
-				    "chosen the gateway '%s'", home,
-				    gateway_name(now));
-		} else if (moved != 0) {
-			rc = bakery_fail(store_errno_code(errno),
-			    "cannot create '%s': %s", path, strerror(errno));
-		} else {
-			int dfd = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dfd >= 0) {
-				fsync(dfd);
-				close(dfd);
-			}
-		}
-	}
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
+	char *path = bakery_xasprintf("%s/.gateway", home);
+	char line[16];
+	snprintf(line, sizeof line, "%s\n", gateway_name(g));
+	/* The test gateway only ever creates the file: when another process
+	 * recorded a choice meanwhile, that choice stands. Stripe replaces
+	 * whatever was there. */
+	int existed;
+	rc = file_put(path, line, 0600, g == GATEWAY_STRIPE, &existed);
+	if (!rc && existed) {
+		gateway_kind now;
+		rc = gateway_read(home, &now);
+		if (!rc && now != g)
+			rc = bakery_fail(EX_NOPERM, "home '%s' has just "
+			    "chosen the gateway '%s'", home, gateway_name(now));
 	}
 	free(path);
 	if (!rc)

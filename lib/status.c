@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "status.h"
 #include "envelope.h"
+#include "file.h"
 #include "gateway.h"
 #include "object.h"
 #include "queue.h"
@@ -445,61 +446,10 @@ status_prometheus(jv status)
 	return t.buf;
 }
 
-static int
-io_fail(const char *what, const char *path)
-{
-	int err = errno;
-	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
-	    path, strerror(err));
-}
-
 int
 status_write_file(const char *path, const char *text)
 {
-	/* A name of its own in the file's folder, made with O_EXCL: a link
-	 * or file someone put at a name we would use is never followed or
-	 * written through. */
-	char *tmp = bakery_xasprintf("%s.XXXXXX", path);
-	int rc = 0;
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	/* node_exporter runs as another user: the file is readable (0644). */
-	if (fd < 0 || fchmod(fd, 0644) != 0) {
-		rc = io_fail("create", tmp);
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return rc;
-	}
-	size_t len = strlen(text), off = 0;
-	while (off < len && !rc) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			rc = io_fail("write", tmp);
-		else
-			off += (size_t)w;
-	}
-	if (!rc && fsync(fd) != 0)
-		rc = io_fail("sync", tmp);
-	if (close(fd) != 0 && !rc)
-		rc = io_fail("close", tmp);
-	/* The collector sees the old file or the new one, never half. */
-	if (!rc && rename(tmp, path) != 0)
-		rc = io_fail("rename onto", path);
-	if (rc)
-		unlink(tmp);
-	else {
-		char *dir = bakery_xstrdup(path);
-		int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			fsync(dfd); /* the rename itself survives a power loss */
-			close(dfd);
-		}
-		free(dir);
-	}
-	free(tmp);
-	return rc;
+	/* node_exporter runs as another user: the file is readable (0644).
+	 * The collector sees the old file or the new one, never half. */
+	return file_put(path, text, 0644, 1, NULL);
 }

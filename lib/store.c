@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "store.h"
+#include "file.h"
 #include "ctx.h"
 #include "testvfs.h"
 #include "util.h"
@@ -217,16 +218,6 @@ is_dir(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static void
-sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 static int
 layout_fail(bakery_ctx *ctx, const char *what, const char *path)
 {
@@ -263,8 +254,8 @@ layout_move_sandboxes(bakery_ctx *ctx, const char *fresh)
 		free(old);
 	}
 	closedir(d);
-	sync_dir(fresh);
-	sync_dir(ctx->home);
+	file_sync_dir(fresh);
+	file_sync_dir(ctx->home);
 	return rc;
 }
 
@@ -292,12 +283,12 @@ layout_migrate(bakery_ctx *ctx)
 			close(mfd);
 		if (rc)
 			unlink(mark);
-		sync_dir(ctx->home);
+		file_sync_dir(ctx->home);
 	}
 	if (!rc && is_dir(fresh)) {
 		if (rename(fresh, ctx->sandboxes) != 0)
 			rc = layout_fail(ctx, "rename", fresh);
-		sync_dir(ctx->home);
+		file_sync_dir(ctx->home);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -216,6 +216,36 @@ inventory() {
 	[ -f "$BAKERY_HOME/queue.db" ]
 }
 
+# put_in_place FILE: from the strace of the last command, FILE's lines,
+# from the sync of its fresh name to the next sync of the home, in order:
+# "fsync F", "link A B", "rename A B"; the home as HOME, the fresh name's
+# random tail as XXXXXX.
+put_in_place() {
+	sed -E 's/^[0-9]+ +//; s/^fsync\([0-9]+<([^>]*)>.*/fsync \1/; s/^(link|rename)\("([^"]*)", "([^"]*)".*/\1 \2 \3/' \
+		"$BATS_TEST_TMPDIR/trace" | sed -E "s|$BAKERY_HOME|HOME|g; s|($1)\\.[A-Za-z0-9]{6}|\\1.XXXXXX|g" |
+		awk -v f="$1.XXXXXX" 'index($0, f) { on = 1 } on { print } on && $0 == "fsync HOME" { exit }'
+}
+traced() { strace -f -qq -y -e trace=fsync,link,rename -o "$BATS_TEST_TMPDIR/trace" "$@" >/dev/null; }
+
+@test "the home's small files are put in place whole, then their folder synced: the gateway, the webhook secret, the Prometheus file" {
+	command -v strace >/dev/null
+	rm -rf "$BAKERY_HOME" && mkdir -p "$BAKERY_HOME"
+	traced bakery-order gateway test
+	run put_in_place gateway
+	assert_output "$(printf '%s\n' 'fsync HOME/.gateway.XXXXXX' 'link HOME/.gateway.XXXXXX HOME/.gateway' 'fsync HOME')"
+	# The test gateway signs its own webhook: the first pay makes the secret.
+	id=$(place ada)
+	traced bakery-order pay "$id"
+	run put_in_place webhook-secret
+	assert_output "$(printf '%s\n' 'fsync HOME/webhook-secret.XXXXXX' 'link HOME/webhook-secret.XXXXXX HOME/webhook-secret' 'fsync HOME')"
+	assert_equal "$(stat -c %a "$BAKERY_HOME/webhook-secret")" 600
+	traced bakery-status --prom "$BAKERY_HOME/bakery.prom"
+	run put_in_place bakery.prom
+	assert_output "$(printf '%s\n' 'fsync HOME/bakery.prom.XXXXXX' 'rename HOME/bakery.prom.XXXXXX HOME/bakery.prom' 'fsync HOME')"
+	# Nothing of the fresh names is left.
+	assert_equal "$(find "$BAKERY_HOME" -maxdepth 1 -regextype egrep -regex '.*/(\.gateway|webhook-secret|bakery\.prom)\..*' | wc -l)" 0
+}
+
 @test "a read-only home is read: status, trace, queue stats and show work on it" {
 	sqlite_only "reads queue.db of a read-only home"
 	need_ro

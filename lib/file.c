@@ -1,0 +1,83 @@
+/*
+ * file.c — a small file put in place whole (file.h).
+ */
+#define _GNU_SOURCE /* mkostemp */
+#include "file.h"
+#include "store.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int
+io_fail(const char *what, const char *path)
+{
+	int err = errno;
+	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
+	    path, strerror(err));
+}
+
+void
+file_sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int
+file_put(const char *path, const char *text, mode_t mode, int replace,
+    int *existed)
+{
+	if (existed)
+		*existed = 0;
+	char *tmp = bakery_xasprintf("%s.XXXXXX", path);
+	int rc = 0;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		rc = io_fail("create", tmp);
+		free(tmp);
+		return rc;
+	}
+	if (fchmod(fd, mode) != 0)
+		rc = io_fail("create", tmp);
+	size_t len = strlen(text), off = 0;
+	while (off < len && !rc) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			rc = io_fail("write", tmp);
+		else
+			off += (size_t)w;
+	}
+	if (!rc && fsync(fd) != 0)
+		rc = io_fail("sync", tmp);
+	if (close(fd) != 0 && !rc)
+		rc = io_fail("close", tmp);
+	if (!rc && replace && rename(tmp, path) != 0)
+		rc = io_fail("rename onto", path);
+	if (!rc && !replace && link(tmp, path) != 0) {
+		if (errno == EEXIST && existed)
+			*existed = 1;
+		else
+			rc = io_fail("create", path);
+	}
+	/* After a rename the name is gone already; after a link it is the
+	 * second name of the file in place. */
+	unlink(tmp);
+	if (!rc && !(existed && *existed)) {
+		char *dir = bakery_xstrdup(path);
+		file_sync_dir(dirname(dir));
+		free(dir);
+	}
+	free(tmp);
+	return rc;
+}
