@@ -1,5 +1,6 @@
 /*
- * bakery-order — place, pay, show and list orders.
+ * bakery-order — place, pay, show and list orders; mark a flagged payment
+ * refunded.
  */
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
@@ -7,6 +8,7 @@
 #include "../lib/order.h"
 #include "../lib/outbox.h"
 #include "../lib/payments.h"
+#include "../lib/refunds.h"
 #include "../lib/util.h"
 
 #include <stdlib.h>
@@ -20,7 +22,8 @@
 	"       bakery-order gateway [test | stripe]\n" \
 	"       bakery-order show ORDER\n" \
 	"       bakery-order list\n" \
-	"       bakery-order events ORDER\n"
+	"       bakery-order events ORDER\n" \
+	"       bakery-order refunded ORDER PAYMENT_INTENT\n"
 
 enum { OPT_CUSTOMER = CLI_OPT_FIRST_FREE, OPT_DAY, OPT_DELIVERY, OPT_KEY,
 	OPT_CARD, OPT_PAYMENT_METHOD, OPT_STRIPE_KEY_FILE };
@@ -150,6 +153,13 @@ main(int argc, char **argv)
 		jv_array_foreach(out, i, e)
 			cli_print(e);
 		jv_free(out);
+	} else if (strcmp(cmd, "refunded") == 0) {
+		if (argc != 3)
+			cli_usage_error(&c, "refunded needs ORDER and "
+			    "PAYMENT_INTENT");
+		if ((rc = refunds_mark(&ctx, argv[1], argv[2], &out)))
+			bakery_die_last(rc);
+		cli_print(out);
 	} else {
 		cli_usage_error(&c, "unknown command: '%s'", cmd);
 	}

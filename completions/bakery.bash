@@ -30,7 +30,7 @@ _bakery_options()
 _bakery_subcommands()
 {
 	case $1 in
-	bakery-order) echo "place pay gateway show list events" ;;
+	bakery-order) echo "place pay gateway show list events refunded" ;;
 	bakery-dlq) echo "drain list show" ;;
 	bakery-queue) echo "init send peek stats" ;;
 	bakery-fault) echo "set clear list" ;;

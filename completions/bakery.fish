@@ -35,7 +35,7 @@ end
 
 complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
 
-set -l order_cmds place pay gateway show list events
+set -l order_cmds place pay gateway show list events refunded
 complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"
 complete -c bakery-order -f -n '__fish_seen_subcommand_from gateway' -a 'test stripe'
 complete -c bakery-order -f -n '__fish_seen_subcommand_from pay show events' -a '(__bakery_run bakery-order list | __bakery_ids)'

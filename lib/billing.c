@@ -182,6 +182,40 @@ counted_payment(jv payments)
 	return found;
 }
 
+int
+billing_payments(sqlite3 *db, const char *address, jv *out)
+{
+	*out = jv_array();
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT json_extract(p.value, '$.order'),"
+	    " json_extract(p.value, '$.payment_intent'),"
+	    " json_extract(p.value, '$.flag'), json_extract(p.value, '$.reason'),"
+	    " json_extract(p.value, '$.amount_cents'),"
+	    " json_extract(p.value, '$.currency')"
+	    " FROM state, json_each(state.json, '$.payments') p"
+	    " WHERE json_valid(state.json)"
+	    "  AND json_type(state.json, '$.payments') = 'array'"
+	    "  AND json_type(p.value) = 'object' ORDER BY p.id",
+	    -1, &st, NULL);
+	while (src == SQLITE_OK || src == SQLITE_ROW) {
+		if ((src = sqlite3_step(st)) != SQLITE_ROW)
+			break;
+		static const char *const fields[] = { "order", "payment_intent",
+			"flag", "reason", "amount_cents", "currency", NULL };
+		jv f = jv_object();
+		for (int i = 0; fields[i]; i++)
+			f = jv_object_set(f, jv_string(fields[i]),
+			    sqlite3_column_type(st, i) == SQLITE_TEXT
+				? jv_string((const char *)sqlite3_column_text(st, i))
+			    : sqlite3_column_type(st, i) == SQLITE_NULL ? jv_null()
+			    : jv_number(sqlite3_column_double(st, i)));
+		*out = jv_array_append(*out, f);
+	}
+	sqlite3_finalize(st);
+	return src == SQLITE_DONE ? 0 : store_fail(db, src, address);
+}
+
 jv
 billing_counted_payment(jv state)
 {

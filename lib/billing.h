@@ -59,6 +59,13 @@ int billing_receive(bakery_ctx *ctx, const char *body, size_t len,
     const char *signature, const billing_options *opt, billing_answer *a,
     bakery_object **o);
 
+/* The payments kept in one billing object's file (db, opened by the
+ * caller, read-only or not): *out, an array of {order, payment_intent,
+ * flag, reason, amount_cents, currency} in the order received; flag and
+ * reason are null for the payment that counted. 0, or store_fail's code
+ * naming address. */
+int billing_payments(sqlite3 *db, const char *address, jv *out);
+
 /* The webhook secret: BAKERY_STRIPE_WEBHOOK_SECRET, else HOME/webhook-secret
  * (made on first use, 0600). Caller frees. */
 int billing_webhook_secret(bakery_ctx *ctx, char **secret);

@@ -4,11 +4,13 @@
  */
 #define _GNU_SOURCE
 #include "status.h"
+#include "billing.h"
 #include "envelope.h"
 #include "file.h"
 #include "gateway.h"
 #include "object.h"
 #include "queue.h"
+#include "refunds.h"
 #include "relay.h"
 #include "util.h"
 
@@ -25,6 +27,7 @@
 
 struct totals {
 	jv busy, dead, attention, flagged;
+	jv refunded; /* borrowed: the payment intents marked refunded */
 	long objects, rows, armed, rearms, tripped, dead_letters, n_flagged;
 	int64_t oldest_age_s;
 };
@@ -36,51 +39,37 @@ attention(struct totals *t, char *sentence)
 	free(sentence);
 }
 
-/* Billing's payments kept but not counted (billing.h): each needs an
- * operator to refund it. */
+/* The flagged payments of one billing object not marked refunded, each
+ * under "needs attention" until an operator refunds it and says so. */
 static void
 read_flagged_payments(sqlite3 *db, const char *sandbox, const char *address,
     struct totals *t)
 {
-	sqlite3_stmt *st;
-	int src = sqlite3_prepare_v2(db,
-	    "SELECT json_extract(p.value, '$.order'),"
-	    " json_extract(p.value, '$.payment_intent'),"
-	    " json_extract(p.value, '$.flag'), json_extract(p.value, '$.reason'),"
-	    " json_extract(p.value, '$.amount_cents'),"
-	    " json_extract(p.value, '$.currency')"
-	    " FROM state, json_each(state.json, '$.payments') p"
-	    " WHERE json_valid(state.json)"
-	    "  AND json_type(state.json, '$.payments') = 'array'"
-	    "  AND json_type(p.value, '$.flag') = 'text' ORDER BY p.id",
-	    -1, &st, NULL);
-	while (src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-		static const char *const fields[] = { "order", "payment_intent",
-			"flag", "reason", "amount_cents", "currency", NULL };
-		jv f = jv_object_set(jv_object(), jv_string("address"),
-		    jv_string(address));
-		for (int i = 0; fields[i]; i++)
-			f = jv_object_set(f, jv_string(fields[i]),
-			    sqlite3_column_type(st, i) == SQLITE_TEXT
-				? jv_string((const char *)sqlite3_column_text(st, i))
-			    : sqlite3_column_type(st, i) == SQLITE_NULL ? jv_null()
-			    : jv_number(sqlite3_column_double(st, i)));
-		attention(t, bakery_xasprintf("sandbox %s: %s: payment %s not "
-		    "counted: %s: refund it", sandbox, address,
-		    envelope_str(f, "payment_intent") ? envelope_str(f,
-			"payment_intent") : "?", envelope_str(f, "reason")
-			? envelope_str(f, "reason") : "?"));
-		t->flagged = jv_array_append(t->flagged, f);
-		t->n_flagged++;
-	}
-	if (src == SQLITE_OK)
-		src = sqlite3_errcode(db);
-	if (src != SQLITE_OK && src != SQLITE_DONE) {
-		store_fail(db, src, address);
+	jv all;
+	if (billing_payments(db, address, &all)) {
 		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
 		    sandbox, bakery_error()));
+		jv_free(all);
+		return;
 	}
-	sqlite3_finalize(st);
+	jv_array_foreach(all, i, f) {
+		const char *pi = envelope_str(f, "payment_intent");
+		int refunded = pi && jv_object_has(jv_copy(t->refunded),
+		    jv_string(pi));
+		if (!envelope_str(f, "flag") || refunded) {
+			jv_free(f);
+			continue;
+		}
+		attention(t, bakery_xasprintf("sandbox %s: %s: payment %s not "
+		    "counted: %s: refund it, then bakery-order -s %s refunded "
+		    "%s %s", sandbox, address, pi ? pi : "?",
+		    envelope_str(f, "reason") ? envelope_str(f, "reason") : "?",
+		    sandbox, address + 8, pi ? pi : "?"));
+		t->flagged = jv_array_append(t->flagged, jv_object_set(f,
+		    jv_string("address"), jv_string(address)));
+		t->n_flagged++;
+	}
+	jv_free(all);
 }
 
 static void
@@ -210,10 +199,11 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 
 static jv
 read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
-    int64_t max_age_s, jv *attention_out)
+    int64_t max_age_s, jv refunded, jv *attention_out)
 {
 	struct totals t = { .busy = jv_array(), .dead = jv_array(),
-		.flagged = jv_array(), .attention = *attention_out };
+		.flagged = jv_array(), .attention = *attention_out,
+		.refunded = refunded };
 	jv all;
 	object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
@@ -327,12 +317,34 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	if (gateway_read(ctx->home, &g))
 		attention_list = jv_array_append(attention_list,
 		    jv_string(bakery_error()));
+	/* Flagged payments whose sandbox was wiped before they were marked
+	 * refunded: still owed to a customer. */
+	jv refunded, owed;
+	if (refunds_read(ctx, &refunded, &owed)) {
+		attention_list = jv_array_append(attention_list,
+		    jv_string(bakery_error()));
+		refunded = jv_object();
+		owed = jv_array();
+	}
+	jv_array_foreach(owed, i, r) {
+		char *line = bakery_xasprintf("refunds: payment %s of order %s "
+		    "(sandbox %s, wiped) not counted: %s: refund it, then "
+		    "bakery-order -s %s refunded %s %s",
+		    envelope_str(r, "payment_intent"), envelope_str(r, "order"),
+		    envelope_str(r, "sandbox"), envelope_str(r, "reason"),
+		    envelope_str(r, "sandbox"), envelope_str(r, "order"),
+		    envelope_str(r, "payment_intent"));
+		attention_list = jv_array_append(attention_list, jv_string(line));
+		free(line);
+		jv_free(r);
+	}
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
 			   : sandbox_names(ctx);
 	jv sandboxes = jv_array();
 	jv_array_foreach(names, i, name) {
 		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,
-		    jv_string_value(name), now, max_age_s, &attention_list));
+		    jv_string_value(name), now, max_age_s, refunded,
+		    &attention_list));
 		jv_free(name);
 	}
 	jv_free(names);
@@ -348,6 +360,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	s = jv_object_set(s, jv_string("attention"), attention_list);
 	s = jv_object_set(s, jv_string("queue"), queue);
 	s = jv_object_set(s, jv_string("sandboxes"), sandboxes);
+	s = jv_object_set(s, jv_string("refunds_owed"), owed);
+	jv_free(refunded);
 	*out = s;
 	return 0;
 }
@@ -434,6 +448,13 @@ status_prometheus(jv status)
 		"bakery_gateway{gateway=\"%s\"} 1\n",
 	    jv_get_kind(gw) == JV_KIND_STRING ? jv_string_value(gw) : "none");
 	jv_free(gw);
+	jv owed = jv_object_get(jv_copy(status), jv_string("refunds_owed"));
+	add(&t, "# HELP bakery_refunds_owed Flagged payments wiped with their "
+		"sandbox and not marked refunded.\n"
+		"# TYPE bakery_refunds_owed gauge\nbakery_refunds_owed %d\n",
+	    jv_get_kind(owed) == JV_KIND_ARRAY ? jv_array_length(jv_copy(owed))
+					       : 0);
+	jv_free(owed);
 	jv ok = jv_object_get(jv_copy(status), jv_string("ok"));
 	add(&t, "# HELP bakery_attention 1 when something needs an operator.\n"
 		"# TYPE bakery_attention gauge\nbakery_attention %d\n",

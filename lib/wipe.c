@@ -6,6 +6,7 @@
 #include "alarm.h"
 #include "progress.h"
 #include "queue.h"
+#include "refunds.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -181,7 +182,11 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 		return rc;
 	bakery_queue *q;
 	*wiped_at = fence_time(store_lock_floor(lock));
-	rc = set_floor(ctx, sandbox, *wiped_at);
+	/* A payment kept but not counted outlives its sandbox: it is owed
+	 * back until an operator marks it refunded. */
+	rc = refunds_keep_sandbox(ctx, sandbox, *wiped_at);
+	if (!rc)
+		rc = set_floor(ctx, sandbox, *wiped_at);
 	if (!rc)
 		rc = queue_get(ctx, &q);
 	if (!rc)

@@ -197,8 +197,8 @@ stripe_home_with_pending_order() {
 	run bakery-status
 	assert_failure 1
 	assert_line "needs attention:"
-	assert_line "  sandbox default: billing/$id: payment pi_second not counted: second payment: the order was paid by pi_first: refund it"
-	assert_line "  sandbox default: billing/$id: payment pi_third not counted: paid 900 usd where the order is 900 eur: refund it"
+	assert_line "  sandbox default: billing/$id: payment pi_second not counted: second payment: the order was paid by pi_first: refund it, then bakery-order -s default refunded $id pi_second"
+	assert_line "  sandbox default: billing/$id: payment pi_third not counted: paid 900 usd where the order is 900 eur: refund it, then bakery-order -s default refunded $id pi_third"
 	run bakery-status --json
 	assert_failure 1
 	assert_equal "$(echo "$output" | jq -c '[.ok, .sandboxes[0].flagged_payments, [.sandboxes[0].flagged[] | [.order == "'"$id"'", .payment_intent, .flag]]]')" \

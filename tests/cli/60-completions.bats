@@ -48,7 +48,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 		assert_line "$c"
 	done
 	run complete_bash bakery-order ""
-	assert_equal "$(echo $output)" "place pay gateway show list events"
+	assert_equal "$(echo $output)" "place pay gateway show list events refunded"
 	run complete_bash bakery-dlq ""
 	assert_equal "$(echo $output)" "drain list show"
 	run complete_bash bakery-queue --limit 5 ""
