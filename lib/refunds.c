@@ -136,8 +136,9 @@ refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
 				}
 				jv_free(p);
 			}
-			jv_free(payments);
 		}
+		if (read >= 0)
+			jv_free(payments);
 		jv_free(a);
 	}
 	jv_free(all);
