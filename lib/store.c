@@ -169,7 +169,7 @@ const store_schema store_alarms_schema = {
 
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
-	"inbox", "dispatch", NULL,
+	"inbox", "dispatch", "external", NULL,
 };
 
 int store_look_only;
