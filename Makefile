@@ -329,7 +329,7 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
-	mk/layers
+	mk/layers share/examples/*
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/.
