@@ -274,16 +274,28 @@ subscriber_set_timeout(int seconds)
 	external_timeout_s = seconds;
 }
 
-/* One event at an external subscriber, not seen there before: called,
- * and on success its id recorded in external/NAME's seen table, in a
- * transaction of its own right after the answer. A crash between the
- * answer and that commit (external.after_answer) is the one way the
- * subscriber hears an event twice. */
+/* One event at an external subscriber, inside a write transaction on
+ * external/NAME: seen there → 200 without a call; else called, and on
+ * success its id recorded in that transaction's commit, right after the
+ * answer. The lock held through the call keeps a second consumer (whose
+ * lease on the message began after this one's ran out) from calling the
+ * subscriber for the same event at the same time: it waits, then answers
+ * 503 and comes again to find the id seen. A crash between the answer and
+ * the commit (external.after_answer) is the one way the subscriber hears
+ * an event twice. */
 static void
 call_external(bakery_object *o, const route *rt, delivery *d)
 {
 	const char *id = envelope_str(d->env, "id");
 	const char *type = envelope_str(d->env, "type");
+	if (object_begin(o)) {
+		answered(d->r, rt->key, 503, bakery_error());
+		return;
+	}
+	if (object_seen(o, id)) {
+		object_rollback(o);
+		return;
+	}
 	jv line = jv_dump_string(jv_copy(d->env), 0);
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
 		(size_t)jv_string_length_bytes(jv_copy(line)) };
@@ -295,6 +307,7 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		    external_timeout_s, &a);
 	jv_free(line);
 	if (a.status != 200) {
+		object_rollback(o);
 		answered(d->r, rt->key, a.status, a.why);
 		d->r->final = a.final;
 		bakery_log(LOG_WARN, "external_refused", "subscriber", rt->key,
@@ -302,10 +315,10 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		return;
 	}
 	bakery_crash_point("external.after_answer");
-	int rc = object_begin(o);
-	if (!rc && (rc = object_mark_seen(o, id, type)))
+	int rc = object_mark_seen(o, id, type);
+	if (rc)
 		object_rollback(o);
-	if (!rc)
+	else
 		rc = object_commit(o);
 	if (rc)
 		answered(d->r, rt->key, 503, "applied, but its seen record "
@@ -338,16 +351,13 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
 		return;
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
-	if (!rc && o->schema_pending && !(rc = object_begin(o)))
-		object_rollback(o); /* the schema commits on its own */
 	for (size_t i = 0; i < n; i++) {
-		delivery *d = g[i];
-		if (d->r->status != 200)
+		if (g[i]->r->status != 200)
 			continue;
 		if (rc)
-			answered(d->r, name, 503, bakery_error());
-		else if (!object_seen(o, envelope_str(d->env, "id")))
-			call_external(o, rt, d);
+			answered(g[i]->r, name, 503, bakery_error());
+		else
+			call_external(o, rt, g[i]);
 	}
 	object_close(o);
 }

@@ -168,7 +168,7 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 }
 
 @test "a program that prints megabytes neither blocks nor fills memory: the last line is its error" {
-	prog loud 'cat >/dev/null; head -c 50000000 /dev/zero; head -c 20000000 /dev/zero | tr "\0" y >&2; printf "\nenough\n" >&2; exit 1'
+	prog loud 'cat >/dev/null; head -c 50000000 /dev/zero; head -c 40000000 /dev/zero | tr "\0" y >&2; printf "\nenough\n" >&2; exit 1'
 	routes "OrderPaid exec:$BATS_TEST_TMPDIR/loud name=loud"
 	paid_order ada >/dev/null
 	run --separate-stderr /usr/bin/time -f 'maxrss_kb %M' -o "$BATS_TEST_TMPDIR/rss" \
@@ -176,10 +176,10 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 	assert_success
 	run jq -r 'select(.type == "OrderPaid") | .error' <<<"$output"
 	assert_output "Loud answered 500: exit 1: enough"
-	# 70 MB written; bakery kept a 64 KiB tail (measured: see the report).
+	# 90 MB written; bakery kept a 64 KiB tail (measured: see the report).
 	rss=$(awk '{print $2}' "$BATS_TEST_TMPDIR/rss")
 	echo "# bakery-consume max RSS ${rss} kB" >&3
-	[ "$rss" -lt 30000 ]
+	[ "$rss" -lt 16000 ]
 }
 
 @test "a new program under the same name is not called for what the old one applied; a route taken out stops calls" {
@@ -411,4 +411,23 @@ hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"
 	# The group-readable secret file is warned of, by what it is.
 	[[ "$stderr" == *"secret_file_mode"* ]]
 	[[ "$stderr" != *"$key"* ]]
+}
+
+@test "a lease that runs out during a slow call does not make a second consumer call the subscriber for the same event" {
+	sqlite_only "the lease is --visibility 1 on the embedded queue"
+	prog slow 'cat >/dev/null; sleep 2'
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/slow name=slow"
+	id=$(paid_order ada)
+	bakery-consume --once >/dev/null # OrderPlaced, PaymentSucceeded
+	bakery-consume --once --visibility 1 >"$BATS_TEST_TMPDIR/a" &
+	a=$!
+	sleep 1.3
+	# The lease is out: this one receives OrderPaid while the call runs,
+	# waits for external/slow, then finds the event seen there.
+	BAKERY_BUSY_TIMEOUT_MS=5000 bakery-consume --once --visibility 5 >"$BATS_TEST_TMPDIR/b"
+	wait "$a"
+	assert_equal "$(jq -r .delivery "$BATS_TEST_TMPDIR/b")" 2
+	assert_equal "$(calls slow)" 1
+	assert_equal "$(seen_at slow | wc -l)" 1
+	assert_effects_once "$id"
 }
