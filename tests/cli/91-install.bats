@@ -51,7 +51,7 @@ setup_file() {
 		assert_line --regexp '^NAME$'
 		n=$((n + 1))
 	done
-	[ "$n" -eq $(($(ls "$TOP/cmd" | wc -l) + 2)) ]
+	[ "$n" -eq $(($(ls "$TOP/cmd" | wc -l) + 3)) ]
 }
 
 @test "completions are installed where bash, zsh and fish look, one name per program" {
