@@ -297,6 +297,7 @@ EOF
 	[ -n "$id" ]
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "hostile routes files are a configuration error (78) naming the file and line; nothing is consumed" {
 	paid_order ada >/dev/null
 	before=$(queue_ids | sort)
