@@ -17,10 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef BAKERY_SHAREDIR
-#define BAKERY_SHAREDIR "/usr/local/share/bakery"
-#endif
-
 /* The largest routes file read: ROUTING_MAX_ROUTES lines of the longest. */
 #define ROUTING_MAX_FILE (1 << 20)
 
@@ -309,22 +305,7 @@ find_routes(const char *home, const char *file)
 	if (access(p, F_OK) == 0)
 		return p;
 	free(p);
-	/* An uninstalled build runs from the source tree: share/ is beside
-	 * bin/, or two up from build/tests/. */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-	if (slash) {
-		*slash = '\0';
-		for (int up = 1; up <= 2; up++) {
-			p = bakery_xasprintf("%s/%s/share/routes", exe,
-			    up == 1 ? ".." : "../..");
-			if (access(p, R_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return bakery_xstrdup(BAKERY_SHAREDIR "/routes");
+	return store_share_path("routes");
 }
 
 int

@@ -179,7 +179,8 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 	# 90 MB written; bakery kept a 64 KiB tail (measured: see the report).
 	rss=$(awk '{print $2}' "$BATS_TEST_TMPDIR/rss")
 	echo "# bakery-consume max RSS ${rss} kB" >&3
-	[ "$rss" -lt 16000 ]
+	# Under valgrind (BAKERY_TEST_BIN) the RSS is valgrind's: not bounded.
+	[ -n "${BAKERY_TEST_BIN:-}" ] || [ "$rss" -lt 16000 ]
 }
 
 @test "a new program under the same name is not called for what the old one applied; a route taken out stops calls" {
