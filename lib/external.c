@@ -152,6 +152,8 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 				close(in[i]);
 			if (out[i] >= 0)
 				close(out[i]);
+			if (err[i] >= 0)
+				close(err[i]);
 		}
 		return EX_OSERR;
 	}
@@ -284,7 +286,7 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 	else if (WEXITSTATUS(status) == EX_DATAERR)
 		answer(a, 422, 1, "exit 65%s%s", sep, word);
 	else if (WEXITSTATUS(status) == 127)
-		answer(a, 500, 0, "exit 127%s%s", sep,
+		answer(a, 500, 0, "exit 127: %s",
 		    word[0] ? word : "cannot run the program");
 	else
 		answer(a, 500, 0, "exit %d%s%s", WEXITSTATUS(status), sep, word);
