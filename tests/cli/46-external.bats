@@ -193,7 +193,7 @@ maxrss() { awk '{ print $2 }' "$1"; }
 	[ "$loud" -lt $((quiet + 8192)) ]
 }
 
-@test "a new program under the same name is not called for what the old one applied; a route taken out stops calls" {
+@test "a new program under the same name is not called for what the old one applied" {
 	prog old 'cat >/dev/null'
 	prog new 'cat >/dev/null'
 	prog flaky 'cat >/dev/null; [ -e "$f.once" ] || { : >"$f.once"; exit 75; }'
