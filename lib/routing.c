@@ -312,7 +312,8 @@ int
 routing_load(const char *home, const char *file)
 {
 	char *path = find_routes(home, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO named as the file must not hang the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	int rc = 0;
 	if (fd < 0) {

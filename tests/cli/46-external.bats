@@ -337,6 +337,13 @@ EOF
 	[[ "$stderr" == *"cannot read routes file '$BATS_TEST_TMPDIR/nonesuch'"* ]]
 	run --separate-stderr env BAKERY_ROUTES="$f" bakery-consume --routes
 	assert_failure 78
+	# A FIFO or a device is no routes file, and does not hang the reader.
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	for bad in "$BATS_TEST_TMPDIR/fifo" /dev/zero "$BATS_TEST_TMPDIR"; do
+		run --separate-stderr timeout 10 bakery-consume --routes --routes-file "$bad"
+		assert_failure 78
+		[[ "$stderr" == *"routes file '$bad': not a file"* ]]
+	done
 	# HOME/routes is read when present, and a bad one stops the consumer.
 	printf 'OrderPaid\n' >"$BAKERY_HOME/routes"
 	run --separate-stderr bakery-consume
