@@ -346,7 +346,7 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
-	mk/layers
+	mk/layers share/examples/*
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/.
@@ -361,15 +361,18 @@ bench: deps
 	tests/bench/run.sh
 
 UNITS = $(notdir $(wildcard share/systemd/*))
+EXAMPLES = $(wildcard share/examples/*)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/cron \
-		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(SHAREDIR)/examples \
+		$(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
-	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
+	install -m 644 share/menu.tsv share/routes $(DESTDIR)$(SHAREDIR)
+	install -m 755 $(EXAMPLES) $(DESTDIR)$(SHAREDIR)/examples
 	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
 	install -m 644 share/lighttpd/bakery-webhook.conf $(DESTDIR)$(SHAREDIR)/lighttpd
 	for u in $(UNITS); do \
@@ -394,10 +397,13 @@ install: all
 
 uninstall:
 	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
-	rm -f $(DESTDIR)$(SHAREDIR)/menu.tsv $(DESTDIR)$(SHAREDIR)/cron/bakery.crontab
+	rm -f $(DESTDIR)$(SHAREDIR)/menu.tsv $(DESTDIR)$(SHAREDIR)/routes
+	rm -f $(EXAMPLES:share/%=$(DESTDIR)$(SHAREDIR)/%)
+	rm -f $(DESTDIR)$(SHAREDIR)/cron/bakery.crontab
 	rm -f $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
 	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-envelope.5 $(DESTDIR)$(MANDIR)/man7/bakery.7
+	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-routes.5
 	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_bakery
 	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
 

@@ -5,7 +5,9 @@
 #include "../lib/loop.h"
 #include "../lib/consume.h"
 #include "../lib/envelope.h"
+#include "../lib/external.h"
 #include "../lib/routing.h"
+#include "../lib/subscriber.h"
 #include "../lib/util.h"
 
 #include <stdlib.h>
@@ -14,13 +16,17 @@
 #define USAGE \
 	"usage: bakery-consume [--drain | --once | --follow] [--batch N]\n" \
 	"                      [--max-retries N] [--visibility S]\n" \
-	"                      [--retry-delay S[,S...]]\n" \
+	"                      [--retry-delay S[,S...]] [--routes-file FILE]\n" \
+	"                      [--subscriber-timeout S]\n" \
 	"       bakery-consume --stdin < envelopes.jsonl\n" \
-	"       bakery-consume --routes\n"
+	"       bakery-consume --routes [--routes-file FILE]\n" \
+	"routes: --routes-file, else BAKERY_ROUTES, else HOME/routes, else\n" \
+	"the default (bakery-routes(5)); --subscriber-timeout: how long an\n" \
+	"exec: or http(s): subscriber may take, 1 to 3600 s (30)\n"
 
 enum { OPT_DRAIN = CLI_OPT_FIRST_FREE, OPT_ONCE, OPT_FOLLOW, OPT_BATCH,
 	OPT_MAX_RETRIES, OPT_VISIBILITY, OPT_RETRY_DELAY, OPT_STDIN,
-	OPT_ROUTES };
+	OPT_ROUTES, OPT_ROUTES_FILE, OPT_SUBSCRIBER_TIMEOUT };
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
@@ -33,6 +39,9 @@ static const struct option options[] = {
 	{ "retry-delay", required_argument, NULL, OPT_RETRY_DELAY },
 	{ "stdin", no_argument, NULL, OPT_STDIN },
 	{ "routes", no_argument, NULL, OPT_ROUTES },
+	{ "routes-file", required_argument, NULL, OPT_ROUTES_FILE },
+	{ "subscriber-timeout", required_argument, NULL,
+		OPT_SUBSCRIBER_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -74,7 +83,8 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	enum { DRAIN, ONCE, FOLLOW } mode = DRAIN;
-	int batch = 10, visibility = 30, from_stdin = 0, routes = 0;
+	int batch = 10, visibility = 30, from_stdin = 0, show_routes = 0;
+	const char *routes_file = NULL;
 	const char *mode_given = NULL;
 	int mode_opt = 0;
 	consume_options copt = CONSUME_OPTIONS_DEFAULT;
@@ -107,7 +117,16 @@ main(int argc, char **argv)
 				    optarg, bakery_error());
 			break;
 		case OPT_STDIN: from_stdin = 1; break;
-		case OPT_ROUTES: routes = 1; break;
+		case OPT_ROUTES: show_routes = 1; break;
+		case OPT_ROUTES_FILE:
+			if (!*optarg)
+				cli_usage_error(&c, "bad routes-file: want a file");
+			routes_file = optarg;
+			break;
+		case OPT_SUBSCRIBER_TIMEOUT:
+			subscriber_set_timeout(number(&c, "subscriber-timeout",
+			    optarg, 1, EXTERNAL_MAX_TIMEOUT_S));
+			break;
 		default: cli_common(&c, opt, optarg);
 		}
 	}
@@ -116,7 +135,9 @@ main(int argc, char **argv)
 	if (from_stdin && mode_given)
 		cli_usage_error(&c, "--stdin and %s together: --stdin delivers "
 		    "its lines and ends", mode_given);
-	if (routes) {
+	if (show_routes) {
+		if (routing_load(c.home, routes_file))
+			bakery_die_last(EX_CONFIG);
 		jv table = routing_describe();
 		jv_array_foreach(table, i, row)
 			cli_print(row);
@@ -125,6 +146,9 @@ main(int argc, char **argv)
 	}
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	/* A bad routes file stops the consumer before it takes a message. */
+	if (routing_load(ctx.home, routes_file))
+		bakery_die_last(EX_CONFIG);
 	if (from_stdin) {
 		struct stdin_state s = { &ctx, 0 };
 		envelope_each_line(stdin, deliver_line, &s);

@@ -13,7 +13,8 @@ _bakery_options()
 	bakery-order) echo "--customer= --day= --delivery= --key= --card=
 		--payment-method= --stripe-key-file=" ;;
 	bakery-consume) echo "--drain --once --follow --batch= --max-retries=
-		--visibility= --retry-delay= --stdin --routes" ;;
+		--visibility= --retry-delay= --stdin --routes --routes-file=
+		--subscriber-timeout=" ;;
 	bakery-dlq) echo "--follow" ;;
 	bakery-queue) echo "--dlq --limit= --replicas=" ;;
 	bakery-redrive) echo "--all" ;;
@@ -82,7 +83,7 @@ _bakery()
 	-H | --home)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
-	--prom | --stripe-key-file | --secret-file)
+	--prom | --stripe-key-file | --secret-file | --routes-file)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
 	--queue)
@@ -100,7 +101,7 @@ _bakery()
 			pm_card_chargeDeclinedInsufficientFunds" -- "$cur")
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
-	--visibility | --retry-delay | --limit | --replicas | --max-age | --signature | \
+	--visibility | --retry-delay | --subscriber-timeout | --limit | --replicas | --max-age | --signature | \
 	--tolerance | --max-body)
 		return ;;
 	esac

@@ -61,7 +61,9 @@ complete -c bakery-consume -l max-retries -x -d 'retries before the DLQ'
 complete -c bakery-consume -l visibility -x -d 'lease seconds'
 complete -c bakery-consume -l retry-delay -x -d 'seconds before a retry'
 complete -c bakery-consume -l stdin -d 'deliver envelopes from stdin'
-complete -c bakery-consume -l routes -d 'print the routing table'
+complete -c bakery-consume -l routes -d 'print the routes in effect'
+complete -c bakery-consume -l routes-file -r -d 'routes file'
+complete -c bakery-consume -l subscriber-timeout -x -d 'seconds a program or webhook may take'
 
 set -l dlq_cmds drain list show
 complete -c bakery-dlq -f -n "not __fish_seen_subcommand_from $dlq_cmds" -a "$dlq_cmds"

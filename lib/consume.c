@@ -42,6 +42,7 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		r[i].status = 200;
+		r[i].final = 0;
 		r[i].error[0] = '\0';
 		if (envelope_parse(msgs[i].body, strlen(msgs[i].body),
 			&env[i])) {
@@ -80,7 +81,10 @@ give_back(bakery_queue *q, queue_message *m, const apply_result *r,
     const consume_options *opt, const char **outcome)
 {
 	int rc;
-	if (m->deliveries > opt->max_retries) {
+	/* An external subscriber's refusal for good (exit 65, a 4xx) is
+	 * final: no retry can help, so the event is a dead letter at once;
+	 * a redrive sends it again to those that did not apply it. */
+	if (m->deliveries > opt->max_retries || r->final) {
 		rc = queue_dead_letter(q, m, r->error);
 		*outcome = "dead-lettered";
 		if (!rc)

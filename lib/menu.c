@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "menu.h"
+#include "store.h"
 #include "util.h"
 
 #include <errno.h>
@@ -12,9 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef BAKERY_SHAREDIR
-#define BAKERY_SHAREDIR "/usr/local/share/bakery"
-#endif
 
 void
 menu_free(menu *m)
@@ -108,22 +106,7 @@ find_menu(void)
 	const char *env = getenv("BAKERY_MENU");
 	if (env && *env)
 		return bakery_xstrdup(env);
-	/* An uninstalled build runs from the source tree: share/ is beside
-	 * the folder that holds the program. */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			char *p = bakery_xasprintf("%s/../share/menu.tsv", exe);
-			if (access(p, R_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return bakery_xstrdup(BAKERY_SHAREDIR "/menu.tsv");
+	return store_share_path("menu.tsv");
 }
 
 int

@@ -1,15 +1,29 @@
 /*
- * routing.h — which objects must hear of which event: the routing table.
+ * routing.h — which subscribers must hear of which event: the routes file.
  *
- *   OrderPlaced       from order    to schedule/DAY, kitchen/board
- *   PaymentSucceeded  from billing  to order/ORDER
- *   OrderPaid         from order    to schedule/DAY, kitchen/board,
- *                                      crm/customers, customer/CUSTOMER,
- *                                      inbox/CUSTOMER, dispatch/DAY
+ * A routes file (bakery-routes(5)) has one route a line:
  *
- * A subscriber's key comes from a field of the event's data (DAY from
- * data.day, CUSTOMER from data.customer, ORDER from data.order) or is fixed.
- * Compiled in; `bakery-consume --routes` prints it.
+ *   EVENT-TYPE  SUBSCRIBER  [name=NAME] [secret=FILE]
+ *
+ * where SUBSCRIBER is builtin:KIND (one of the seven built-in kinds),
+ * exec:/ABSOLUTE/PROGRAM, https://URL or http://LOOPBACK-URL. Blank lines
+ * and lines whose first non-blank character is '#' are ignored. An
+ * external subscriber (exec, http, https) needs name=NAME, its stable key:
+ * what it answered is recorded in the seen table of the object
+ * external/NAME, so renaming its program or URL under the same name never
+ * calls it again for an event it applied. http(s) needs secret=FILE, the
+ * file of its Standard Webhooks secret (whsec_...).
+ *
+ * The file is found in this order: --routes-file (routing_load's file),
+ * BAKERY_ROUTES, HOME/routes when it exists, share/routes beside the
+ * program (an uninstalled build), SHAREDIR/routes. Any fault in it is
+ * EX_CONFIG naming the file and the line.
+ *
+ * A built-in's key comes from a field of the event's data (DAY from
+ * data.day, CUSTOMER from data.customer, ORDER from data.order) or is
+ * fixed (kitchen/board, crm/customers); the kinds and the events each can
+ * apply are compiled in (routing_builtins). `bakery-consume --routes`
+ * prints the table in effect.
  */
 #ifndef BAKERY_ROUTING_H
 #define BAKERY_ROUTING_H
@@ -18,23 +32,68 @@
 
 #include <jv.h>
 
-#define ROUTING_MAX_SUBSCRIBERS 8
+
+#define ROUTING_MAX_SUBSCRIBERS 16
+/* The longest line of a routes file, and the most routes in one. */
+#define ROUTING_MAX_LINE 4096
+#define ROUTING_MAX_ROUTES 256
+
+typedef enum route_how { ROUTE_BUILTIN, ROUTE_EXEC, ROUTE_HTTP } route_how;
 
 typedef struct route {
-	const char *type;      /* event type */
-	const char *from;      /* kind that records it */
-	const char *kind;      /* subscriber kind */
-	const char *key_field; /* data field holding the key, or NULL */
-	const char *key;       /* the fixed key when key_field is NULL */
+	char type[32];         /* event type */
+	route_how how;
+	char kind[65];         /* the built-in's kind, or "external" */
+	const char *key_field; /* a built-in's data field holding the key */
+	char key[65];          /* the fixed key, or the external's name */
+	char *target;          /* exec: the program; http: the URL */
+	char *secret_file;     /* http: the secret's file */
+	int line;              /* in the file */
 } route;
 
-extern const route routing_table[];
+typedef struct routes {
+	route *r;
+	size_t n;
+	char *file;
+} routes;
 
-/* The subscriber addresses of env, in table order. EX_DATAERR when a key
- * field is missing or is not a valid name. */
+/* One built-in kind: its key and the event types it can apply. */
+typedef struct routing_builtin {
+	const char *kind;
+	const char *key_field;
+	const char *key;
+	const char *types[4];
+} routing_builtin;
+
+extern const routing_builtin routing_builtins[];
+
+/* Parses len bytes of a routes file named file (for messages). 0 and
+ * *out (routing_free), or EX_CONFIG: "FILE:LINE: why". Pure. */
+int routing_parse(const char *text, size_t len, const char *file,
+    routes *out);
+void routing_free(routes *t);
+
+/* Reads and parses the routes file (file, or the search above when NULL;
+ * home NULL: store_default_home()) and makes it the table in effect.
+ * EX_CONFIG when it cannot be read or is malformed. */
+int routing_load(const char *home, const char *file);
+
+/* routing_load(home, NULL) unless a table is in effect already. */
+int routing_ensure(const char *home);
+
+/* The table in effect, loaded by the search on first use when
+ * routing_load was not called; NULL (and bakery_error) when it fails. */
+const routes *routing_current(void);
+
+/* The external subscriber named name, or NULL. */
+const route *routing_external(const char *name);
+
+/* The subscriber addresses of env, in file order ("kitchen/board",
+ * "external/mailer"). EX_DATAERR when a key field is missing or is not a
+ * valid name; EX_CONFIG when the routes file is bad. */
 int routing_subscribers(jv env, char addresses[][130], size_t *n);
 
-/* The table as a jv array of {"type","from","to"}. */
+/* The table as a jv array of {"type","from","to","subscriber","line"}. */
 jv routing_describe(void);
 
 #endif

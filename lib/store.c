@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -168,9 +169,32 @@ const store_schema store_alarms_schema = {
 	"alarms", alarms_migrations, 2, 1, NULL
 };
 
+#ifndef BAKERY_SHAREDIR
+#define BAKERY_SHAREDIR "/usr/local/share/bakery"
+#endif
+
+char *
+store_share_path(const char *name)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+	if (slash) {
+		*slash = '\0';
+		for (int up = 1; up <= 2; up++) {
+			char *p = bakery_xasprintf("%s/%s/share/%s", exe,
+			    up == 1 ? ".." : "../..", name);
+			if (access(p, R_OK) == 0)
+				return p;
+			free(p);
+		}
+	}
+	return bakery_xasprintf("%s/%s", BAKERY_SHAREDIR, name);
+}
+
 static const char *const kinds[] = {
 	"order", "billing", "schedule", "kitchen", "crm", "customer",
-	"inbox", "dispatch", NULL,
+	"inbox", "dispatch", "external", NULL,
 };
 
 int store_look_only;

@@ -75,6 +75,11 @@ int store_layout_init(bakery_ctx *ctx);
  * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
 char *store_default_home(void);
 
+/* A file of share/ (caller frees): share/NAME of the source tree when the
+ * program runs from an uninstalled build (beside bin/, or two up from
+ * build/tests/), else SHAREDIR/NAME, which need not exist. */
+char *store_share_path(const char *name);
+
 /* Splits and checks "KIND/KEY". kind and key must hold 65 bytes. */
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);

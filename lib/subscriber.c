@@ -3,6 +3,7 @@
  */
 #include "subscriber.h"
 #include "envelope.h"
+#include "external.h"
 #include "menu.h"
 #include "outbox.h"
 #include "queue.h"
@@ -34,6 +35,7 @@ static void
 answered(apply_result *r, const char *kind, int status, const char *why)
 {
 	r->status = status;
+	r->final = 0;
 	int n = snprintf(r->error, sizeof r->error, "%c%s answered %d",
 	    toupper((unsigned char)kind[0]), kind + 1, status);
 	if (why && *why && n > 0 && (size_t)n < sizeof r->error)
@@ -264,6 +266,102 @@ subscriber_check_data(jv env, char *why, size_t size)
 	return rc;
 }
 
+static int external_timeout_s = EXTERNAL_DEFAULT_TIMEOUT_S;
+
+void
+subscriber_set_timeout(int seconds)
+{
+	external_timeout_s = seconds;
+}
+
+/* One event at an external subscriber, inside a write transaction on
+ * external/NAME: seen there → 200 without a call; else called, and on
+ * success its id recorded in that transaction's commit, right after the
+ * answer. The lock held through the call keeps a second consumer (whose
+ * lease on the message began after this one's ran out) from calling the
+ * subscriber for the same event at the same time: it waits, then answers
+ * 503 and comes again to find the id seen. A crash between the answer and
+ * the commit (external.after_answer) is the one way the subscriber hears
+ * an event twice. */
+static void
+call_external(bakery_object *o, const route *rt, delivery *d)
+{
+	const char *id = envelope_str(d->env, "id");
+	const char *type = envelope_str(d->env, "type");
+	if (object_begin(o)) {
+		answered(d->r, rt->key, 503, bakery_error());
+		return;
+	}
+	if (object_seen(o, id)) {
+		object_rollback(o);
+		return;
+	}
+	jv line = jv_dump_string(jv_copy(d->env), 0);
+	external_event ev = { id, type, d->sandbox, jv_string_value(line),
+		(size_t)jv_string_length_bytes(jv_copy(line)) };
+	external_answer a = { 0, 0, "" };
+	if (rt->how == ROUTE_EXEC)
+		external_exec(rt->target, &ev, external_timeout_s, &a);
+	else
+		external_http(rt->target, rt->secret_file, &ev,
+		    external_timeout_s, &a);
+	jv_free(line);
+	if (a.status != 200) {
+		object_rollback(o);
+		answered(d->r, rt->key, a.status, a.why);
+		d->r->final = a.final;
+		bakery_log(LOG_WARN, "external_refused", "subscriber", rt->key,
+		    "id", id, "error", d->r->error, (char *)NULL);
+		return;
+	}
+	bakery_crash_point("external.after_answer");
+	int rc = object_mark_seen(o, id, type);
+	if (rc)
+		object_rollback(o);
+	else
+		rc = object_commit(o);
+	if (rc)
+		answered(d->r, rt->key, 503, "applied, but its seen record "
+		    "failed (it will hear the event again)");
+}
+
+/* The group's events at the external subscriber name, one call each, in
+ * order; those it applied before (seen) are not called again. */
+static void
+apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
+    const char *name)
+{
+	const route *rt = routing_external(name);
+	char why[200];
+	size_t pending = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *id = envelope_str(g[i]->env, "id");
+		if (!rt)
+			answered(g[i]->r, name, 422, "not in the routes file");
+		else if (!id || !bakery_text_valid(id, 128))
+			answered(g[i]->r, name, 422, "bad id");
+		else if (subscriber_check_data(g[i]->env, why, sizeof why))
+			answered(g[i]->r, name, 422, why);
+		else if (wiped_since(ctx, g[i]->env))
+			g[i]->r->status = 205;
+		else
+			pending++;
+	}
+	if (!pending)
+		return;
+	bakery_object *o;
+	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
+	for (size_t i = 0; i < n; i++) {
+		if (g[i]->r->status != 200)
+			continue;
+		if (rc)
+			answered(g[i]->r, name, 503, bakery_error());
+		else
+			call_external(o, rt, g[i]);
+	}
+	object_close(o);
+}
+
 /* Applies the group's events, in order, at one object of one sandbox: one
  * open, one BEGIN IMMEDIATE, a savepoint per event so that a refusal takes
  * back only that event's changes, one COMMIT for all that applied, then
@@ -277,11 +375,16 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++) {
 		g[i]->r->status = 200;
+		g[i]->r->final = 0;
 		g[i]->r->error[0] = '\0';
 	}
 	if (store_parse_address(address, kind, key)) {
 		for (size_t i = 0; i < n; i++)
 			answered(g[i]->r, "routing", 422, bakery_error());
+		return;
+	}
+	if (strcmp(kind, "external") == 0) {
+		apply_external(ctx, g, n, key);
 		return;
 	}
 	const subscriber *sub = subscriber_find(kind);
@@ -434,6 +537,7 @@ fold(apply_result *r, const delivery *ds, size_t n)
 			continue;
 		if (r->status < 300)
 			r->status = one->status;
+		r->final |= one->final;
 		int w = snprintf(r->error + used, sizeof r->error - used, "%s%s",
 		    used ? "; " : "", one->error);
 		if (w > 0)
@@ -457,6 +561,7 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
 		r[i].status = 200;
+		r[i].final = 0;
 		r[i].error[0] = '\0';
 		first[i] = nd;
 		if (routing_subscribers(envs[i], addresses + nd, &k)) {

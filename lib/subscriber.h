@@ -21,6 +21,9 @@
 
 typedef struct apply_result {
 	int status;
+	/* Refused for good by its subscriber's own word (an external's exit
+	 * 65 or 4xx): the consumer dead-letters the event at once. */
+	int final;
 	char error[256];
 } apply_result;
 
@@ -40,6 +43,10 @@ typedef struct subscriber {
 extern const subscriber schedule_subscriber, kitchen_subscriber,
     crm_subscriber, customer_subscriber, inbox_subscriber,
     dispatch_subscriber, order_subscriber;
+
+/* How long an external subscriber may take (--subscriber-timeout):
+ * EXTERNAL_DEFAULT_TIMEOUT_S unless set. */
+void subscriber_set_timeout(int seconds);
 
 /* The subscriber of kind, or NULL when the kind hears nothing. */
 const subscriber *subscriber_find(const char *kind);

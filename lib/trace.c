@@ -209,6 +209,8 @@ find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
 	size_t n = 0;
 	jv subs = jv_array();
 	int rc = 0;
+	if (routing_ensure(ctx->home))
+		return EX_CONFIG;
 	if (jv_get_kind(f->envelope) == JV_KIND_OBJECT &&
 	    routing_subscribers(f->envelope, addresses, &n))
 		n = 0; /* an envelope without its key fields reaches nobody */

@@ -13,7 +13,7 @@
  *                  and last error instead.
  *   queued         the message in bakery-events or bakery-events-dlq, with
  *                  its deliveries and last error (queue peek).
- *   applied        at each subscriber the routing table names for it
+ *   applied        at each subscriber the routes file names for it
  *                  (routing_subscribers), the seen table's applied_at.
  *   dead-lettered  the sandbox's dead_letters row: when, how often, why.
  *   redriven       the sandbox's redrives row: how often, the last time.

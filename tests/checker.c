@@ -210,7 +210,8 @@ static void
 load_sandbox(const char *home, const char *sandbox)
 {
 	static const char *const kinds[] = { "order", "billing", "schedule",
-		"kitchen", "crm", "customer", "inbox", "dispatch", NULL };
+		"kitchen", "crm", "customer", "inbox", "dispatch", "external",
+		NULL };
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s/sandbox.db", home, sandbox);
 	if (exists(path)) {
@@ -479,6 +480,11 @@ main(int argc, char **argv)
 	if (d)
 		closedir(d);
 	load_queue(home);
+	/* The routes in effect for this home: HOME/routes, or the default. */
+	if (routing_load(home, NULL)) {
+		fprintf(stderr, "checker: error: %s\n", bakery_error());
+		return EX_CONFIG;
+	}
 	compute_routes();
 	exec(views);
 

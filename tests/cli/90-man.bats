@@ -43,6 +43,7 @@ run_examples() {
 	done
 	[ -f "$MAN/bakery.7" ]
 	[ -f "$MAN/bakery-envelope.5" ]
+	[ -f "$MAN/bakery-routes.5" ]
 	for page in "$MAN"/*.[1-9]; do
 		run mandoc -Tlint -W warning "$page"
 		assert_success
@@ -60,6 +61,7 @@ run_examples() {
 @test "bakery-fault.1 examples work" { run_examples bakery-fault.1; }
 @test "bakery-show.1 examples work" { run_examples bakery-show.1; }
 @test "bakery-envelope.5 examples work" { run_examples bakery-envelope.5; }
+@test "bakery-routes.5 examples work" { run_examples bakery-routes.5; }
 @test "bakery.7 examples work" { run_examples bakery.7; }
 @test "bakery-wipe.1 examples work" { run_examples bakery-wipe.1; }
 @test "bakery-status.1 examples work" { run_examples bakery-status.1; }

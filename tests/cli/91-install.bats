@@ -51,7 +51,7 @@ setup_file() {
 		assert_line --regexp '^NAME$'
 		n=$((n + 1))
 	done
-	[ "$n" -eq $(($(ls "$TOP/cmd" | wc -l) + 2)) ]
+	[ "$n" -eq $(($(ls "$TOP/cmd" | wc -l) + 3)) ]
 }
 
 @test "completions are installed where bash, zsh and fish look, one name per program" {
@@ -77,6 +77,13 @@ setup_file() {
 	assert_output ""
 	[ -f "$ROOT/usr/share/bakery/cron/bakery.crontab" ]
 	[ -f "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf" ]
+	# The default routes, read by the installed consumer of a home without
+	# its own; the examples they name, runnable.
+	run env -u BAKERY_ROUTES BAKERY_HOME="$BATS_TEST_TMPDIR/h" "$ROOT/usr/bin/bakery-consume" --routes
+	assert_success
+	assert_equal "${#lines[@]}" 9
+	[ -x "$ROOT/usr/share/bakery/examples/receipt-mailer" ]
+	[ -x "$ROOT/usr/share/bakery/examples/dedupe-receiver" ]
 }
 
 @test "make uninstall removes every file it installed" {

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "tap.h"
 
+#include <stdlib.h>
+
 #include "../../lib/envelope.h"
 #include "../../lib/routing.h"
 #include "../../lib/store.h"
@@ -45,38 +47,126 @@ refuses(const char *type, const char *data_json, const char *what)
 	jv_free(env);
 }
 
-/* Every route names a known event type, a valid kind that records it, and
- * a valid kind that has a subscriber, with a key field or a valid fixed key:
- * a route added without its subscriber, its kind or its event type
- * (docs/design.md, "How to add a kind of object, an event, or a
- * subscriber") fails here rather than as a 422 at the first delivery. */
+/* The default routes file: every route names a known event type, a
+ * built-in kind that records it... a route added without its subscriber,
+ * its kind or its event type (docs/design.md, "How to add a kind of
+ * object, an event, or a subscriber") fails here rather than as a 422 at
+ * the first delivery. */
 static void
 routes_are_whole(void)
 {
-	int n = 0;
-	for (const route *r = routing_table; r->type; r++, n++) {
-		ok(envelope_type_known(r->type), "route %d: %s is a known event type",
-		    n + 1, r->type);
-		ok(store_kind_valid(r->from), "  recorded by %s, a valid kind",
-		    r->from);
+	is_int(routing_load(NULL, "share/routes"), 0, "share/routes loads (%s)",
+	    bakery_error());
+	const routes *t = routing_current();
+	size_t n = t ? t->n : 0;
+	for (size_t i = 0; i < n; i++) {
+		const route *r = &t->r[i];
+		ok(envelope_type_known(r->type), "route %zu: %s is a known event "
+		    "type", i + 1, r->type);
+		ok(r->how == ROUTE_BUILTIN, "  built in");
 		ok(store_kind_valid(r->kind), "  heard by %s, a valid kind", r->kind);
 		const subscriber *sub = subscriber_find(r->kind);
 		ok(sub && strcmp(sub->kind, r->kind) == 0 && sub->apply,
 		    "  %s has a subscriber", r->kind);
 		if (r->key_field)
-			ok(!r->key, "  keyed by data.%s", r->key_field);
+			ok(!r->key[0], "  keyed by data.%s", r->key_field);
 		else
-			ok(r->key && bakery_name_valid(r->key),
-			    "  keyed by the fixed name %s", r->key ? r->key : "(none)");
+			ok(bakery_name_valid(r->key), "  keyed by the fixed name %s",
+			    r->key);
 	}
-	ok(n > 0, "the routing table has routes (%d)", n);
+	is_int((long long)n, 9, "the default routes file has nine routes");
+	for (const routing_builtin *b = routing_builtins; b->kind; b++)
+		ok(subscriber_find(b->kind) && store_kind_valid(b->kind),
+		    "builtin:%s has a subscriber and a kind", b->kind);
 	ok(!subscriber_find("billing") && !subscriber_find("nonesuch"),
 	    "billing, which only records, and an unknown kind have none");
+}
+
+/* text parses, into n routes. */
+static void
+parses(const char *text, size_t n, const char *what)
+{
+	routes t;
+	int rc = routing_parse(text, strlen(text), "f", &t);
+	is_int(rc, 0, "%s parses (%s)", what, rc ? bakery_error() : "");
+	if (!rc) {
+		is_int((long long)t.n, (long long)n, "  into %zu routes", n);
+		routing_free(&t);
+	}
+}
+
+/* len bytes of text are refused: EX_CONFIG, naming the file and line. */
+static void
+refused(const char *text, size_t len, int line, const char *why,
+    const char *what)
+{
+	routes t;
+	is_int(routing_parse(text, len, "f", &t), EX_CONFIG, "%s: EX_CONFIG",
+	    what);
+	char want[32];
+	if (line)
+		snprintf(want, sizeof want, "f:%d: ", line);
+	else
+		snprintf(want, sizeof want, "f: ");
+	ok(strncmp(bakery_error(), want, strlen(want)) == 0 &&
+	    strstr(bakery_error(), why) != NULL, "  names line %d and '%s' (%s)",
+	    line, why, bakery_error());
+}
+
+#define REFUSED(text, line, why) \
+	refused(text, sizeof text - 1, line, why, #text)
+
+static void
+parsing(void)
+{
+	parses("# c\n\n  \t\nOrderPaid builtin:crm\r\n", 1,
+	    "comments, blanks and CRLF");
+	parses("OrderPaid\texec:/bin/true name=t\n"
+	    "OrderPlaced exec:/bin/true name=t\n"
+	    "OrderPaid https://h.example/x name=w secret=/s\n"
+	    "OrderPaid http://127.0.0.1:8/x name=l secret=/s", 4,
+	    "external subscribers, one named twice for two types");
+	REFUSED("OrderPaid builtin:crm\nOrderPaid", 2, "want EVENT-TYPE");
+	REFUSED("Nope builtin:crm\n", 1, "unknown event type");
+	REFUSED("OrderPaid ftp://x name=a\n", 1, "unknown subscriber kind");
+	REFUSED("OrderPaid builtin:billing\n", 1, "unknown built-in");
+	REFUSED("PaymentSucceeded builtin:kitchen\n", 1, "cannot apply");
+	REFUSED("OrderPaid exec:bin/true name=a\n", 1, "absolute path");
+	REFUSED("OrderPaid exec:/bin/true\n", 1, "name=NAME");
+	REFUSED("OrderPaid exec:/bin/true name=../x\n", 1, "name=NAME");
+	REFUSED("OrderPaid exec:/bin/true name=a colour=red\n", 1,
+	    "unknown or repeated option");
+	REFUSED("OrderPaid exec:/bin/true name=a\nOrderPaid exec:/bin/true "
+	    "name=a\n", 2, "on line 1 already");
+	REFUSED("OrderPaid exec:/bin/true name=a\nOrderPlaced exec:/bin/false "
+	    "name=a\n", 2, "names another subscriber on line 1");
+	REFUSED("OrderPaid http://example.com/x name=a secret=/s\n", 1,
+	    "http:// is for");
+	REFUSED("OrderPaid https://example.com/x name=a\n", 1, "secret=");
+	REFUSED("OrderPaid https://example.com/x name=a secret=s\n", 1,
+	    "secret=");
+	REFUSED("# x\nOrderPaid builtin:crm\0\n", 2, "NUL");
+	REFUSED("OrderPaid builtin:crm\n\xff\n", 2, "not UTF-8");
+	REFUSED("OrderPaid builtin:\x01crm\n", 1, "control character");
+	REFUSED("# only a comment\n", 0, "no routes");
+	char *huge = bakery_xmalloc(ROUTING_MAX_LINE + 100);
+	memset(huge, '#', ROUTING_MAX_LINE + 99);
+	memcpy(huge, "OrderPaid builtin:crm\n", 22);
+	refused(huge, ROUTING_MAX_LINE + 99, 2, "longer than", "a huge line");
+	free(huge);
+	/* 17 subscribers of one type: one past the most. */
+	char many[2048] = "";
+	for (int i = 0; i <= ROUTING_MAX_SUBSCRIBERS; i++)
+		snprintf(many + strlen(many), sizeof many - strlen(many),
+		    "OrderPaid exec:/bin/true name=n%d\n", i);
+	refused(many, strlen(many), ROUTING_MAX_SUBSCRIBERS + 1,
+	    "more than", "too many subscribers of one type");
 }
 
 int
 main(void)
 {
+	parsing();
 	routes_are_whole();
 
 	const char *placed[] = { "schedule/2027-01-15", "kitchen/board", NULL };
@@ -111,6 +201,10 @@ main(void)
 
 	jv table = routing_describe();
 	is_int(jv_array_length(jv_copy(table)), 9, "the table has nine routes");
+	jv row = jv_array_get(jv_copy(table), 1);
+	is_str(envelope_str(row, "subscriber"), "builtin:kitchen",
+	    "routes print their subscriber");
+	jv_free(row);
 	jv first = jv_array_get(jv_copy(table), 0);
 	is_str(envelope_str(first, "to"), "schedule/{data.day}",
 	    "routes print their key field");
