@@ -325,19 +325,19 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		    "failed (it will hear the event again)");
 }
 
-/* The group's events at the external subscriber name, one call each, in
- * order; those it applied before (seen) are not called again. */
-static void
-apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
-    const char *name)
+/* Answers the group's events that need no object: all refused (422) when
+ * refused names why, else each with a bad id or bad data (422), or
+ * recorded before its sandbox's wipe (205). Returns how many are left. */
+static size_t
+answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
+    const char *refused)
 {
-	const route *rt = routing_external(name);
 	char why[200];
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *id = envelope_str(g[i]->env, "id");
-		if (!rt)
-			answered(g[i]->r, name, 422, "not in the routes file");
+		if (refused)
+			answered(g[i]->r, name, 422, refused);
 		else if (!id || !bakery_text_valid(id, 128))
 			answered(g[i]->r, name, 422, "bad id");
 		else if (subscriber_check_data(g[i]->env, why, sizeof why))
@@ -347,7 +347,17 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
 		else
 			pending++;
 	}
-	if (!pending)
+	return pending;
+}
+
+/* The group's events at the external subscriber name, one call each, in
+ * order; those it applied before (seen) are not called again. */
+static void
+apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
+    const char *name)
+{
+	const route *rt = routing_external(name);
+	if (!answer_early(ctx, g, n, name, rt ? NULL : "not in the routes file"))
 		return;
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
@@ -372,7 +382,6 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 {
 	char kind[65], key[65];
 	const char *address = g[0]->address;
-	size_t pending = 0;
 	for (size_t i = 0; i < n; i++) {
 		g[i]->r->status = 200;
 		g[i]->r->final = 0;
@@ -388,18 +397,7 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 		return;
 	}
 	const subscriber *sub = subscriber_find(kind);
-	char why[200];
-	for (size_t i = 0; i < n; i++) {
-		if (!sub)
-			answered(g[i]->r, kind, 422, "not a subscriber");
-		else if (subscriber_check_data(g[i]->env, why, sizeof why))
-			answered(g[i]->r, kind, 422, why);
-		else if (wiped_since(ctx, g[i]->env))
-			g[i]->r->status = 205;
-		else
-			pending++;
-	}
-	if (!pending)
+	if (!answer_early(ctx, g, n, kind, sub ? NULL : "not a subscriber"))
 		return;
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
