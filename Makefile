@@ -178,6 +178,8 @@ check: deps
 	tail -1 build/crash-nats.log
 	$(MAKE) crash-other >build/crash-other.log 2>&1 || { tail -40 build/crash-other.log; exit 1; }
 	tail -1 build/crash-other.log
+	POWERCUT_EVERY=$(POWERCUT_CHECK_EVERY) tests/powercut.sh >build/powercut.log 2>&1 || { tail -40 build/powercut.log; exit 1; }
+	tail -1 build/powercut.log
 	tests/soak.sh $(SOAK_CHECK_ORDERS) 1 >build/soak.log 2>&1 || { tail -20 build/soak.log; exit 1; }
 	tail -1 build/soak.log
 	tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1 >build/soak-kills.log 2>&1 || { tail -20 build/soak-kills.log; exit 1; }
@@ -217,6 +219,14 @@ crash-other:
 	$(MAKE) -C build-$(SQLITE_OTHER) SQLITE=$(SQLITE_OTHER) \
 		SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) all build/tests/checker
 	build-$(SQLITE_OTHER)/tests/crash-matrix.sh
+
+# Power cut at every sync of every step of an order's path
+# (tests/powercut.sh, lib/testvfs.c): BAKERY_SYNC=normal and
+# BAKERY_POWERCUT_MODE=torn from the command line or the environment;
+# make check cuts at every POWERCUT_CHECK_EVERY-th sync.
+POWERCUT_CHECK_EVERY ?= 5
+powercut: all build/tests/checker
+	tests/powercut.sh
 
 soak: all build/tests/checker
 	@case '$(SOAK_MODE)' in chaos | kills) ;; *) echo "make soak: error: SOAK_MODE: want chaos or kills" >&2; exit 2 ;; esac
@@ -327,7 +337,7 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # SC2314). Warnings and errors: its style notes are not enforced, and the
 # subshell of each bats test is what SC2030/SC2031 would flag in every file
 # that exports in a test.
-SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
+SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
 	mk/layers
 lint: deps layers
@@ -388,5 +398,5 @@ clean:
 	rm -rf build bin build-system build-linked
 
 .PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
-	crash crash-other soak stress fuzz valgrind bench install uninstall clean FORCE
+	crash crash-other powercut soak stress fuzz valgrind bench install uninstall clean FORCE
 .SECONDARY:
