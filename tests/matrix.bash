@@ -2,7 +2,8 @@
 # scenarios' helpers, the recovery with the ordinary tools, the checker.
 # Sourced; the caller sets MATRIX_NAME, CHECKER, DAY, T0, HOME_DIR (the
 # prefix of a case's files: HOME_DIR.placed, .paid, .deliveries, ...) and
-# BAKERY_HOME, and starts the counters failures, lost and twice at 0.
+# BAKERY_HOME, and starts the counters failures, lost and twice at 0
+# (stuck too, if it wants them counted).
 # RECOVER_RELAY_ALL=1: the recovery also sends each sandbox's outbox
 # (bakery-relay --all) instead of leaving it to the alarms alone;
 # RECOVER_WIPE=1: it first finishes a wipe (bakery-wipe --resume).
@@ -71,6 +72,7 @@ check() { # LABEL: the checker on the home, --drained; counts lost and twice
 	[ -n "$out" ] || out='{}'
 	lost=$((lost + $(echo "$out" | jq '.lost // 0')))
 	twice=$((twice + $(echo "$out" | jq '.applied_twice // 0')))
+	stuck=$((${stuck:-0} + $(echo "$out" | jq '.stuck // 0')))
 	echo "$1: $out"
 	[ "$rc" -eq 0 ] || fail "$1: checker failed: $(cat "$HOME_DIR.check.err")"
 }

@@ -93,6 +93,7 @@ rollback_only() {
 }
 
 @test "power cut: a write not synced yet is undone, a synced one stays" {
+	sqlite_only "the queue's file is the one looked at"
 	rollback_only
 	cut_log
 	k=$(first_sync '/queue\.db')
@@ -138,6 +139,7 @@ rollback_only() {
 }
 
 @test "power cut, torn: the last sector written is half new, half old" {
+	sqlite_only "the queue's file is the one looked at"
 	rollback_only
 	cut_log
 	k=$(first_sync '/queue\.db-journal')
@@ -161,6 +163,7 @@ rollback_only() {
 }
 
 @test "the power-cut matrix finds the loss when the queue's syncs are skipped" {
+	sqlite_only "the matrix runs on the embedded queue"
 	# Skipped syncs: the relay marks events relayed while the queue's
 	# acceptance of them is never on disk.
 	POWERCUT_ONLY=relay POWERCUT_EVERY=4 run "$TOP/tests/powercut.sh"
@@ -169,4 +172,16 @@ rollback_only() {
 	BAKERY_POWERCUT_SKIP=queue.db POWERCUT_ONLY=relay POWERCUT_EVERY=4 run "$TOP/tests/powercut.sh"
 	assert_failure
 	assert_line --regexp '^power-cut matrix: [0-9]+ points, [1-9][0-9]* cuts: [1-9][0-9]* lost, 0 applied twice, 0 corrupt files$'
+}
+
+@test "power cut at a crash point: BAKERY_POWERCUT_AT=order.after_commit keeps the synced commit" {
+	sqlite_only "reads the embedded queue's counts"
+	run -137 env BAKERY_POWERCUT_AT=order.after_commit \
+		bakery-order place --customer bo --day "$DAY" cardamom-bun=1
+	run ls "$BAKERY_HOME/sandboxes/default/order"
+	assert_line --regexp '^ord_[0-9a-f]+\.db$'
+	id=$(ls "$BAKERY_HOME/sandboxes/default/order" | grep -m1 -oE '^ord_[0-9a-f]+')
+	# Committed and synced, not sent: the event waits in the outbox.
+	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 1
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
 }
