@@ -180,7 +180,8 @@ rollback_only() {
 		bakery-order place --customer bo --day "$DAY" cardamom-bun=1
 	run ls "$BAKERY_HOME/sandboxes/default/order"
 	assert_line --regexp '^ord_[0-9a-f]+\.db$'
-	id=$(ls "$BAKERY_HOME/sandboxes/default/order" | grep -m1 -oE '^ord_[0-9a-f]+')
+	f=("$BAKERY_HOME"/sandboxes/default/order/ord_*.db)
+	id=$(basename "${f[0]}" .db)
 	# Committed and synced, not sent: the event waits in the outbox.
 	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 1
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
