@@ -22,7 +22,8 @@
  * undone, newest first, each file gets its old size back, and each file
  * created since its folder's last sync is removed; then the process dies
  * with SIGKILL. BAKERY_POWERCUT_MODE=torn: the last 512-byte sector each
- * file wrote is left torn, its first half new and its second half old.
+ * file wrote is left torn, the first half of what that write put there new,
+ * the rest old.
  * BAKERY_POWERCUT_LOG=FILE appends a line per sync ("sync K PATH") and the
  * cut ("cut K"); BAKERY_POWERCUT_SKIP=TEXT makes the syncs of paths
  * containing TEXT do nothing, a disk that lies (to prove a test can fail).
@@ -140,7 +141,10 @@ pc_forget(pc_path *p)
 static void
 pc_dir_synced(const char *path)
 {
-	size_t dl = (size_t)(strrchr(path, '/') - path);
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return;
+	size_t dl = (size_t)(slash - path);
 	for (pc_path *p = pc_paths; p; p = p->next)
 		if (strncmp(p->path, path, dl) == 0 && p->path[dl] == '/' &&
 		    !strchr(p->path + dl + 1, '/'))
