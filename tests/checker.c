@@ -8,7 +8,8 @@
  * Every fact goes into an in-memory SQLite database first (each file is
  * attached read-only and copied with SQL, JSON included; a kitchen or CRM
  * file must have this bakery's schema version, other object files version
- * 1 or later); the categories are then queries over it:
+ * 1 or later; one with no schema, whose creation never committed, is
+ * skipped); the categories are then queries over it:
  *
  *   recorded     an event row in some object's `events` table
  *   lost         recorded, not applied at every routed subscriber, not
