@@ -1,7 +1,7 @@
 #!/bin/bash
 # powercut.sh — power loss at every sync of every step of an order's path.
-# For each step (place, pay, webhook, relay, alarm, consume, consume1, ack,
-# dlq, redrive, wipe, resume) it builds the step's starting home once, runs the
+# For each step (place, pay, stripe, webhook, relay, alarm, consume,
+# consume1, ack, dlq, redrive, wipe, resume) it builds the step's starting home once, runs the
 # step on a copy counting its syncs (BAKERY_POWERCUT_LOG), then for each
 # k = 1..N runs it again on a fresh copy with the power cut at its k-th sync
 # (BAKERY_POWERCUT_AT=k, lib/testvfs.c: every unsynced write of every SQLite
@@ -40,7 +40,7 @@ MATRIX_NAME=powercut RECOVER_WIPE=1
 # shellcheck source=tests/matrix.bash
 . "$TOP/tests/matrix.bash"
 
-STEPS="place pay webhook relay alarm consume consume1 ack dlq redrive wipe resume"
+STEPS="place pay stripe webhook relay alarm consume consume1 ack dlq redrive wipe resume"
 EVERY=${POWERCUT_EVERY:-1}
 case $EVERY in
 '' | *[!0-9]* | 0*) echo "powercut: POWERCUT_EVERY: want a number from 1, not '$EVERY'" >&2; exit 64 ;;
@@ -60,7 +60,8 @@ WHSEC=whsec_powercut_5c21e8
 tmp=${TMPDIR:-/tmp}
 [ -n "${TMPDIR:-}" ] || ! [ -d /dev/shm ] || ! [ -w /dev/shm ] || tmp=/dev/shm
 WORK=$(mktemp -d "$tmp/powercut.XXXXXX")
-trap '[ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+STANDIN_PID=''
+trap 'standin_stop; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 
 # Runs the step's command with the cut's variables ($CUT: BAKERY_POWERCUT_AT
 # or _LOG); its stdout in $HOME_DIR.out, its status in $rc.
@@ -88,6 +89,48 @@ step_pay() {
 	run_step bakery-order pay "$id"
 	[ "$(jq -r '.status // empty' "$HOME_DIR.out" 2>/dev/null)" != succeeded ] ||
 		echo "default $id" >>"$HOME_DIR.paid"
+}
+
+# Pay through Stripe's API: tests/stripe-standin.py, a fresh one for each
+# run of the step, so that its charges are that run's alone. After the cut
+# Stripe's webhooks bring what it charged (stripe_webhooks), and the
+# stand-in must have charged the order once at most.
+STRIPE_KEY=sk_test_powercut7e4a91c3d2b5
+standin_stop() {
+	[ -z "$STANDIN_PID" ] || { kill "$STANDIN_PID" 2>/dev/null; wait "$STANDIN_PID" 2>/dev/null; }
+	STANDIN_PID=''
+}
+standin_start() {
+	standin_stop
+	rm -f "$WORK/port"
+	STANDIN_KEY=$STRIPE_KEY STANDIN_WEBHOOK_SECRET=$WHSEC \
+		python3 "$TOP/tests/stripe-standin.py" "$WORK/port" 3>&- &
+	STANDIN_PID=$!
+	for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+	STANDIN=http://127.0.0.1:$(cat "$WORK/port")
+}
+setup_stripe() {
+	standin_start
+	BAKERY_STRIPE_API=$STANDIN BAKERY_STRIPE_KEY=$STRIPE_KEY bakery-order gateway stripe >/dev/null
+	place default ada >"$HOME_DIR.id"
+}
+step_stripe() {
+	local id
+	id=$(cat "$HOME_DIR.id")
+	standin_start
+	run_step env BAKERY_STRIPE_API="$STANDIN" BAKERY_STRIPE_KEY="$STRIPE_KEY" \
+		BAKERY_STRIPE_BACKOFF_MS=20 bakery-order pay "$id"
+	[ "$(jq -r '.status // empty' "$HOME_DIR.out" 2>/dev/null)" != succeeded ] ||
+		echo "default $id" >>"$HOME_DIR.paid"
+}
+stripe_webhooks() { # LABEL: the stand-in's signed events, then its count
+	local line n
+	curl -sf "$STANDIN/_events" | while read -r line; do
+		echo "$line" | jq -j .body | env -u BAKERY_NOW BAKERY_STRIPE_WEBHOOK_SECRET="$WHSEC" \
+			bakery-webhook --signature "$(echo "$line" | jq -r .signature)" >/dev/null
+	done
+	n=$(curl -sf "$STANDIN/_count" | jq .charges)
+	[ "${n:-2}" -le 1 ] || fail "$1: $n charges at Stripe for one order"
 }
 
 # Stripe's signed payment_intent.succeeded, posted to bakery-webhook run
@@ -242,6 +285,7 @@ for step in $STEPS; do
 			continue
 		fi
 		cuts=$((cuts + 1))
+		[ "$step" != stripe ] || stripe_webhooks "$step:$k"
 		recover
 		case $step in wipe | resume) keep_living ;; esac
 		# First: its read-write open rolls back a journal left hot in a
