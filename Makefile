@@ -176,7 +176,7 @@ CLUSTER_ORDERS ?= 200
 # run of the CLI suite takes one while the others follow each other in the
 # second.
 CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
-	check-soak check-soak-kills check-stress check-fuzz
+	check-powercut check-soak check-soak-kills check-stress check-fuzz
 CHECK_JOBS ?= 3
 check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
@@ -196,6 +196,8 @@ check-crash-nats:
 		CRASH_MATRIX_ONLY='$(NATS_CRASH_CHECK_POINTS)' tests/crash-matrix.sh)
 check-crash-other:
 	$(call logged,crash-other,$(MAKE) --no-print-directory crash-other)
+check-powercut:
+	$(call logged,powercut,POWERCUT_EVERY=$(POWERCUT_CHECK_EVERY) tests/powercut.sh)
 check-soak:
 	$(call logged,soak,tests/soak.sh $(SOAK_CHECK_ORDERS) 1)
 check-soak-kills:
@@ -234,6 +236,14 @@ crash-other:
 	$(MAKE) -C build-$(SQLITE_OTHER) SQLITE=$(SQLITE_OTHER) \
 		SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) all build/tests/checker
 	build-$(SQLITE_OTHER)/tests/crash-matrix.sh
+
+# Power cut at every sync of every step of an order's path
+# (tests/powercut.sh, lib/testvfs.c): BAKERY_SYNC=normal and
+# BAKERY_POWERCUT_MODE=torn from the command line or the environment;
+# make check cuts at every POWERCUT_CHECK_EVERY-th sync.
+POWERCUT_CHECK_EVERY ?= 5
+powercut: all build/tests/checker
+	tests/powercut.sh
 
 soak: all build/tests/checker
 	@case '$(SOAK_MODE)' in chaos | kills) ;; *) echo "make soak: error: SOAK_MODE: want chaos or kills" >&2; exit 2 ;; esac
@@ -344,7 +354,7 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # SC2314). Warnings and errors: its style notes are not enforced, and the
 # subshell of each bats test is what SC2030/SC2031 would flag in every file
 # that exports in a test.
-SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/bench/*.sh \
+SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
 	mk/layers share/examples/*
 lint: deps layers
@@ -411,5 +421,5 @@ clean:
 	rm -rf build bin build-system build-linked
 
 .PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
-	crash crash-other soak stress fuzz valgrind bench install uninstall clean FORCE
+	crash crash-other powercut soak stress fuzz valgrind bench install uninstall clean FORCE
 .SECONDARY:

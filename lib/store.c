@@ -777,6 +777,8 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
 		made = fd >= 0;
+		if (made)
+			testvfs_created(path);
 		if (fd < 0 && errno == EEXIST)
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)

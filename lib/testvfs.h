@@ -1,10 +1,12 @@
 /*
- * testvfs.h — SQLite VFSes that fail on purpose, registered only when a
- * test asks for one through the environment.
+ * testvfs.h — a SQLite VFS that fails or loses power on purpose, registered
+ * only when a test asks for it through the environment.
  *
  * BAKERY_FAIL_WRITE_AT=N fails the process's N-th SQLite write (SQLITE_FULL)
  * or sync (SQLITE_IOERR_FSYNC), any file; N+ fails that one and every later
- * one. See docs/reliability.md.
+ * one. BAKERY_POWERCUT_AT=N|exit|POINT[:N] loses every unsynced change at
+ * the N-th sync, at exit or at a crash point, then SIGKILLs the process
+ * (testvfs.c says what is modelled). See docs/reliability.md.
  */
 #ifndef BAKERY_TESTVFS_H
 #define BAKERY_TESTVFS_H
@@ -12,5 +14,13 @@
 /* Registers the failing VFS as SQLite's default when the environment asks
  * for it; once per process, before the first open (store_open calls it). */
 void testvfs_register(void);
+
+/* A file bakery created itself, outside SQLite: removed at a power cut
+ * unless its folder was synced since. Nothing unless a cut is armed. */
+void testvfs_created(const char *path);
+
+/* Cuts the power now (a crash point named by BAKERY_POWERCUT_AT); returns
+ * only when no cut is armed. */
+void testvfs_cut_now(void);
 
 #endif

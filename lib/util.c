@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "util.h"
+#include "testvfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -485,8 +486,10 @@ point_due(const char *var, const char *name, int *hits, const char **names)
 void
 bakery_crash_point(const char *name)
 {
-	static int kill_hits[64], stop_hits[64];
-	static const char *kill_names[64], *stop_names[64];
+	static int kill_hits[64], stop_hits[64], cut_hits[64];
+	static const char *kill_names[64], *stop_names[64], *cut_names[64];
+	if (point_due("BAKERY_POWERCUT_AT", name, cut_hits, cut_names))
+		testvfs_cut_now();
 	int kill = point_due("BAKERY_CRASH_AT", name, kill_hits, kill_names);
 	int stop = !kill &&
 	    point_due("BAKERY_STOP_AT", name, stop_hits, stop_names);

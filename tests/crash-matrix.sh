@@ -71,7 +71,10 @@ nats)
 	;;
 *) echo "crash-matrix: CRASH_QUEUE: want sqlite or nats, not '$QUEUE_KIND'" >&2; exit 64 ;;
 esac
-NATS_VISIBILITY=2
+
+MATRIX_NAME=crash-matrix RECOVER_RELAY_ALL=1
+# shellcheck source=tests/matrix.bash
+. "$TOP/tests/matrix.bash"
 
 code_points() {
 	grep -rhoE 'bakery_crash_point\("[a-z_.]+"\)' "$TOP/lib" "$TOP/cmd" |
@@ -110,14 +113,6 @@ fresh_queue() {
 	export BAKERY_QUEUE=$NATS_URL
 }
 
-# On NATS, waits out the leases of killed consumers (the server's clock).
-lease_wait() {
-	[ "$QUEUE_KIND" = nats ] || return 0
-	sleep "${1:-$NATS_VISIBILITY}.2"
-}
-
-fail() { echo "crash-matrix: $*" >&2; failures=$((failures + 1)); }
-
 # Runs "$@" expecting death by SIGKILL at $CRASH (exit 137); its stdout
 # goes to $HOME_DIR.out. Not in a subshell: it counts the kill.
 kill_at() {
@@ -131,52 +126,6 @@ kill_at() {
 		return 1
 	fi
 	kills=$((kills + 1))
-}
-
-place() { # SANDBOX CUSTOMER [ARGS...]: places, records the id as placed
-	local s=$1 c=$2 id
-	shift 2
-	id=$(bakery-order -s "$s" place --customer "$c" --day "$DAY" "$@" cardamom-bun=1 | jq -r .id) || return 1
-	echo "$s $id" >>"$HOME_DIR.placed"
-	echo "$id"
-}
-pay() { # SANDBOX ID: pays with the test gateway, records it as paid
-	bakery-order -s "$1" pay "$2" >/dev/null && echo "$1 $2" >>"$HOME_DIR.paid"
-}
-sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
-
-# The ordinary tools, with the clock moved past every lease and alarm,
-# three rounds so that a redrive out of order (OrderPaid before
-# OrderPlaced: the kitchen's 409) settles.
-recover() {
-	local round t s
-	for round in 1 2 3; do
-		t=$((T0 + 3600 * round))
-		export BAKERY_NOW=$t
-		lease_wait
-		for s in $(sandboxes); do
-			bakery-fault -s "$s" clear kitchen-refuses >/dev/null
-			bakery-fault -s "$s" clear queue-refuses >/dev/null
-			bakery-relay -s "$s" --all >/dev/null
-		done
-		bakery-relay --due >/dev/null
-		bakery-consume >>"$HOME_DIR.deliveries"
-		bakery-dlq drain >/dev/null
-		for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null; done
-		bakery-consume >>"$HOME_DIR.deliveries"
-	done 2>>"$HOME_DIR.recover.err"
-	export BAKERY_NOW=$T0
-}
-
-check() {
-	local out rc
-	out=$("$CHECKER" -v --drained --placed "$HOME_DIR.placed" --paid "$HOME_DIR.paid" \
-		--deliveries "$HOME_DIR.deliveries" "$BAKERY_HOME" 2>"$HOME_DIR.check.err")
-	rc=$?
-	lost=$((lost + $(echo "$out" | jq .lost)))
-	twice=$((twice + $(echo "$out" | jq .applied_twice)))
-	echo "$CRASH: $out"
-	[ "$rc" -eq 0 ] || fail "$CRASH: checker failed: $(cat "$HOME_DIR.check.err")"
 }
 
 # Scenarios: each leaves the home mid-flight at its point.
@@ -234,13 +183,6 @@ s_consume.after_apply() {
 }
 s_consume.before_ack() { s_consume.after_apply; }
 
-dead_letters() { # a paid order whose OrderPlaced and OrderPaid are refused
-	local id
-	bakery-fault set kitchen-refuses
-	id=$(place default ada)
-	pay default "$id"
-	bakery-consume --retry-delay 0 >/dev/null # all four deliveries now
-}
 s_dlq.after_store() {
 	dead_letters
 	kill_at bakery-dlq drain
@@ -355,7 +297,7 @@ for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-
 		"s_$p" 2>>"$HOME_DIR.scenario.err"
 		[ "$kills" -gt "$before" ] || continue
 		recover
-		check
+		check "$CRASH"
 		r=$(repeats)
 		if [ "$p" = external.after_answer ]; then
 			ext_repeats=$((ext_repeats + r))

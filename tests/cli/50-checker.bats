@@ -95,6 +95,22 @@ paid_and_consumed() {
 	assert_success
 }
 
+@test "an object file with no schema (its creation never committed) is skipped; an order promised in it is lost" {
+	paid_and_consumed
+	# As a power cut leaves a file created, its first commit undone.
+	: >"$BAKERY_HOME/sandboxes/default/order/ord_000000000000000000000000.db"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	echo "default ord_000000000000000000000000" >"$BATS_TEST_TMPDIR/placed"
+	run "$CHECKER" -v --placed "$BATS_TEST_TMPDIR/placed" "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial 'lost: placed ord_000000000000000000000000'
+	# A file with tables but version 0 is still refused.
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/ord_000000000000000000000000.db" "CREATE TABLE t(x)"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 78
+}
+
 @test "a seen id nobody recorded is unexpected" {
 	paid_and_consumed
 	sqlite3 "$BAKERY_HOME/sandboxes/default/crm/customers.db" "INSERT INTO seen VALUES ('evt_x', 'OrderPaid', 1)"

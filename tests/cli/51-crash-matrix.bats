@@ -23,7 +23,7 @@ code_points() {
 @test "a point without a scenario fails the matrix" {
 	# A copy of the tree with one more point in the code.
 	mkdir -p "$BATS_TEST_TMPDIR/top/tests" "$BATS_TEST_TMPDIR/top/lib"
-	cp "$TOP/tests/crash-matrix.sh" "$BATS_TEST_TMPDIR/top/tests/"
+	cp "$TOP/tests/crash-matrix.sh" "$TOP/tests/matrix.bash" "$BATS_TEST_TMPDIR/top/tests/"
 	cp -r "$TOP/cmd" "$BATS_TEST_TMPDIR/top/"
 	cp "$TOP"/lib/*.c "$BATS_TEST_TMPDIR/top/lib/"
 	echo 'static void f(void) { bakery_crash_point("new.point"); }' >>"$BATS_TEST_TMPDIR/top/lib/util.c"
