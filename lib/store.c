@@ -440,13 +440,25 @@ store_mkdirs(const char *dir)
 			continue;
 		char c = *p;
 		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		int made = mkdir(path, 0700) == 0;
+		if (!made && errno != EEXIST) {
 			int err = errno;
 			int rc = bakery_fail(store_errno_code(err),
 			    "cannot create folder '%s': %s", path,
 			    strerror(err));
 			free(path);
 			return rc;
+		}
+		/* A new folder's name is in its parent: synced, so that the
+		 * files synced inside it do not vanish with it on a power
+		 * cut. */
+		char *slash = made ? strrchr(path, '/') : NULL;
+		if (slash && slash > path) {
+			*slash = '\0';
+			file_sync_dir(path);
+			*slash = '/';
+		} else if (slash) {
+			file_sync_dir("/");
 		}
 		*p = c;
 		if (!c)

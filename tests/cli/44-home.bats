@@ -246,6 +246,16 @@ traced() { strace -f -qq -y -e trace=fsync,link,rename -o "$BATS_TEST_TMPDIR/tra
 	assert_equal "$(find "$BAKERY_HOME" -maxdepth 1 -regextype egrep -regex '.*/(\.gateway|webhook-secret|bakery\.prom)\..*' | wc -l)" 0
 }
 
+@test "a new sandbox's folders are synced into their parents before anything is written in them" {
+	command -v strace >/dev/null
+	place ada >/dev/null
+	strace -f -qq -y -e trace=fsync,mkdir -o "$BATS_TEST_TMPDIR/trace" \
+		bakery-order -s fresh place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	run bash -c "sed -E 's/^[0-9]+ +//; s/^fsync\\([0-9]+<([^>]*)>.*/fsync \\1/; s/^mkdir\\(\"([^\"]*)\".* = 0\$/mkdir \\1/' '$BATS_TEST_TMPDIR/trace' |
+		grep -E '^(mkdir|fsync) ' | sed 's|$BAKERY_HOME|HOME|g' | grep -v '\\.db' | head -4"
+	assert_output "$(printf '%s\n' 'mkdir HOME/sandboxes/fresh' 'fsync HOME/sandboxes' 'mkdir HOME/sandboxes/fresh/order' 'fsync HOME/sandboxes/fresh')"
+}
+
 @test "a read-only home is read: status, trace, queue stats and show work on it" {
 	sqlite_only "reads queue.db of a read-only home"
 	need_ro
