@@ -978,6 +978,18 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	*out = NULL;
 	walvfs_register();
 	testvfs_register();
+	if (!create && store_look_only) {
+		/* A program that only looks (bakery-show) reads a file of the
+		 * current schema read-only, as status and trace do: it writes
+		 * nothing, not even the -shm. Anything else (missing, empty,
+		 * foreign, an older schema to migrate) goes the usual way,
+		 * with its usual message. */
+		if (store_open_readonly(ctx, path, schema, out) == 0 &&
+		    user_version(*out) == schema->count)
+			return 0;
+		sqlite3_close(*out);
+		*out = NULL;
+	}
 	int made = 0; /* this call made the file: removed if it fails */
 	if (create) {
 		size_t hl = strlen(ctx->home);

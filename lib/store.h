@@ -79,7 +79,9 @@ char *store_default_home(void);
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
-/* Opens path with schema; create=0 fails with EX_NOINPUT if missing or
+/* Opens path with schema; create=0 and store_look_only: read-only, as
+ * store_open_readonly, when the file has the current schema.
+ * create=0 fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
  * that is not SQLite's is EX_DATAERR. In WAL a new file is made whole
  * under a temporary name and renamed into place (store.c, "A new file in

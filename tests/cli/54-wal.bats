@@ -7,7 +7,7 @@
 load helpers
 bats_require_minimum_version 1.5.0
 
-setup_file() {
+wal_only() {
 	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only"
 }
 
@@ -19,6 +19,7 @@ bound() { echo $((32 + (PAGES + 32) * (4096 + 24))); }
 size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 
 @test "a WAL stays under its bound across many short processes, and is checkpointed into its file" {
+	wal_only
 	place ada >/dev/null
 	queue_max=0 alarms_max=0 order_max=0 truncated=0 last=0
 	for i in $(seq 1 120); do
@@ -49,7 +50,8 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 	assert_output ok
 }
 
-@test "a short process leaves its WAL and does not checkpoint it; a reader finds both files and writes neither" {
+@test "a short process leaves its WAL and does not checkpoint it; status, trace and show find both files and write neither" {
+	wal_only
 	place ada >/dev/null
 	id=$(place bo)
 	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
@@ -63,14 +65,28 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 	before=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
 	bakery-status >/dev/null
 	bakery-trace "$ev" >/dev/null
+	bakery-show "order/$id" >/dev/null
+	bakery-show --list >/dev/null
 	after=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
 	assert_equal "$after" "$before"
+	# Not even a write that leaves the same bytes (a writer's first open
+	# truncates the -shm and rebuilds it).
+	if command -v strace >/dev/null; then
+		for cmd in bakery-status "bakery-trace $ev" "bakery-show order/$id" "bakery-show --list"; do
+			read -ra argv <<<"$cmd"
+			strace -f -qq -y -e trace=write,pwrite64,ftruncate,unlink,rename \
+				-o "$BATS_TEST_TMPDIR/w" "${argv[@]}" >/dev/null
+			run grep -F "$BAKERY_HOME" "$BATS_TEST_TMPDIR/w"
+			assert_output ""
+		done
+	fi
 	# Whoever reads it next sees the order all the same.
 	run bakery-order show "$id"
 	assert_success
 }
 
 @test "a new object is whole from its first byte: its own -wal beside it, no temporary left" {
+	wal_only
 	id=$(place ada)
 	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
 	[ "$(head -c 16 "$f")" = "SQLite format 3" ]
