@@ -146,15 +146,14 @@ void
 object_rollback(bakery_object *o)
 {
 	/* The change goes; a new file's schema stays, as it would have had
-	 * it been committed on its own. */
-	if (o->schema_pending && !sqlite3_get_autocommit(o->db)) {
-		if (store_exec(o->db, "ROLLBACK TO schema") ||
-		    store_commit(o->db))
-			bakery_log(LOG_WARN, "schema_error", "object",
-			    o->address, "error", bakery_error(), (char *)NULL);
-		else
-			o->unborn = 0;
-	}
+	 * it been committed on its own. A file that holds nothing but its
+	 * schema is still unborn: object_close leaves it to
+	 * store_drop_unborn, which removes one made whole in WAL (nothing
+	 * in its -wal) and keeps one given its schema here. */
+	if (o->schema_pending && !sqlite3_get_autocommit(o->db) &&
+	    (store_exec(o->db, "ROLLBACK TO schema") || store_commit(o->db)))
+		bakery_log(LOG_WARN, "schema_error", "object", o->address,
+		    "error", bakery_error(), (char *)NULL);
 	o->schema_pending = 0;
 	store_rollback(o->db);
 	o->dirty = 0;

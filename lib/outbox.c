@@ -82,7 +82,7 @@ batch_read(bakery_object *o, batch *b)
  * alarm has nothing to do and is disarmed (its index entry, if any, goes
  * at the next alarm run). */
 static int
-batch_settle(bakery_object *o, batch *b, const char *error)
+batch_settle_in(bakery_object *o, batch *b, const char *error)
 {
 	int rc = store_begin(o->db);
 	if (rc)
@@ -119,6 +119,18 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 		return rc;
 	}
 	return store_commit(o->db);
+}
+
+static int
+batch_settle(bakery_object *o, batch *b, const char *error)
+{
+	/* A commit a power cut may take (store_relaxed): lost, the events
+	 * are still in the outbox with the alarm armed, and are sent again;
+	 * the receivers absorb the repeat (docs/design.md, "WAL"). */
+	store_relaxed(o->ctx, o->db, 1);
+	int rc = batch_settle_in(o, b, error);
+	store_relaxed(o->ctx, o->db, 0);
+	return rc;
 }
 
 int

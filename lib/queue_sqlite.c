@@ -262,13 +262,16 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	sq->sandbox = sandbox ? bakery_xstrdup(sandbox) : NULL;
 	sq->max = max <= PREFETCH_MAX ? max : 0; /* 0: never prefetched */
 	sq->visibility_s = visibility_s;
+	/* A lease a power cut may take (store_relaxed): the messages are
+	 * ready again and delivered again, and the receivers absorb the
+	 * repeat (docs/design.md, "WAL"). */
+	store_relaxed(q->ctx, sq->db, 1);
 	int rc = store_begin(sq->db);
-	if (rc)
-		return rc;
-	if (!(rc = lease(sq, queue, sandbox, max, visibility_s, out, NULL,
-		  got)))
+	if (!rc && !(rc = lease(sq, queue, sandbox, max, visibility_s, out,
+		  NULL, got)))
 		rc = store_commit(sq->db);
 	store_rollback(sq->db);
+	store_relaxed(q->ctx, sq->db, 0);
 	if (rc) {
 		for (size_t i = 0; i < *got; i++)
 			queue_message_free(&out[i]);
@@ -350,10 +353,26 @@ give_back_next(sqlite_queue *sq)
 	drop_next(sq);
 }
 
+static int ack_many_in(bakery_queue *q, const char *queue,
+    queue_message **m, size_t n, int *rcs);
+
 /* One transaction for the lot: a lost lease deletes nothing and is
- * reported for its message; anything else rolls every ack back. */
+ * reported for its message; anything else rolls every ack back. A
+ * commit a power cut may take (store_relaxed): the acks are made after
+ * the receivers' commits, which keep what they applied, so a lost ack is
+ * a delivery again that they absorb; a lost lease, as in receive. */
 static int
 sqlite_ack_many(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	store_relaxed(q->ctx, DB(q), 1);
+	int rc = ack_many_in(q, queue, m, n, rcs);
+	store_relaxed(q->ctx, DB(q), 0);
+	return rc;
+}
+
+static int
+ack_many_in(bakery_queue *q, const char *queue, queue_message **m,
     size_t n, int *rcs)
 {
 	sqlite3 *db = DB(q);

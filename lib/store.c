@@ -7,6 +7,7 @@
 #include "ctx.h"
 #include "testvfs.h"
 #include "util.h"
+#include "walvfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -645,6 +646,15 @@ store_stmts_free(store_stmts *c)
 	}
 }
 
+void
+store_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed)
+{
+	if (ctx->sync_normal || strcmp(store_journal_mode(), "wal") != 0)
+		return;
+	sqlite3_exec(db, relaxed ? "PRAGMA synchronous=NORMAL"
+				 : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+}
+
 int
 store_begin(sqlite3 *db)
 {
@@ -764,12 +774,259 @@ set_busy(bakery_ctx *ctx, sqlite3 *db)
 	    (void *)(intptr_t)ctx->busy_timeout_ms);
 }
 
+/*
+ * A new file in WAL is made whole before it has its name: its image (the
+ * schema, built in memory, with the WAL mode's two bytes set in its
+ * header, as journal_mode=WAL sets them) is written to a temporary file
+ * beside it and synced; then, under an flock on the folder that every
+ * maker takes, an empty -wal is created and the file renamed into place,
+ * and the folder is synced once for both names. So a new file costs two
+ * syncs where switching an empty one to WAL cost four (a rollback-journal
+ * transaction for its first page) and its -wal's creation one more, and
+ * no file is ever seen without its schema. A -wal or -shm beside a file
+ * that does not exist is a leftover (of a file removed without them) and
+ * is removed first: SQLite would replay such a WAL into the new file.
+ * The flock keeps that from meeting another maker's fresh -wal.
+ */
+static int
+make_fail(const char *what, const char *path, int err)
+{
+	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
+	    path, strerror(err));
+}
+
+static int
+wal_image(const store_schema *schema, unsigned char **image,
+    sqlite3_int64 *size)
+{
+	sqlite3 *db;
+	int rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	char *bump = bakery_xasprintf("PRAGMA user_version = %d",
+	    schema->count);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	if (rc == SQLITE_OK && schema->create)
+		rc = sqlite3_exec(db, schema->create, NULL, NULL, NULL);
+	for (int i = 0; rc == SQLITE_OK && !schema->create &&
+	     i < schema->count; i++)
+		rc = sqlite3_exec(db, schema->migrations[i], NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, bump, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	free(bump);
+	*image = rc == SQLITE_OK ? sqlite3_serialize(db, "main", size, 0)
+				 : NULL;
+	int code = *image && *size >= 100 ? 0
+	    : store_fail(db, rc == SQLITE_OK ? SQLITE_NOMEM : rc,
+	    "cannot build a new file's schema");
+	sqlite3_close(db);
+	if (!code)
+		(*image)[18] = (*image)[19] = 2; /* WAL */
+	return code;
+}
+
+/* The files this process made whole, as they were then: one that no
+ * checkpoint wrote into since, with an empty -wal, holds its schema alone
+ * (unborn_wal). A few: a file is dropped, if at all, as its first
+ * transaction fails, before the process makes many more. */
+static struct made_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+} made_files[8];
+static unsigned made_next;
+
+static int
+made_match(const struct stat *sb, int record)
+{
+	for (size_t i = 0; !record && i < sizeof made_files / sizeof *made_files;
+	     i++) {
+		struct made_file *m = &made_files[i];
+		if (m->ino && m->dev == sb->st_dev && m->ino == sb->st_ino &&
+		    m->size == sb->st_size &&
+		    m->mtime.tv_sec == sb->st_mtim.tv_sec &&
+		    m->mtime.tv_nsec == sb->st_mtim.tv_nsec)
+			return 1;
+	}
+	if (record)
+		made_files[made_next++ % 8] = (struct made_file){ sb->st_dev,
+			sb->st_ino, sb->st_size, sb->st_mtim };
+	return 0;
+}
+
+static int
+make_wal_file(const char *path, const store_schema *schema, int *made)
+{
+	unsigned char *image;
+	sqlite3_int64 size;
+	int rc = wal_image(schema, &image, &size);
+	if (rc)
+		return rc;
+	char *dir = bakery_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	char *tmp = bakery_xasprintf("%s/.new-XXXXXX", slash ? dir : ".");
+	char *wal = bakery_xasprintf("%s-wal", path);
+	char *shm = bakery_xasprintf("%s-shm", path);
+	int fd = mkstemp(tmp); /* 0600 */
+	if (fd < 0) {
+		rc = make_fail("create", tmp, errno);
+	} else {
+		const unsigned char *p = image;
+		for (sqlite3_int64 left = size; !rc && left > 0;) {
+			ssize_t n = write(fd, p, (size_t)left);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				rc = make_fail("write", tmp, n < 0 ? errno : ENOSPC);
+			else
+				p += n, left -= n;
+		}
+		if (!rc && fsync(fd) != 0)
+			rc = make_fail("sync", tmp, errno);
+		close(fd);
+	}
+	sqlite3_free(image);
+	int dfd = rc ? -1 : open(slash ? dir : ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (!rc && dfd < 0)
+		rc = make_fail("open", dir, errno);
+	while (!rc && flock(dfd, LOCK_EX) != 0)
+		if (errno != EINTR)
+			rc = make_fail("lock", dir, errno);
+	if (!rc && access(path, F_OK) != 0) {
+		unlink(wal);
+		unlink(shm);
+		int wfd = open(wal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+		if (wfd < 0)
+			rc = make_fail("create", wal, errno);
+		else
+			close(wfd);
+		if (!rc && rename(tmp, path) != 0)
+			rc = make_fail("create", path, errno);
+		if (!rc && fsync(dfd) != 0)
+			rc = make_fail("sync", dir, errno);
+		struct stat sb;
+		if (!rc && stat(path, &sb) == 0)
+			made_match(&sb, 1);
+		if (rc)
+			unlink(wal);
+		*made = !rc;
+	}
+	if (fd >= 0)
+		unlink(tmp); /* another maker won, or this one failed */
+	if (dfd >= 0)
+		close(dfd); /* and its flock */
+	free(dir);
+	free(tmp);
+	free(wal);
+	free(shm);
+	return rc;
+}
+
+/* PRAGMA user_version, 0 when it cannot be read (migrate says why). */
+static int
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int version = 0;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return version;
+}
+
+/*
+ * WAL in short processes (docs/design.md, "WAL"). A file in WAL keeps its
+ * -wal and -shm for good (SQLITE_FCNTL_PERSIST_WAL on every connection
+ * that may write), so a reader that comes later finds them and creates
+ * nothing (store_open_readonly), and a writer finds its WAL and syncs no
+ * folder for it (walvfs.c). No connection checkpoints as it closes
+ * (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a process that wrote one
+ * transaction would otherwise pay a checkpoint for it (the WAL and the
+ * file synced). Instead a commit that leaves STORE_WAL_PAGES frames or more
+ * in the WAL checkpoints it, whoever commits (a command, a consumer, a
+ * relay; wal_full), with TRUNCATE: the WAL goes back to 0 bytes (PASSIVE
+ * for a connection that wrote as much itself: see wal_full). A PASSIVE
+ * checkpoint would not do in short processes: the next process to open
+ * the file, alone, rebuilds the WAL's index from the file and counts every
+ * frame as not copied yet (recovery sets nBackfill to 0), so the WAL
+ * would never start over and would grow for ever, each process
+ * checkpointing it all again. TRUNCATE waits for readers to leave the WAL
+ * (at most STORE_CKPT_WAIT_MS); if one stays, it copies what it can as a
+ * PASSIVE one would, and the next commit tries again. So a WAL stays
+ * about STORE_WAL_PAGES pages (plus one transaction) long, and a process
+ * that opens a file alone reads that much at most to rebuild its index.
+ * Harmless in a rollback journal.
+ */
+#define STORE_WAL_PAGES 128
+#define STORE_CKPT_WAIT_MS 20
+
+static int
+ckpt_wait(void *unused, int tries)
+{
+	(void)unused;
+	if (tries >= STORE_CKPT_WAIT_MS)
+		return 0;
+	sqlite3_sleep(1);
+	return 1;
+}
+
+static int
+wal_full(void *timeout_ms, sqlite3 *db, const char *name, int frames)
+{
+	if (frames < STORE_WAL_PAGES)
+		return SQLITE_OK;
+	/* A connection that wrote that much itself is a long-lived writer
+	 * (a consumer, a relay that follows, B1): a PASSIVE checkpoint
+	 * lets its next commit start the WAL over in place, where TRUNCATE
+	 * would make every commit after it grow the file again (a sync
+	 * that must also write the file's size: B1 ran 4 to 8 times
+	 * slower). Past twice the bound, TRUNCATE all the same. */
+	int written = 0, high = 0;
+	sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &written, &high, 0);
+	int mode = written >= STORE_WAL_PAGES && frames < 2 * STORE_WAL_PAGES
+	    ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_TRUNCATE;
+	sqlite3_busy_handler(db, ckpt_wait, NULL);
+	sqlite3_wal_checkpoint_v2(db, name, mode, NULL, NULL);
+	sqlite3_busy_handler(db, busy_wait, timeout_ms);
+	return SQLITE_OK; /* the commit stands whatever the checkpoint did */
+}
+
+static void
+wal_keep(bakery_ctx *ctx, sqlite3 *db)
+{
+	int on = 1;
+	sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+	sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+	sqlite3_wal_hook(db, wal_full, (void *)(intptr_t)ctx->busy_timeout_ms);
+}
+
 int
 store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **out)
 {
 	*out = NULL;
+	walvfs_register();
 	testvfs_register();
+	if (!create && store_look_only) {
+		/* A program that only looks (bakery-show) reads a file of the
+		 * current schema read-only, as status and trace do: it writes
+		 * nothing, not even the -shm. Anything else (missing, empty,
+		 * foreign, an older schema to migrate) goes the usual way,
+		 * with its usual message. */
+		if (store_open_readonly(ctx, path, schema, out) == 0 &&
+		    user_version(*out) == schema->count)
+			return 0;
+		sqlite3_close(*out);
+		*out = NULL;
+	}
 	int made = 0; /* this call made the file: removed if it fails */
 	if (create) {
 		size_t hl = strlen(ctx->home);
@@ -782,15 +1039,21 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 			rc = store_mkdirs(dir);
 		}
 		free(dir);
+		if (!rc && strcmp(store_journal_mode(), "wal") == 0 &&
+		    access(path, F_OK) != 0)
+			rc = make_wal_file(path, schema, &made);
 		if (rc)
 			return rc;
 		/* Created here, not by SQLite, so that it is 0600 whatever
 		 * the umask; SQLite gives journals the same mode. */
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 		    O_CLOEXEC, 0600);
-		made = fd >= 0;
-		if (made)
+		/* A file the power-cut VFS must know of: made here, its
+		 * name synced by SQLite's first journal sync. One made by
+		 * make_wal_file had its folder synced already. */
+		if (fd >= 0)
 			testvfs_created(path);
+		made |= fd >= 0;
 		if (fd < 0 && errno == EEXIST)
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -805,20 +1068,46 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	ctx->files_opened++;
 	char *pragmas = bakery_xasprintf(
-	    "PRAGMA journal_mode=%s; PRAGMA synchronous=%s;"
-	    "PRAGMA foreign_keys=ON; PRAGMA trusted_schema=OFF;",
-	    store_journal_mode(), ctx->sync_normal ? "NORMAL" : "FULL");
+	    "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
+	    "PRAGMA trusted_schema=OFF;", ctx->sync_normal ? "NORMAL" : "FULL");
 	if (rc == SQLITE_OK) {
 		set_busy(ctx, db);
+		wal_keep(ctx, db);
 		rc = sqlite3_exec(db, pragmas, NULL, NULL, NULL);
 	}
 	free(pragmas);
+	/* The journal mode, but not on an empty file this call may not give
+	 * a schema (migrate refuses it): journal_mode=WAL would write its
+	 * first page. */
+	if (rc == SQLITE_OK && (create || user_version(db) != 0)) {
+		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
+		    store_journal_mode());
+		rc = sqlite3_exec(db, mode, NULL, NULL, NULL);
+		free(mode);
+	}
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = store_fail(db, rc, what);
 		free(what);
 	} else {
 		rc = migrate(db, schema, path, create, create == STORE_CREATE_BEGUN);
+		/* A file made whole above is as new as one given its schema
+		 * here: its first change is this caller's (the transaction is
+		 * left open; store_drop_unborn removes it if that fails). */
+		if (!rc && made && create == STORE_CREATE_BEGUN &&
+		    sqlite3_get_autocommit(db)) {
+			/* Its first page rewritten (the version it has), so
+			 * that the transaction writes the file even when the
+			 * change is rolled back and the schema kept alone
+			 * (object_rollback): then it commits as one given its
+			 * schema here would. */
+			rc = store_begin(db);
+			char *bump = bakery_xasprintf("PRAGMA user_version = %d",
+			    schema->count);
+			if (!rc)
+				rc = store_exec(db, bump);
+			free(bump);
+		}
 	}
 	if (rc) {
 		/* A file this call made and could not give its schema is
@@ -830,6 +1119,20 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	}
 	*out = db;
 	return 0;
+}
+
+/* A file in WAL that nothing was ever committed to since this process
+ * made it whole (make_wal_file): its -wal is empty and the file is as it
+ * was made (a TRUNCATE checkpoint empties a WAL too, but writes the file
+ * first). */
+static int
+unborn_wal(const char *path)
+{
+	char *wal = bakery_xasprintf("%s-wal", path);
+	struct stat sb;
+	int empty = stat(wal, &sb) == 0 && sb.st_size == 0;
+	free(wal);
+	return empty && stat(path, &sb) == 0 && made_match(&sb, 0);
 }
 
 void
@@ -850,7 +1153,8 @@ store_drop_unborn(sqlite3 *db, const char *path)
 	if (f->pMethods->xLock(f, SQLITE_LOCK_SHARED) == SQLITE_OK) {
 		if (f->pMethods->xLock(f, SQLITE_LOCK_RESERVED) == SQLITE_OK &&
 		    f->pMethods->xLock(f, SQLITE_LOCK_EXCLUSIVE) == SQLITE_OK &&
-		    f->pMethods->xFileSize(f, &size) == SQLITE_OK && size == 0) {
+		    f->pMethods->xFileSize(f, &size) == SQLITE_OK &&
+		    (size == 0 || unborn_wal(path))) {
 			const char *suffix[] = { "", "-journal", "-wal", "-shm" };
 			for (size_t i = 0; i < sizeof suffix / sizeof *suffix;
 			     i++) {
@@ -863,6 +1167,62 @@ store_drop_unborn(sqlite3 *db, const char *path)
 	}
 }
 
+/*
+ * A reader writes nothing. A file in WAL has its -wal and -shm beside it
+ * (wal_keep): the reader opens the -shm read-only (readonly_shm=1), so it
+ * neither rebuilds the WAL index there nor takes a read mark in it; with
+ * no writer open SQLite reads the WAL into memory instead (its "unreliable
+ * shm" path, made for read-only media). Without a -shm (a file in a
+ * rollback journal, or one whose WAL an operator's shell removed as it
+ * closed) it opens as any connection does: SQLite then creates the -wal
+ * and -shm of a file in WAL, since a WAL reader cannot read without them.
+ */
+static int
+open_reader(const char *path, int ro_shm, sqlite3 **db)
+{
+	if (!ro_shm)
+		return sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY |
+		    SQLITE_OPEN_NOMUTEX, NULL);
+	/* As a URI, every byte outside [A-Za-z0-9/._-] escaped. */
+	char *uri = bakery_xmalloc(strlen(path) * 3 + 32), *u = uri;
+	u += sprintf(u, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-", *p))
+			*u++ = (char)*p;
+		else
+			u += sprintf(u, "%%%02X", *p);
+	}
+	strcpy(u, "?readonly_shm=1");
+	int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	return rc;
+}
+
+/* user_version through a new read-only connection, or an SQLite code. */
+static int
+read_version(bakery_ctx *ctx, const char *path, int ro_shm, sqlite3 **db,
+    int *version)
+{
+	int rc = open_reader(path, ro_shm, db);
+	ctx->files_opened++;
+	if (rc == SQLITE_OK) {
+		set_busy(ctx, *db);
+		rc = sqlite3_exec(*db, "PRAGMA query_only=ON", NULL, NULL, NULL);
+	}
+	sqlite3_stmt *st = NULL;
+	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(*db,
+		"PRAGMA user_version", -1, &st, NULL)) == SQLITE_OK) {
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			*version = sqlite3_column_int(st, 0);
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
 int
 store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **out)
@@ -870,25 +1230,19 @@ store_open_readonly(bakery_ctx *ctx, const char *path,
 	*out = NULL;
 	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
+	walvfs_register();
+	char *shm = bakery_xasprintf("%s-shm", path);
+	int ro_shm = access(shm, F_OK) == 0;
+	free(shm);
 	sqlite3 *db;
-	int rc = sqlite3_open_v2(path, &db,
-	    SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	ctx->files_opened++;
-	char *what = bakery_xasprintf("cannot read '%s'", path);
-	if (rc == SQLITE_OK) {
-		set_busy(ctx, db);
-		rc = sqlite3_exec(db, "PRAGMA query_only=ON", NULL, NULL, NULL);
-	}
-	sqlite3_stmt *st = NULL;
 	int version = -1;
-	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db,
-		"PRAGMA user_version", -1, &st, NULL)) == SQLITE_OK) {
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			version = sqlite3_column_int(st, 0);
-			rc = SQLITE_OK;
-		}
-		sqlite3_finalize(st);
+	int rc = read_version(ctx, path, ro_shm, &db, &version);
+	if (ro_shm && (rc & 0xff) == SQLITE_CANTOPEN) {
+		/* The -shm went away since (a shell's close): as without. */
+		sqlite3_close(db);
+		rc = read_version(ctx, path, 0, &db, &version);
 	}
+	char *what = bakery_xasprintf("cannot read '%s'", path);
 	if (rc != SQLITE_OK)
 		rc = store_fail(db, rc, what);
 	else if (version == 0)

@@ -84,9 +84,14 @@ char *store_share_path(const char *name);
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
-/* Opens path with schema; create=0 fails with EX_NOINPUT if missing or
+/* Opens path with schema; create=0 and store_look_only: read-only, as
+ * store_open_readonly, when the file has the current schema.
+ * create=0 fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
- * that is not SQLite's is EX_DATAERR.
+ * that is not SQLite's is EX_DATAERR. In WAL a new file is made whole
+ * under a temporary name and renamed into place (store.c, "A new file in
+ * WAL"); a missing one, in a rollback journal, is created empty and given
+ * its schema in its first transaction.
  * create=STORE_CREATE_BEGUN: a file that needs its schema gets it in a
  * write transaction that is left open (sqlite3_get_autocommit() is 0), so
  * that the caller's first change commits with it: one commit, not two.
@@ -95,9 +100,10 @@ int store_kind_valid(const char *kind);
 #define STORE_CREATE_BEGUN 2
 int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **db);
-/* Removes path, and its journals, when it is still empty: a file made by
- * this process whose first transaction failed is not left to look like
- * an object. Checked and removed under SQLite's exclusive lock on it;
+/* Removes path, and its journals, when it is still empty (in WAL: when
+ * nothing was ever committed to its -wal, the file holding its schema
+ * alone): a file made by this process whose first transaction failed is
+ * not left to look like an object. Checked and removed under SQLite's exclusive lock on it;
  * locked by another: left alone. Any open transaction on db ends. */
 void store_drop_unborn(sqlite3 *db, const char *path);
 /* Opens an existing file for reading only, for tools that look and must
@@ -145,6 +151,13 @@ char *store_object_path(bakery_ctx *ctx, const char *sandbox,
 char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
 int store_mkdirs(const char *dir);
 
+/* relaxed=1: the connection's next commits run at synchronous=NORMAL,
+ * for a commit whose loss on a power cut loses and doubles nothing (the
+ * work it records is done again, and absorbed: docs/design.md, "WAL");
+ * relaxed=0: back to FULL. In WAL only: a rollback journal at NORMAL
+ * may corrupt a file on an old filesystem, and stays FULL. Nothing with
+ * BAKERY_SYNC=normal, where every commit is NORMAL already. */
+void store_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed);
 int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
 int store_commit(sqlite3 *db);
 void store_rollback(sqlite3 *db); /* safe when no transaction is open */

@@ -1,0 +1,99 @@
+#!/usr/bin/env bats
+# WAL in short processes (docs/design.md, "WAL"): no checkpoint as a
+# process closes, a WAL kept beside its file, and a checkpoint (TRUNCATE)
+# by whichever commit leaves STORE_WAL_PAGES frames or more, so that a WAL
+# stays bounded however many short processes write. Only where bakery
+# runs WAL (the linked SQLite: bakery-order -V).
+load helpers
+bats_require_minimum_version 1.5.0
+
+wal_only() {
+	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only"
+}
+
+# STORE_WAL_PAGES (lib/store.c) frames and one transaction's more, of
+# 4,096-byte pages and their 24-byte frame headers, and the WAL's header.
+PAGES=128
+bound() { echo $((32 + (PAGES + 32) * (4096 + 24))); }
+
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+
+@test "a WAL stays under its bound across many short processes, and is checkpointed into its file" {
+	wal_only
+	place ada >/dev/null
+	queue_max=0 alarms_max=0 order_max=0 truncated=0 last=0
+	for i in $(seq 1 120); do
+		id=$(place "c$((i % 7))") || false
+		bakery-order pay "$id" >/dev/null || false
+		q=$(size "$BAKERY_HOME/queue.db-wal")
+		a=$(size "$BAKERY_HOME/alarms.db-wal")
+		o=$(size "$BAKERY_HOME/sandboxes/default/order/$id.db-wal")
+		[ "$q" -le "$queue_max" ] || queue_max=$q
+		[ "$a" -le "$alarms_max" ] || alarms_max=$a
+		[ "$o" -le "$order_max" ] || order_max=$o
+		[ "$q" -ge "$last" ] || truncated=$((truncated + 1))
+		last=$q
+	done
+	[ "$queue_max" -le "$(bound)" ]
+	[ "$alarms_max" -le "$(bound)" ]
+	[ "$order_max" -le "$(bound)" ]
+	# 240 sends write far more than the bound: the WAL started over.
+	[ "$truncated" -ge 2 ]
+	# Nothing was lost on the way: every order is there, and the queue
+	# holds every event sent (an OrderPlaced a place, a PaymentSucceeded
+	# a pay).
+	run bakery-order list
+	assert_success
+	[ "$(echo "$output" | grep -c .)" -eq 121 ]
+	[ "$(sqlite3 "$BAKERY_HOME/queue.db" "SELECT count(*) FROM messages")" -eq 241 ]
+	run sqlite3 "$BAKERY_HOME/queue.db" "PRAGMA integrity_check"
+	assert_output ok
+}
+
+@test "a short process leaves its WAL and does not checkpoint it; status, trace and show find both files and write neither" {
+	wal_only
+	place ada >/dev/null
+	id=$(place bo)
+	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
+	[ -s "$f-wal" ]
+	[ -e "$f-shm" ]
+	# The commits are in the WAL, not copied into the file yet: the file
+	# is as it was made (its schema), the order in the WAL.
+	run sqlite3 "file:$f?immutable=1" "SELECT count(*) FROM events"
+	assert_output 0
+	ev=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
+	before=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
+	bakery-status >/dev/null
+	bakery-trace "$ev" >/dev/null
+	bakery-show "order/$id" >/dev/null
+	bakery-show --list >/dev/null
+	after=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
+	assert_equal "$after" "$before"
+	# Not even a write that leaves the same bytes (a writer's first open
+	# truncates the -shm and rebuilds it).
+	if command -v strace >/dev/null; then
+		for cmd in bakery-status "bakery-trace $ev" "bakery-show order/$id" "bakery-show --list"; do
+			read -ra argv <<<"$cmd"
+			strace -f -qq -y -e trace=write,pwrite64,ftruncate,unlink,rename \
+				-o "$BATS_TEST_TMPDIR/w" env ASAN_OPTIONS=detect_leaks=0 \
+				"${argv[@]}" >/dev/null
+			run grep -F "$BAKERY_HOME" "$BATS_TEST_TMPDIR/w"
+			assert_output ""
+		done
+	fi
+	# Whoever reads it next sees the order all the same.
+	run bakery-order show "$id"
+	assert_success
+}
+
+@test "a new object is whole from its first byte: its own -wal beside it, no temporary left" {
+	wal_only
+	id=$(place ada)
+	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
+	[ "$(head -c 16 "$f")" = "SQLite format 3" ]
+	# Bytes 18 and 19 say WAL (2) from the start.
+	[ "$(od -An -tu1 -j18 -N2 "$f" | tr -s ' ')" = " 2 2" ]
+	[ -e "$f-wal" ]
+	run find "$BAKERY_HOME" -name '.new-*'
+	assert_output ""
+}
