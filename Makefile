@@ -220,7 +220,7 @@ crash-other:
 
 soak: all build/tests/checker
 	@case '$(SOAK_MODE)' in chaos | kills) ;; *) echo "make soak: error: SOAK_MODE: want chaos or kills" >&2; exit 2 ;; esac
-	tests/soak.sh $(if $(filter kills,$(SOAK_MODE)),--kills) $(SOAK_ORDERS) $(SOAK_SEED)
+	SOAK_QUEUE=$(QUEUE) tests/soak.sh $(if $(filter kills,$(SOAK_MODE)),--kills) $(SOAK_ORDERS) $(SOAK_SEED)
 	tests/stress.sh $(STRESS_TIME)
 
 # The CLI tests with every program under valgrind memcheck: wrappers in
