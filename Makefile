@@ -182,6 +182,8 @@ check: deps
 	tail -1 build/soak.log
 	tests/soak.sh --kills $(SOAK_KILLS_CHECK_ORDERS) 1 >build/soak-kills.log 2>&1 || { tail -20 build/soak-kills.log; exit 1; }
 	tail -1 build/soak-kills.log
+	SOAK_QUEUE=nats tests/soak.sh $(SOAK_NATS_CHECK_ORDERS) 1 >build/soak-nats.log 2>&1 || { tail -20 build/soak-nats.log; exit 1; }
+	tail -1 build/soak-nats.log
 	tests/stress.sh $(STRESS_CHECK_TIME) >build/stress.log 2>&1 || { cat build/stress.log; exit 1; }
 	tail -1 build/stress.log
 	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME)
@@ -197,6 +199,10 @@ SOAK_SEED ?= 1
 SOAK_MODE ?= chaos
 SOAK_CHECK_ORDERS ?= 300
 SOAK_KILLS_CHECK_ORDERS ?= 50
+# make soak QUEUE=nats: the chaos soak on the NATS driver, against a
+# nats-server of its own that is SIGKILLed and restarted too; make check
+# runs SOAK_NATS_CHECK_ORDERS of it.
+SOAK_NATS_CHECK_ORDERS ?= 100
 # make crash QUEUE=nats: the matrix on the NATS driver, against a
 # nats-server of its own; make check runs NATS_CRASH_CHECK_POINTS of it.
 QUEUE ?= sqlite
@@ -316,7 +322,7 @@ check-nats-cluster: deps
 # (make test T=tests/cli/20-consume.bats). Two files at a time (TEST_JOBS):
 # every test has a home of its own, and the servers a test starts listen on
 # free ports.
-TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats
+TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
 T = $(UNIT_BIN) $(filter-out $(TEST_SKIP),$(wildcard tests/cli/*.bats))
 TEST_JOBS ?= 2
 test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)

@@ -363,5 +363,8 @@ if [ "$QUEUE_KIND" = sqlite ]; then
 else
 	echo "soak ($QUEUE_KIND): $ORDERS orders, $kills kills across $points points, $(wc -l <"$W/server-kills") server kills: $tail"
 fi
+# On NATS a soak too short for the server to be killed proves less: fails.
+[ "$QUEUE_KIND" = sqlite ] || [ -s "$W/server-kills" ] ||
+	{ echo "soak: the nats-server was never killed: more orders" >&2; exit 1; }
 [ "$rc" = 0 ] && [ "$(wc -l <"$W/paid")" -gt 0 ] &&
 	{ [ "$MODE" = chaos ] || { [ "$dead" = 0 ] && [ "$drained" = yes ]; }; }
