@@ -17,7 +17,7 @@
 	X(jsMsgMetaData_Destroy) X(jsOptions_Init) X(jsPubAck_Destroy) \
 	X(jsPubOptions_Init) X(jsStreamConfig_Init) X(jsStreamInfo_Destroy) \
 	X(jsSubOptions_Init) X(js_AddConsumer) X(js_AddStream) X(js_CreateKeyValue) \
-	X(js_DirectGetMsg) X(js_EraseMsg) X(js_GetConsumerInfo) \
+	X(js_DeleteMsg) X(js_DirectGetMsg) X(js_GetConsumerInfo) \
 	X(js_GetStreamInfo) X(js_KeyValue) X(js_PublishAsyncComplete) \
 	X(js_PublishAsyncGetPendingList) X(js_PublishMsg) X(js_PublishMsgAsync) \
 	X(js_PullSubscribe) X(js_PurgeStream) X(js_UpdateConsumer) \
@@ -53,8 +53,8 @@ int lazy_nats(void);
 #define js_AddConsumer (*lazy_js_AddConsumer)
 #define js_AddStream (*lazy_js_AddStream)
 #define js_CreateKeyValue (*lazy_js_CreateKeyValue)
+#define js_DeleteMsg (*lazy_js_DeleteMsg)
 #define js_DirectGetMsg (*lazy_js_DirectGetMsg)
-#define js_EraseMsg (*lazy_js_EraseMsg)
 #define js_GetConsumerInfo (*lazy_js_GetConsumerInfo)
 #define js_GetStreamInfo (*lazy_js_GetStreamInfo)
 #define js_KeyValue (*lazy_js_KeyValue)

@@ -566,18 +566,20 @@ still_waiting(nats_queue *n)
 /* One delete: 0 when the message is gone, deleted now or before (another
  * consumer, a purge); EX_TEMPFAIL when refused or not answered.
  *
- * Every delete is an erase (no_erase false): nats-server 2.9 keeps a plain
- * delete of a message inside a block only in the block's index, which it
- * writes lazily, so after a SIGKILL of the server the message is back in
- * the stream, already applied and acked: owed forever in stats and peek,
- * and delivered again to any consumer that starts from it. An erase
- * overwrites the record in the block file itself, which the restart
- * reads. */
+ * A plain delete, not an erase. nats-server 2.9 keeps a delete of a message
+ * inside a block only in the block's index, written lazily, so a SIGKILLed
+ * server can bring a deleted message back: it was applied and acked, it
+ * lies below the consumer's ack floor and is not delivered again to that
+ * consumer, but it shows in stats and peek (and a new consumer would
+ * deliver it, absorbed). An erase stays erased, but under the soak's
+ * server kills 2.9.10 then lost track of live messages in the block being
+ * written ("no message found" for a message on disk): retried events were
+ * never delivered again, lost. See docs/nats.md. */
 static int
 delete_once(nats_queue *n, const char *queue, uint64_t seq)
 {
 	jsErrCode jerr = 0;
-	natsStatus s = js_EraseMsg(n->js, stream_of(queue), seq, NULL, &jerr);
+	natsStatus s = js_DeleteMsg(n->js, stream_of(queue), seq, NULL, &jerr);
 	if (s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr ||
 	    jerr == JSStreamMsgDeleteFailed) {
 		n->unanswered_until = 0;
@@ -694,7 +696,7 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 			continue;
 		char reply[128], body[64];
 		snprintf(reply, sizeof reply, "%s.%zu", (const char *)inbox, i);
-		snprintf(body, sizeof body, "{\"seq\":%llu}", /* an erase */
+		snprintf(body, sizeof body, "{\"seq\":%llu,\"no_erase\":true}",
 		    (unsigned long long)held[i]->seq);
 		if (natsConnection_PublishRequestString(nq->nc, subject, reply,
 			body) == NATS_OK) {
