@@ -564,7 +564,17 @@ still_waiting(nats_queue *n)
 }
 
 /* One delete: 0 when the message is gone, deleted now or before (another
- * consumer, a purge); EX_TEMPFAIL when refused or not answered. */
+ * consumer, a purge); EX_TEMPFAIL when refused or not answered.
+ *
+ * A plain delete, not an erase. nats-server 2.9 keeps a delete of a message
+ * inside a block only in the block's index, written lazily, so a SIGKILLed
+ * server can bring a deleted message back: it was applied and acked, it
+ * lies below the consumer's ack floor and is not delivered again to that
+ * consumer, but it shows in stats and peek (and a new consumer would
+ * deliver it, absorbed). An erase stays erased, but under the soak's
+ * server kills 2.9.10 then lost track of live messages in the block being
+ * written ("no message found" for a message on disk): retried events were
+ * never delivered again, lost. See docs/nats.md. */
 static int
 delete_once(nats_queue *n, const char *queue, uint64_t seq)
 {

@@ -1,6 +1,8 @@
 # Starts and stops real nats-servers for the tests: loopback only, a free
 # port each, a temporary store, stopped by pid. Source it, then:
 #   nats_start DIR            one JetStream node; sets NATS_PORT, NATS_PID
+#   nats_restart DIR          starts it again (after a kill): the same port
+#                             and store; sets NATS_PID
 #   nats_cluster_start DIR    three nodes, cluster "bakery"; sets
 #                             NATS_PORTS[0..2], NATS_PIDS[0..2], NATS_URL
 #   nats_node_start DIR I     (re)starts node I of the cluster
@@ -27,11 +29,17 @@ nats_start() {
 	local dir=$1
 	mkdir -p "$dir/store"
 	NATS_PORT=$(nats_free_port)
+	nats_restart "$dir"
+	NATS_URL="nats://127.0.0.1:$NATS_PORT"
+}
+
+# shellcheck disable=SC2034 # NATS_PID: for the caller
+nats_restart() {
+	local dir=$1
 	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
 		-l "$dir/server.log" &
 	NATS_PID=$!
 	nats_wait_port "$NATS_PORT"
-	NATS_URL="nats://127.0.0.1:$NATS_PORT"
 }
 
 nats_stop() {

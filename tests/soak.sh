@@ -14,12 +14,27 @@
 # drain by itself and end with every paid order's effects applied once and
 # no dead letter.
 #
+# SOAK_QUEUE=nats: the same on the NATS driver, against a nats-server the
+# soak starts itself (JetStream, a temporary store, a free loopback port,
+# tests/nats.bash), which is SIGKILLed too, every 2 to 6 s (seeded), and
+# started again on the same port with the same store after 0.1 to 2.9 s.
+# bakery's processes ride it out: the client library reconnects, a worker
+# that exits (69, 75) is run again as its systemd unit would, an order's
+# send that finds no server stays in its outbox for the alarm. The streams
+# must end holding nothing owed (the checker reads only the embedded
+# queue): a message left there must be one a consumer acked or a dead
+# letter stored, deleted and then brought back by the server's restart
+# (nats-server 2.9 keeps such deletes in a lazily written index,
+# docs/nats.md); any other fails the soak.
+#
 #   tests/soak.sh [--kills] [ORDERS [SEED]]
-#   (make soak [SOAK_MODE=kills] SOAK_ORDERS=N SOAK_SEED=S)
+#   (make soak [SOAK_MODE=kills] [QUEUE=nats] SOAK_ORDERS=N SOAK_SEED=S)
 #
 # Last line:
 #   soak: N orders, K kills across M points: L lost, T applied twice,
 #   D duplicate deliveries absorbed[, R dead letters]
+# on NATS "soak (nats): N orders, K kills across M points, S server kills:
+# ...", and a message owed in a stream at the end fails the soak.
 # Orders spread over one sandbox per 250 orders (a visitor's sandbox in the
 # demo): a day's schedule and dispatch and a customer's objects are one JSON
 # row each, rewritten on every event they apply (the kitchen's cards and the
@@ -30,6 +45,11 @@ MODE=chaos
 ORDERS=${1:-200}
 SEED=${2:-1}
 CLIENTS=${SOAK_CLIENTS:-4}
+QUEUE_KIND=${SOAK_QUEUE:-sqlite}
+case $QUEUE_KIND in
+sqlite | nats) ;;
+*) echo "soak: SOAK_QUEUE: want sqlite or nats, not '$QUEUE_KIND'" >&2; exit 64 ;;
+esac
 TOP="$(cd "$(dirname "$0")/.." && pwd)"
 export PATH="$TOP/bin:$PATH" BAKERY_MENU="$TOP/share/menu.tsv"
 CHECKER="$TOP/build/tests/checker"
@@ -58,12 +78,18 @@ ours() {
 	grep -qz "^BAKERY_HOME=$BAKERY_HOME\$" "/proc/$1/environ" 2>/dev/null
 }
 
+# Whether pid is this soak's nats-server (its store is in $W).
+our_server() {
+	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-sd $W/nats/store "
+}
+
 cleanup() {
-	touch "$W/stop"
+	touch "$W/stop" "$W/drain"
 	for f in "$W"/slot.*.pid; do
 		[ -e "$f" ] && ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null
 	done
 	wait 2>/dev/null
+	[ -e "$W/nats.pid" ] && our_server "$(cat "$W/nats.pid")" && nats_stop "$(cat "$W/nats.pid")"
 	[ -n "${KEEP:-}" ] || rm -rf "$W"
 }
 trap cleanup EXIT
@@ -89,6 +115,9 @@ slot() {
 		rc=$?
 		[ -e "$W/killed.$pid" ] && point=kill-9
 		echo "$name $rc ${point%%:*}" >>"$W/exits"
+		# The queue unavailable (a nats-server down): run again a second
+		# later, as the systemd units do (Restart=always, RestartSec=2s).
+		case $rc in 69 | 75) sleep 1 ;; esac
 	done
 }
 
@@ -124,6 +153,7 @@ client() {
 			rc=$?
 			[ -n "$point" ] && echo "client$k $rc $point" >>"$W/exits"
 			[ "$rc" = 0 ] && { echo "$s $id" >>"$W/paid"; break; }
+			sleep 1
 		done
 	done
 }
@@ -173,10 +203,57 @@ chaos() {
 	done
 }
 
+# The nats-server's own chaos: SIGKILL every 2 to 6 s, down 0.1 to 2.9 s,
+# then started again on the same port with the same store; until the drain,
+# and it always leaves the server running.
+server_chaos() {
+	RANDOM=$((SEED * 13))
+	local pid
+	while [ ! -e "$W/drain" ]; do
+		sleep $((RANDOM % 4 + 2)).$((RANDOM % 10))
+		[ -e "$W/drain" ] && break
+		pid=$(cat "$W/nats.pid")
+		our_server "$pid" || { echo "soak: nats-server $pid is gone" >>"$W/err.server"; break; }
+		kill -KILL "$pid"
+		while (exec 3<>"/dev/tcp/127.0.0.1/$NATS_PORT") 2>/dev/null; do sleep 0.05; done
+		echo "$(date +%s) $pid" >>"$W/server-kills"
+		sleep 0.$((RANDOM % 29 + 1))
+		for _ in 1 2 3; do
+			nats_restart "$W/nats" 2>>"$W/err.server" && break
+			sleep 1
+		done
+		echo "$NATS_PID" >"$W/nats.pid"
+	done
+}
+
+# On NATS: the ids the streams hold that no consumer acked and no DLQ
+# handler stored, i.e. owed; what the server brought back after its kill
+# was acked or stored before.
+done_ids() {
+	cat "$W"/out.consume* "$W/out.final" | jq -Rr 'fromjson? | select(.outcome? == "acked") | .id'
+	cat "$W/out.dlq" | jq -Rr 'fromjson? | .id? // empty'
+}
+stream_ids() {
+	{ bakery-queue peek --limit 1000000 && bakery-queue peek --dlq --limit 1000000; } | jq -r .id
+}
+owed_in_streams() {
+	local ids
+	ids=$(stream_ids) || { echo unknown; return; }
+	comm -23 <(sort -u <<<"$ids" | sed '/^$/d') <(done_ids 2>/dev/null | sort -u) | wc -l
+}
+
 sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
 queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
 # What is still owed anywhere: queued messages, dead letters, outbox rows.
+# On NATS the streams' share is owed_in_streams (below).
 owed() {
+	if [ "$QUEUE_KIND" = nats ]; then
+		local rows
+		rows=$(bakery-status --json 2>/dev/null |
+			jq '[.sandboxes[] | .outbox_rows + .dead_letters] | add // 0') || rows=unknown
+		echo "$rows $(owed_in_streams)" | awk '$1 == 0 && $2 == 0 { print 0; next } { print "some" }'
+		return
+	fi
 	bakery-status --json 2>/dev/null | jq '([.queue[] | .ready + .leased + .delayed] | add)
 		+ ([.sandboxes[] | .outbox_rows + .dead_letters] | add // 0)'
 }
@@ -184,6 +261,18 @@ owed() {
 mkdir -p "$BAKERY_HOME"
 bakery-order gateway test >/dev/null # no money moves
 : >"$W/exits"; : >"$W/placed"; : >"$W/paid"; : >"$W/out.final"; : >"$W/client-failures"
+: >"$W/server-kills"
+if [ "$QUEUE_KIND" = nats ]; then
+	# shellcheck disable=SC1091 # nats_free_port, nats_restart, nats_stop
+	. "$TOP/tests/nats.bash"
+	NATS_PORT=$(nats_free_port)
+	mkdir -p "$W/nats/store"
+	# Started from a subshell, so that the server is not this shell's
+	# child: the bare waits below wait for the workers, not for it.
+	(nats_restart "$W/nats" && echo "$NATS_PID" >"$W/nats.pid") || exit 69
+	export BAKERY_QUEUE=nats://127.0.0.1:$NATS_PORT
+	bakery-queue init >/dev/null || exit 69
+fi
 CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
 for n in 1 2 3; do
 	slot "consume$n" "$CONSUME_POINTS" $((SEED + n)) \
@@ -194,6 +283,11 @@ slot relay "relay.after_send alarm.after_send alarm.before_rearm" $((SEED + 4)) 
 [ "$MODE" = kills ] || slot dlq "dlq.after_store" $((SEED + 5)) bakery-dlq drain --follow &
 chaos &
 chaos_pid=$!
+server_pid=
+if [ "$QUEUE_KIND" = nats ]; then
+	server_chaos &
+	server_pid=$!
+fi
 clients=()
 for ((k = 0; k < CLIENTS; k++)); do
 	client "$k" &
@@ -207,7 +301,7 @@ placed_at=$(date +%s)
 # --kills the workers alone finish, in real time: no tool, no redrive, no
 # clock moved.
 touch "$W/drain"
-wait "$chaos_pid"
+wait "$chaos_pid" $server_pid
 drained=yes
 if [ "$MODE" = kills ]; then
 	drained=no
@@ -227,21 +321,29 @@ done
 	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	for s in $(sandboxes); do bakery-relay -s "$s" --all >/dev/null 2>>"$W/err.drain"; done
 	sleep 2
-	[ "$(queued)" = 0 ] && [ -z "$(for s in $(sandboxes); do bakery-dlq -s "$s" list; done)" ] && break
+	if [ "$QUEUE_KIND" = nats ]; then
+		[ "$(owed_in_streams)" = 0 ]
+	else
+		[ "$(queued)" = 0 ]
+	fi && [ -z "$(for s in $(sandboxes); do bakery-dlq -s "$s" list; done)" ] && break
 done
 touch "$W/stop"
 for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null; done
 wait
-# Whatever a killed worker left: the ordinary tools, the clock past leases.
+# Whatever a killed worker left: the ordinary tools, the clock past leases
+# (on NATS a lease is the server's AckWait: waited out in real time).
 later=$(( $(date +%s) + 3600 ))
+lease_wait() { [ "$QUEUE_KIND" = sqlite ] || sleep $((VISIBILITY + 1)); }
 [ "$MODE" = kills ] || for _ in 1 2; do
 	for s in $(sandboxes); do
 		bakery-relay -s "$s" --all >/dev/null
 		BAKERY_NOW=$later bakery-relay --due >/dev/null
 	done
+	lease_wait
 	BAKERY_NOW=$later bakery-consume >>"$W/out.final"
-	BAKERY_NOW=$later bakery-dlq drain >/dev/null
+	BAKERY_NOW=$later bakery-dlq drain >>"$W/out.dlq"
 	for s in $(sandboxes); do bakery-redrive -s "$s" --all >/dev/null; done
+	lease_wait
 	BAKERY_NOW=$later bakery-consume >>"$W/out.final"
 done 2>>"$W/err.drain"
 
@@ -249,12 +351,22 @@ args=()
 for f in "$W"/out.consume* "$W/out.final"; do args+=(--deliveries "$f"); done
 result=$("$CHECKER" -v --drained --placed "$W/placed" --paid "$W/paid" "${args[@]}" "$BAKERY_HOME" 2>"$W/check.err")
 rc=$?
+# On NATS the checker sees no queue: what the streams still owe is stuck.
+left=0 back=0
+if [ "$QUEUE_KIND" = nats ]; then
+	left=$(owed_in_streams 2>>"$W/check.err")
+	back=$(queued 2>>"$W/check.err") || back=unknown
+	[ "$left" = 0 ] && back=$((back - left)) ||
+		{ rc=1; echo "soak: the streams still owe $left messages" >>"$W/check.err"; }
+fi
 end=$(date +%s)
 kills=$(awk '$2 == 137' "$W/exits" | wc -l)
 points=$(awk '$2 == 137 { print $3 }' "$W/exits" | sort -u | wc -l)
 busy=$(cat "$W"/err.* 2>/dev/null | grep -ci 'database is locked\|busy' || true)
 echo "soak: seed $SEED, $CLIENTS clients, $SANDBOXES sandboxes, placing $((placed_at - start)) s, total $((end - start)) s"
 echo "soak: kills by point: $(awk '$2 == 137 { print $3 }' "$W/exits" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')"
+[ "$QUEUE_KIND" = sqlite ] ||
+	echo "soak: nats-server SIGKILLed and restarted $(wc -l <"$W/server-kills") times; owed in the streams: $left; back after a server kill, acked before: $back"
 echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(wc -l <"$W/client-failures"), busy errors $busy"
 echo "soak: checker: $result"
 [ "$rc" = 0 ] || head -20 "$W/check.err"
@@ -283,6 +395,13 @@ dead=$({
 echo "soak: retries (--retry-delay $DELAYS, --visibility $VISIBILITY): $retries"
 tail="$lost lost, $twice applied twice, $dup duplicate deliveries absorbed"
 [ "$MODE" = kills ] && tail="$tail, $dead dead letters, drained by itself: $drained"
-echo "soak: $ORDERS orders, $kills kills across $points points: $tail"
+if [ "$QUEUE_KIND" = sqlite ]; then
+	echo "soak: $ORDERS orders, $kills kills across $points points: $tail"
+else
+	echo "soak ($QUEUE_KIND): $ORDERS orders, $kills kills across $points points, $(wc -l <"$W/server-kills") server kills: $tail"
+fi
+# On NATS a soak too short for the server to be killed proves less: fails.
+[ "$QUEUE_KIND" = sqlite ] || [ -s "$W/server-kills" ] ||
+	{ echo "soak: the nats-server was never killed: more orders" >&2; exit 1; }
 [ "$rc" = 0 ] && [ "$(wc -l <"$W/paid")" -gt 0 ] &&
 	{ [ "$MODE" = chaos ] || { [ "$dead" = 0 ] && [ "$drained" = yes ]; }; }
