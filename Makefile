@@ -348,12 +348,13 @@ check-nats-cluster: deps
 # queue, on a built tree, ending with prove's summary; none of make check's
 # package installs, crash matrix, soak, stress, fuzzing or NATS (TEST_SKIP:
 # the files that start nats-servers). T=FILE... runs only those files
-# (make test T=tests/cli/20-consume.bats). Two files at a time (TEST_JOBS):
-# every test has a home of its own, and the servers a test starts listen on
-# free ports.
+# (make test T=tests/cli/20-consume.bats). Three files at a time
+# (TEST_JOBS; the files wait on timers and servers as often as they
+# compute): every test has a home of its own, and the servers a test
+# starts listen on free ports. 2 min on an idle 2-core machine.
 TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
 T = $(UNIT_BIN) $(filter-out $(TEST_SKIP),$(wildcard tests/cli/*.bats))
-TEST_JOBS ?= 2
+TEST_JOBS ?= 3
 test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 	prove -j$(TEST_JOBS) -f $(T)
 
