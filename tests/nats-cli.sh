@@ -11,4 +11,9 @@ nats_start "$dir"
 export BAKERY_TEST_NATS="$NATS_URL"
 [ $# -gt 0 ] || set -- tests/cli/0*.bats tests/cli/1*.bats tests/cli/2*.bats \
 	tests/cli/30-*.bats tests/cli/31-*.bats
-prove -f "$@"
+# prove's summary, then one line that says which suite it was (make check
+# shows a stage by its last line).
+prove -f "$@" 2>&1 | tee "$dir/prove.out"
+rc=${PIPESTATUS[0]}
+echo "the CLI suite on NATS: $(sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1 files, \2 tests/p' "$dir/prove.out"), $(tail -1 "$dir/prove.out")"
+exit "$rc"
