@@ -260,6 +260,18 @@ owed() {
 
 mkdir -p "$BAKERY_HOME"
 bakery-order gateway test >/dev/null # no money moves
+# One subscriber outside bakery, routed as an operator would: the receipt
+# mailer of share/examples on every OrderPaid, through a sendmail stand-in
+# that files each mail under $W/mail/ (bakery passes BAKERY_SUBSCRIBER_*
+# on to it).
+mkdir -p "$W/mail"
+printf '#!/bin/sh\nexec cat >"$(mktemp %s/mail.XXXXXX)"\n' "$W/mail" >"$W/sendmail"
+chmod +x "$W/sendmail"
+export BAKERY_SUBSCRIBER_SENDMAIL="$W/sendmail -t"
+{
+	cat "$TOP/share/routes"
+	echo "OrderPaid exec:$TOP/share/examples/receipt-mailer name=receipts"
+} >"$BAKERY_HOME/routes"
 : >"$W/exits"; : >"$W/placed"; : >"$W/paid"; : >"$W/out.final"; : >"$W/client-failures"
 : >"$W/server-kills"
 if [ "$QUEUE_KIND" = nats ]; then
@@ -359,6 +371,21 @@ if [ "$QUEUE_KIND" = nats ]; then
 	[ "$left" = 0 ] && back=$((back - left)) ||
 		{ rc=1; echo "soak: the streams still owe $left messages" >>"$W/check.err"; }
 fi
+# Receipts: every paid order mailed; one Message-ID (its OrderPaid's id) an
+# order; a mail sent again only when a consumer died between the mailer's
+# answer and bakery's record of it (docs/design.md, "Subscribers outside
+# bakery"), so never more repeats than consumers died.
+mailed=$(cat "$W"/mail/mail.* 2>/dev/null | sed -n 's/^Subject: Your receipt for order //p' | sort -u)
+unmailed=$(awk '{ print $2 }' "$W/paid" | sort -u | comm -23 - <(printf '%s\n' "$mailed" | sed '/^$/d') | wc -l)
+mails=$(find "$W/mail" -name 'mail.*' | wc -l)
+message_ids=$(cat "$W"/mail/mail.* 2>/dev/null | grep -c '^Message-ID: ' || true)
+distinct_ids=$(cat "$W"/mail/mail.* 2>/dev/null | sed -n 's/^Message-ID: //p' | sort -u | wc -l)
+per_order=$(cat "$W"/mail/mail.* 2>/dev/null | awk '/^Subject: /{ o = $NF } /^Message-ID: /{ print o, $2 }' | sort -u | awk '{ print $1 }' | uniq -d | wc -l)
+consumer_deaths=$(awk '$1 ~ /^consume/ && $2 == 137' "$W/exits" | wc -l)
+repeats=$((mails - distinct_ids))
+[ "$unmailed" = 0 ] && [ "$message_ids" = "$mails" ] && [ "$per_order" = 0 ] &&
+	[ "$repeats" -le "$consumer_deaths" ] ||
+	{ rc=1; echo "soak: receipts: $unmailed paid orders unmailed, $per_order with two events, $repeats repeats for $consumer_deaths consumer deaths" >>"$W/check.err"; }
 end=$(date +%s)
 kills=$(awk '$2 == 137' "$W/exits" | wc -l)
 points=$(awk '$2 == 137 { print $3 }' "$W/exits" | sort -u | wc -l)
@@ -369,6 +396,7 @@ echo "soak: kills by point: $(awk '$2 == 137 { print $3 }' "$W/exits" | sort | u
 	echo "soak: nats-server SIGKILLed and restarted $(wc -l <"$W/server-kills") times; owed in the streams: $left; back after a server kill, acked before: $back"
 echo "soak: placed $(wc -l <"$W/placed"), paid $(wc -l <"$W/paid"), client failures $(wc -l <"$W/client-failures"), busy errors $busy"
 echo "soak: checker: $result"
+echo "soak: receipts (exec:receipt-mailer): $(wc -l <"$W/paid") paid orders, $mails mails, $unmailed unmailed, $repeats sent again ($consumer_deaths consumers died)"
 [ "$rc" = 0 ] || head -20 "$W/check.err"
 lost=$(echo "$result" | jq .lost)
 twice=$(echo "$result" | jq .applied_twice)

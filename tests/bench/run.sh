@@ -271,9 +271,12 @@ alarms() { # OBJECTS
 	CASE WHEN i % ($1 / 10) = 0 THEN 0 ELSE 4102444800000 END FROM n;"
 	for _ in $(seq "$RUNS"); do
 		# The due ten again, as they were before the last run fired them.
+		# In WAL the last run's -wal (kept: persistent) holds its
+		# commits; a file copied over must not find it.
 		for k in $(seq 10); do
-			cp "$SCRATCH/template.db" \
-				"$dir/$(printf 'o%07d.db' $((k * $1 / 10)))"
+			f=$dir/$(printf 'o%07d.db' $((k * $1 / 10)))
+			rm -f "$f-wal" "$f-shm"
+			cp "$SCRATCH/template.db" "$f"
 		done
 		# A run that finds an alarm disarmed removes its entry.
 		sqlite3 "$BAKERY_HOME/alarms.db" "
