@@ -180,17 +180,26 @@ inventory() {
 		"bakery.prom bakery.prom.tmp "
 }
 
+# refuses_queue Q CMD...: each command, given --queue sqlite:Q with no file
+# at Q, exits 78 naming it.
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
-@test "a queue URL naming a missing file: the programs that only read refuse it and make nothing" {
-	local q=$BATS_TEST_TMPDIR/x/y/q.db
-	mkdir -p "$BAKERY_HOME"
-	for cmd in "bakery-queue stats" "bakery-queue peek" "bakery-status" "bakery-trace evt_1"; do
+refuses_queue() {
+	local q=$1 cmd
+	shift
+	for cmd in "$@"; do
 		read -ra argv <<<"$cmd"
 		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"
 		assert_failure 78
 		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init or the first send makes one)"
-		[ ! -e "$BATS_TEST_TMPDIR/x" ]
 	done
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a queue URL naming a missing file: the programs that only read refuse it and make nothing" {
+	local q=$BATS_TEST_TMPDIR/x/y/q.db
+	mkdir -p "$BAKERY_HOME"
+	refuses_queue "$q" "bakery-queue stats" "bakery-queue peek" "bakery-status" "bakery-trace evt_1"
+	[ ! -e "$BATS_TEST_TMPDIR/x" ]
 	# init makes one; then stats reads it.
 	mkdir -p "$BATS_TEST_TMPDIR/x/y"
 	run --separate-stderr bakery-queue --queue "sqlite:$q" init
@@ -203,13 +212,8 @@ inventory() {
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a queue URL naming a missing file: the consumers refuse it and make no empty queue to wait on" {
 	local q=$BATS_TEST_TMPDIR/typo.db
-	for cmd in "bakery-consume" "bakery-consume --drain" "bakery-dlq drain"; do
-		read -ra argv <<<"$cmd"
-		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"
-		assert_failure 78
-		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init or the first send makes one)"
-		[ ! -e "$q" ]
-	done
+	refuses_queue "$q" "bakery-consume" "bakery-consume --drain" "bakery-dlq drain"
+	[ ! -e "$q" ]
 	# The home's own queue is still made on first use, as a send makes it.
 	run --separate-stderr bakery-consume --drain
 	assert_success
