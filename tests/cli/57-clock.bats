@@ -84,12 +84,17 @@ settles_at() {
 	[ -z "$(queue_ids)" ]
 }
 
-@test "clock back an hour after the wipe: an order placed then is not fenced off" {
-	export BAKERY_NOW=$T0
+# A paid order settled, then the sandbox wiped, at the clock given.
+settled_then_wiped() {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null
 	run --separate-stderr bakery-wipe
 	assert_success
+}
+
+@test "clock back an hour after the wipe: an order placed then is not fenced off" {
+	export BAKERY_NOW=$T0
+	settled_then_wiped
 	# NTP steps the clock back an hour: the next order's events carry a
 	# time before the wipe's fence.
 	export BAKERY_NOW=$((T0 - HOUR))
@@ -99,10 +104,7 @@ settles_at() {
 
 @test "a wipe's clock floor that is not a time is no floor: orders go on, stamped by the clock" {
 	export BAKERY_NOW=$T0
-	paid_order ada >/dev/null
-	bakery-consume >/dev/null
-	run --separate-stderr bakery-wipe
-	assert_success
+	settled_then_wiped
 	# The floor the wipe left: its time in milliseconds, one line.
 	assert_equal "$(cat "$BAKERY_HOME/.default.lock")" "$(printf %020d $((T0 * 1000)))"
 	local t=$((T0 + HOUR))
