@@ -90,3 +90,16 @@ nats_cluster_start() {
 	done
 	NATS_URL="nats://127.0.0.1:${NATS_PORTS[0]},127.0.0.1:${NATS_PORTS[1]},127.0.0.1:${NATS_PORTS[2]}"
 }
+
+# nats_cluster_init DIR: nats_cluster_start, BAKERY_QUEUE exported at it,
+# and bakery-queue init --replicas 3 once JetStream answers (the cluster
+# has elected its meta leader).
+nats_cluster_init() {
+	nats_cluster_start "$1"
+	export BAKERY_QUEUE=$NATS_URL
+	for _ in $(seq 100); do
+		bakery-queue init --replicas 3 >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	bakery-queue init --replicas 3 >/dev/null
+}

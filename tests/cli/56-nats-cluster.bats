@@ -96,13 +96,7 @@ lines() {
 }
 
 @test "SIGKILL of the stream leader while orders (1,000 unless told) are placed, paid and consumed: 0 lost, 0 applied twice" {
-	nats_cluster_start "$BATS_TEST_TMPDIR/cluster"
-	export BAKERY_QUEUE=$NATS_URL
-	# JetStream answers once the cluster has elected its meta leader.
-	for i in $(seq 100); do
-		bakery-queue init --replicas 3 >/dev/null 2>&1 && break
-		sleep 0.2
-	done
+	nats_cluster_init "$BATS_TEST_TMPDIR/cluster"
 	run --separate-stderr bakery-queue init --replicas 3
 	assert_success
 	[ "$(jq -s '[.[] | select(.stream) | .replicas] | unique' <<<"$output" | jq -c .)" = "[3]" ]

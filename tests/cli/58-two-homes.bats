@@ -108,13 +108,7 @@ confirmed() {
 		mkdir -p "$h"
 		BAKERY_HOME=$h bakery-order gateway test >/dev/null
 	done
-	nats_cluster_start "$BATS_TEST_TMPDIR/cluster"
-	export BAKERY_QUEUE=$NATS_URL
-	for _ in $(seq 100); do
-		bakery-queue init --replicas 3 >/dev/null 2>&1 && break
-		sleep 0.2
-	done
-	bakery-queue init --replicas 3 >/dev/null
+	nats_cluster_init "$BATS_TEST_TMPDIR/cluster"
 	leader=$("$TOP/tests/nats-tool.py" "127.0.0.1:${NATS_PORTS[0]}" leader BAKERY_EVENTS)
 	[[ "$leader" == n[012] ]]
 	li=${leader#n}
