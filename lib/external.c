@@ -188,6 +188,12 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 	char chunk[8192];
 	_Static_assert(sizeof chunk < EXTERNAL_OUTPUT_CAP, "chunk < tail");
 	int fds[3] = { in[1], out[0], err[0] };
+	/* A program that closes its stdin unread answers by its exit status;
+	 * the write gets EPIPE instead of killing this process, whatever the
+	 * caller did with SIGPIPE (bakery's programs ignore it). */
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_pipe;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, &old_pipe);
 	long long deadline = mono_ms() + (long long)timeout_s * 1000;
 	int status = 0, reaped = 0, timed_out = 0;
 	while (fds[1] >= 0 || fds[2] >= 0 || !reaped) {
@@ -268,6 +274,7 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	free(body);
 	char word[160];
 	external_last_word(tail, tlen, 1, word, sizeof word);

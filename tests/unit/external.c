@@ -9,6 +9,8 @@
 #include "../../lib/external.h"
 #include "../../lib/util.h"
 
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void
@@ -64,6 +66,18 @@ exits(void)
 	external_exec("/bin/false", &ev, 5, &a);
 	ok(a.status == 500 && !a.final && strcmp(a.why, "exit 1") == 0,
 	    "exit 1 is 500, retried (%d %s)", a.status, a.why);
+	/* A program that reads nothing of an envelope larger than a pipe
+	 * holds: the write meets EPIPE, and with SIGPIPE at its default (as
+	 * here) that must not kill the caller. */
+	size_t big = 1 << 20;
+	char *body = bakery_xmalloc(big);
+	memset(body, 'x', big);
+	external_event large = { "evt_2", "OrderPaid", "default", body, big };
+	signal(SIGPIPE, SIG_DFL);
+	external_exec("/bin/true", &large, 5, &a);
+	ok(a.status == 200, "a program that reads nothing of 1 MiB: 200, and "
+	    "the caller lives (%d %s)", a.status, a.why);
+	free(body);
 	external_exec("/nonexistent/program", &ev, 5, &a);
 	ok(a.status == 500 && strcmp(a.why, "exit 127: cannot run the program") == 0,
 	    "a missing program is 500, retried (%d %s)", a.status, a.why);
