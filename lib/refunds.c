@@ -85,14 +85,16 @@ billing_of(bakery_ctx *ctx, const char *sandbox, const char *address,
 	return rc;
 }
 
-int
-refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
+/* The sandbox's flagged payments, each {payment_intent, ...} as
+ * billing_payments gives them. */
+static int
+flagged_of(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
+	*out = jv_array();
 	jv all;
 	int rc = object_list(ctx, sandbox, &all);
 	if (rc)
 		return rc;
-	sqlite3 *db = NULL;
 	jv_array_foreach(all, i, a) {
 		const char *address = jv_string_value(a);
 		jv payments;
@@ -102,53 +104,61 @@ refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
 		    : billing_of(ctx, sandbox, address, &payments);
 		if (read > 0 && read != EX_NOINPUT)
 			rc = read;
-		if (read == 0) {
+		if (read == 0)
 			jv_array_foreach(payments, k, p) {
-				if (!rc && envelope_str(p, "flag") &&
-				    envelope_str(p, "payment_intent")) {
-					if (!db) {
-						char *path = refunds_path(ctx);
-						rc = store_open(ctx, path,
-						    &refunds_schema, 1, &db);
-						free(path);
-						if (!rc && (rc = store_begin(db))) {
-							sqlite3_close(db);
-							db = NULL;
-						}
-					}
-					sqlite3_stmt *st;
-					int src = rc ? SQLITE_OK
-					    : sqlite3_prepare_v2(db,
-						"INSERT OR IGNORE INTO refunds("
-						COLUMNS ") VALUES (?1, ?2, ?3,"
-						" ?4, ?5, ?6, ?7, ?8, NULL)",
-						-1, &st, NULL);
-					if (!rc && src == SQLITE_OK) {
-						bind_payment(st, sandbox, p);
-						sqlite3_bind_int64(st, 8, wiped_at);
-						src = sqlite3_step(st);
-						sqlite3_finalize(st);
-					}
-					if (!rc && src != SQLITE_DONE &&
-					    src != SQLITE_OK)
-						rc = store_fail(db, src,
-						    "cannot keep a flagged payment");
-				}
-				jv_free(p);
+				if (envelope_str(p, "flag") &&
+				    envelope_str(p, "payment_intent"))
+					*out = jv_array_append(*out, p);
+				else
+					jv_free(p);
 			}
-		}
 		if (read >= 0)
 			jv_free(payments);
 		jv_free(a);
 	}
 	jv_free(all);
-	if (db) {
-		if (!rc)
-			rc = store_commit(db);
-		else
-			store_rollback(db);
-		sqlite3_close(db);
+	return rc;
+}
+
+int
+refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
+{
+	jv flagged;
+	int rc = flagged_of(ctx, sandbox, &flagged);
+	if (rc || jv_array_length(jv_copy(flagged)) == 0) {
+		jv_free(flagged);
+		return rc; /* no refunds.db made for a sandbox that owes none */
 	}
+	char *path = refunds_path(ctx);
+	sqlite3 *db;
+	rc = store_open(ctx, path, &refunds_schema, 1, &db);
+	free(path);
+	sqlite3_stmt *st = NULL;
+	int src = SQLITE_OK;
+	if (!rc && !(rc = store_begin(db)))
+		src = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO refunds("
+		    COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
+		    -1, &st, NULL);
+	jv_array_foreach(flagged, k, p) {
+		if (!rc && src == SQLITE_OK) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			bind_payment(st, sandbox, p);
+			sqlite3_bind_int64(st, 8, wiped_at);
+			if ((src = sqlite3_step(st)) == SQLITE_DONE)
+				src = SQLITE_OK;
+		}
+		jv_free(p);
+	}
+	jv_free(flagged);
+	sqlite3_finalize(st);
+	if (!rc && src != SQLITE_OK)
+		rc = store_fail(db, src, "cannot keep a flagged payment");
+	if (!rc)
+		rc = store_commit(db);
+	else if (db)
+		store_rollback(db);
+	sqlite3_close(db);
 	return rc;
 }
 
