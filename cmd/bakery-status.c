@@ -11,7 +11,9 @@
 #include <string.h>
 
 #define USAGE \
-	"usage: bakery-status [--json] [--prom FILE] [--max-age SECONDS]\n" \
+	"usage: bakery-status [--json] [--prom FILE|-] [--max-age SECONDS]\n" \
+	"--prom writes the Prometheus text to FILE (- for stdout), and then\n" \
+	"prints no screen; --json still prints its line with --prom FILE\n" \
 	"exits 1 when something needs attention: dead letters, a tripped\n" \
 	"re-arm guard, an outbox row older than --max-age (default 300),\n" \
 	"a flagged payment (a double payment, or one not the order's)\n"
@@ -141,6 +143,9 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
 	if (prom && !*prom)
 		cli_usage_error(&c, "--prom needs a file name");
+	int prom_stdout = prom && strcmp(prom, "-") == 0;
+	if (prom_stdout && json)
+		cli_usage_error(&c, "--prom - and --json would share stdout");
 	bakery_ctx ctx;
 	store_look_only = 1;
 	cli_context(&c, &ctx);
@@ -154,7 +159,10 @@ main(int argc, char **argv)
 		bakery_die_last(rc);
 	if (prom) {
 		char *text = status_prometheus(status);
-		rc = status_write_file(prom, text);
+		if (prom_stdout)
+			fputs(text, stdout);
+		else
+			rc = status_write_file(prom, text);
 		free(text);
 		if (rc) {
 			jv_free(status);
@@ -164,8 +172,12 @@ main(int argc, char **argv)
 	}
 	int ok = jv_equal(jv_object_get(jv_copy(status), jv_string("ok")),
 	    jv_true());
+	/* stdout is data: the screen goes only where nothing else was
+	 * asked for. */
 	if (json)
 		cli_print(status);
+	else if (prom)
+		jv_free(status);
 	else {
 		print_screen(status);
 		jv_free(status);

@@ -104,6 +104,32 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 	assert_output 0
 }
 
+@test "--prom - writes the Prometheus text to stdout and no file named -" {
+	place ada >/dev/null
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr bakery-status --prom -
+	assert_success
+	[ ! -e ./- ]
+	assert_line 'bakery_attention 0'
+	# Nothing but the text format: no screen line among it.
+	run grep -Evc '^(# (HELP|TYPE) .*|[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+]+)$' <<<"$output"
+	assert_output 0
+}
+
+@test "--prom FILE prints nothing on stdout" {
+	place ada >/dev/null
+	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/bakery.prom"
+	assert_success
+	assert_output ""
+	grep -qx 'bakery_attention 0' "$BATS_TEST_TMPDIR/bakery.prom"
+}
+
+@test "--prom - with --json is a usage error: one stdout, one format" {
+	run --separate-stderr bakery-status --prom - --json
+	assert_failure 64
+	assert_output ""
+}
+
 @test "--prom into a folder that does not exist exits 73 and leaves nothing" {
 	mkdir -p "$BAKERY_HOME" # a home, empty; no home at all is 78 (44-home.bats)
 	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/no/such/x.prom"
