@@ -58,7 +58,12 @@ _bakery()
 	COMPREPLY=()
 	if [[ $prog == bakery ]]; then
 		if ((COMP_CWORD == 1)); then
-			mapfile -t COMPREPLY < <(compgen -W "$_bakery_programs -h --help -V --version" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$_bakery_programs help -h --help -V --version" -- "$cur")
+			return
+		fi
+		if [[ ${COMP_WORDS[1]} == help ]]; then
+			((COMP_CWORD == 2)) &&
+				mapfile -t COMPREPLY < <(compgen -W "$_bakery_programs" -- "$cur")
 			return
 		fi
 		prog=bakery-${COMP_WORDS[1]}

@@ -34,6 +34,8 @@ for p in bakery $__bakery_programs
 end
 
 complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
+complete -c bakery -n __fish_use_subcommand -f -a help -d 'show a page'
+complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
 
 set -l order_cmds place pay gateway show list events refunded
 complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"

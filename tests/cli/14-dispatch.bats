@@ -113,3 +113,55 @@ bats_require_minimum_version 1.5.0
 	run --separate-stderr bash -c 'bakery -h >/dev/full'
 	assert_failure 74
 }
+
+# The pages as man finds them once installed, for bakery help.
+man_tree() {
+	mkdir -p "$BATS_TEST_TMPDIR/man/man1" "$BATS_TEST_TMPDIR/man/man7"
+	cp "$TOP"/docs/man/*.1 "$BATS_TEST_TMPDIR/man/man1/"
+	cp "$TOP"/docs/man/*.7 "$BATS_TEST_TMPDIR/man/man7/"
+}
+
+@test "bakery help CMD shows the command's page through man and exits 0" {
+	man_tree
+	run --separate-stderr timeout 60 env MANPATH="$BATS_TEST_TMPDIR/man" \
+	    MANPAGER=cat PAGER=cat bakery help order
+	assert_success
+	assert_line --regexp '^BAKERY-ORDER\(1\)'
+	assert_line --partial 'bakery-order — place, pay, show and list orders'
+}
+
+@test "bakery help shows bakery's own page through man and exits 0" {
+	man_tree
+	run --separate-stderr timeout 60 env MANPATH="$BATS_TEST_TMPDIR/man" \
+	    MANPAGER=cat PAGER=cat bakery help
+	assert_success
+	assert_line --regexp '^BAKERY\(1\)'
+}
+
+@test "bakery help CMD without its page prints the command's usage on stdout and exits 0" {
+	mkdir "$BATS_TEST_TMPDIR/noman"
+	run --separate-stderr timeout 60 env MANPATH="$BATS_TEST_TMPDIR/noman" \
+	    MANPAGER=cat PAGER=cat bakery help wipe
+	assert_success
+	assert_line --index 0 --partial "usage: bakery-wipe"
+	assert_equal "$stderr" ""
+}
+
+@test "bakery help without man on PATH prints the usage and exits 0" {
+	bakery=$(command -v bakery)
+	run --separate-stderr env PATH=/nonexistent "$bakery" help status
+	assert_success
+	assert_line --index 0 --partial "usage: bakery-status"
+	run --separate-stderr env PATH=/nonexistent "$bakery" help
+	assert_success
+	assert_line --index 0 "usage: bakery COMMAND [ARGS...]"
+}
+
+@test "bakery help with an unknown command exits 64 and shows nothing on stdout" {
+	for c in nosuch ../bin/bakery-order show.x; do
+		run --separate-stderr bakery help "$c"
+		assert_failure 64
+		assert_output ""
+		[[ "$stderr" == *"unknown command"* ]]
+	done
+}

@@ -107,3 +107,10 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run fish -c "source '$COMP/bakery.fish'; complete -C'bakery-order pay '"
 	assert_output "$id"
 }
+
+@test "bash: bakery help completes the commands" {
+	run complete_bash bakery he
+	assert_output help
+	run complete_bash bakery help st
+	assert_output status
+}
