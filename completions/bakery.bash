@@ -24,7 +24,7 @@ _bakery_options()
 	bakery-trace) echo "--json" ;;
 	bakery-webhook) echo "--signature= --secret-file= --tolerance=
 		--max-body=" ;;
-	bakery-wipe) echo "--resume --daily" ;;
+	bakery-wipe) echo "--all --resume --daily --dry-run" ;;
 	esac
 }
 

@@ -97,6 +97,8 @@ complete -c bakery-trace -f -a '(__bakery_run bakery-dlq list | __bakery_ids)'
 complete -c bakery-trace -l json -d 'one JSON object'
 
 complete -c bakery-wipe -f
+complete -c bakery-wipe -l all -d 'wipe every sandbox'
+complete -c bakery-wipe -l dry-run -d 'print what would go, remove nothing'
 complete -c bakery-wipe -l resume -d 'only finish an unfinished wipe'
 complete -c bakery-wipe -l daily -d "the timer's wipe: none if one started today"
 

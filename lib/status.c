@@ -245,46 +245,6 @@ read_queue(bakery_ctx *ctx, jv *out)
 	return rc ? rc : queue_stats(q, out);
 }
 
-static int
-compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sandbox folders, sorted; dot files are not names. */
-static jv
-sandbox_names(bakery_ctx *ctx)
-{
-	jv names = jv_array();
-	DIR *d = opendir(ctx->sandboxes);
-	if (!d)
-		return names;
-	char **v = NULL;
-	size_t n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!bakery_name_valid(e->d_name))
-			continue;
-		struct stat sb;
-		char *path = bakery_xasprintf("%s/%s", ctx->sandboxes, e->d_name);
-		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-		free(path);
-		if (!dir)
-			continue;
-		v = bakery_xrealloc(v, (n + 1) * sizeof *v);
-		v[n++] = bakery_xstrdup(e->d_name);
-	}
-	closedir(d);
-	if (n)
-		qsort(v, n, sizeof *v, compare_strings);
-	for (size_t i = 0; i < n; i++) {
-		names = jv_array_append(names, jv_string(v[i]));
-		free(v[i]);
-	}
-	free(v);
-	return names;
-}
-
 int
 status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
     jv *out)
@@ -339,7 +299,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 		jv_free(r);
 	}
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
-			   : sandbox_names(ctx);
+			   : store_sandbox_names(ctx);
 	jv sandboxes = jv_array();
 	jv_array_foreach(names, i, name) {
 		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,

@@ -1381,3 +1381,42 @@ store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 	free(path);
 	return rc;
 }
+
+static int
+compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+jv
+store_sandbox_names(bakery_ctx *ctx)
+{
+	jv names = jv_array();
+	DIR *d = opendir(ctx->sandboxes);
+	if (!d)
+		return names;
+	char **v = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!bakery_name_valid(e->d_name))
+			continue;
+		struct stat sb;
+		char *path = bakery_xasprintf("%s/%s", ctx->sandboxes, e->d_name);
+		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+		free(path);
+		if (!dir)
+			continue;
+		v = bakery_xrealloc(v, (n + 1) * sizeof *v);
+		v[n++] = bakery_xstrdup(e->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof *v, compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		names = jv_array_append(names, jv_string(v[i]));
+		free(v[i]);
+	}
+	free(v);
+	return names;
+}

@@ -149,6 +149,9 @@ char *store_sandbox_file(bakery_ctx *ctx, const char *sandbox);
 char *store_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);
 char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
+/* The names of the sandbox folders, sorted (jv array of strings); dot
+ * files and names that are not sandbox names are left out. */
+jv store_sandbox_names(bakery_ctx *ctx);
 int store_mkdirs(const char *dir);
 
 /* relaxed=1: the connection's next commits run at synchronous=NORMAL,

@@ -1,9 +1,10 @@
 /*
- * wipe.c — reset every sandbox, resumably.
+ * wipe.c — reset one sandbox or every one, resumably.
  */
 #define _GNU_SOURCE
 #include "wipe.h"
 #include "alarm.h"
+#include "object.h"
 #include "progress.h"
 #include "queue.h"
 #include "refunds.h"
@@ -25,9 +26,12 @@ static const char *const wipe_migrations[] = {
 	"  started_at INTEGER NOT NULL, finished_at INTEGER);"
 	"CREATE TABLE steps(run INTEGER NOT NULL, sandbox TEXT NOT NULL,"
 	"  done_at INTEGER, PRIMARY KEY (run, sandbox));",
+	/* A run's scope: the one sandbox it wipes, NULL for every one (the
+	 * runs before scopes were all of every sandbox). */
+	"ALTER TABLE runs ADD COLUMN sandbox TEXT;",
 };
 static const store_schema wipe_schema = {
-	"wipe", wipe_migrations, 1, 1, NULL
+	"wipe", wipe_migrations, 2, 1, NULL
 };
 
 /* Runs sql bound to (?1 a, ?2 b, ?3 c); unused parameters are ignored. */
@@ -47,14 +51,16 @@ exec_bound(sqlite3 *db, const char *sql, int64_t a, const char *b, int64_t c)
 	    : store_fail(db, src, "cannot record wipe progress");
 }
 
-/* Whether a run started on the UTC day of now or a later one. */
+/* Whether a run of this scope started on the UTC day of now or a later
+ * one: a wipe of one sandbox is not the day's wipe of every sandbox. */
 static int
-started_today(sqlite3 *db, int64_t now)
+started_today(sqlite3 *db, const char *scope, int64_t now)
 {
 	sqlite3_stmt *st;
 	int64_t last = 0;
-	if (sqlite3_prepare_v2(db, "SELECT max(started_at) FROM runs", -1, &st,
-		NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT max(started_at) FROM runs"
+		" WHERE sandbox IS ?1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, scope, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			last = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
@@ -65,47 +71,97 @@ started_today(sqlite3 *db, int64_t now)
 	return last && strcmp(day, today) >= 0;
 }
 
-/* The unfinished run, or a new one listing every sandbox folder. */
-static int
-start(bakery_ctx *ctx, sqlite3 *db, enum wipe_mode mode, int64_t *run)
+/*
+ * The unfinished runs a request may finish, oldest first: with --all,
+ * every one; with -s S, those of S alone. A run of every sandbox killed
+ * midway is not finished by a wipe of one: that would wipe more than it
+ * was asked. *exact says whether one of them has the request's scope:
+ * then it is the wipe asked for, begun earlier, and no new run starts.
+ * A wipe.db of the first schema (a dry run reads it as it is) has no
+ * scopes: its runs were all of every sandbox.
+ */
+static jv
+unfinished_runs(sqlite3 *db, const char *scope, int *exact)
 {
-	int rc = store_begin(db);
+	jv runs = jv_array();
+	sqlite3_stmt *st;
+	*exact = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, sandbox FROM runs WHERE"
+		" finished_at IS NULL ORDER BY id", -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT id, NULL FROM runs WHERE"
+		" finished_at IS NULL ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return runs;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *s = (const char *)sqlite3_column_text(st, 1);
+		if (scope && (!s || strcmp(s, scope) != 0))
+			continue;
+		*exact |= scope ? 1 : !s;
+		runs = jv_array_append(runs,
+		    jv_number((double)sqlite3_column_int64(st, 0)));
+	}
+	sqlite3_finalize(st);
+	return runs;
+}
+
+/* The sandboxes a new run of this scope would wipe: the folders there
+ * are, or the one named if it is there. */
+static jv
+scope_sandboxes(bakery_ctx *ctx, const char *scope)
+{
+	jv all = store_sandbox_names(ctx);
+	if (!scope)
+		return all;
+	jv one = jv_array();
+	jv_array_foreach(all, i, name) {
+		if (strcmp(jv_string_value(name), scope) == 0)
+			one = jv_array_append(one, jv_copy(name));
+		jv_free(name);
+	}
+	jv_free(all);
+	return one;
+}
+
+/* Whether the request starts a new run besides finishing *runs. */
+static int
+starts_new(sqlite3 *db, const wipe_request *req, int exact)
+{
+	return req->mode != WIPE_RESUME && !exact &&
+	    !(req->mode == WIPE_DAILY && db &&
+		started_today(db, req->sandbox, bakery_now_ms()));
+}
+
+/* The runs to finish: the unfinished ones in the request's scope, then
+ * a new one as the mode allows, listing its sandboxes; in one
+ * transaction, so that two wipes do not both start one. */
+static int
+start(bakery_ctx *ctx, sqlite3 *db, const wipe_request *req, jv *runs)
+{
+	int rc = store_begin(db), exact;
+	*runs = jv_array();
 	if (rc)
 		return rc;
-	sqlite3_stmt *st;
-	*run = 0;
-	if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE finished_at IS NULL"
-		" ORDER BY id LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			*run = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	int64_t now = bakery_now_ms();
-	if (*run || mode == WIPE_RESUME ||
-	    (mode == WIPE_DAILY && started_today(db, now))) {
+	jv_free(*runs);
+	*runs = unfinished_runs(db, req->sandbox, &exact);
+	if (!starts_new(db, req, exact)) {
 		store_rollback(db);
 		return 0;
 	}
-	if ((rc = exec_bound(db, "INSERT INTO runs(started_at) VALUES (?1)",
-		 now, NULL, 0)))
+	if ((rc = exec_bound(db, "INSERT INTO runs(started_at, sandbox)"
+		" VALUES (?1, ?2)", bakery_now_ms(), req->sandbox, 0)))
 		goto fail;
-	*run = sqlite3_last_insert_rowid(db);
-	DIR *d = opendir(ctx->sandboxes);
-	struct dirent *e;
-	while (d && !rc && (e = readdir(d))) {
-		struct stat sb;
-		char *path = bakery_xasprintf("%s/%s", ctx->sandboxes, e->d_name);
-		int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-		free(path);
-		if (dir && bakery_name_valid(e->d_name))
+	int64_t run = sqlite3_last_insert_rowid(db);
+	jv names = scope_sandboxes(ctx, req->sandbox);
+	jv_array_foreach(names, i, name) {
+		if (!rc)
 			rc = exec_bound(db, "INSERT INTO steps(run, sandbox)"
-			    " VALUES (?1, ?2)", *run, e->d_name, 0);
+			    " VALUES (?1, ?2)", run, jv_string_value(name), 0);
+		jv_free(name);
 	}
-	if (d)
-		closedir(d);
-	if (rc)
+	jv_free(names);
+	if (rc || (rc = store_commit(db)))
 		goto fail;
-	return store_commit(db);
+	*runs = jv_array_append(*runs, jv_number((double)run));
+	return 0;
 fail:
 	store_rollback(db);
 	return rc;
@@ -214,62 +270,131 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	return rc;
 }
 
+/* The sandboxes a run has still to wipe, sorted. */
+static jv
+run_todo(sqlite3 *db, int64_t run)
+{
+	jv todo = jv_array();
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT sandbox FROM steps WHERE run = ?1"
+		" AND done_at IS NULL ORDER BY sandbox", -1, &st, NULL) != SQLITE_OK)
+		return todo;
+	sqlite3_bind_int64(st, 1, run);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		todo = jv_array_append(todo,
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+	sqlite3_finalize(st);
+	return todo;
+}
+
+static void
+report_line(wipe_report_fn report, void *arg, const char *sandbox,
+    jv run, const char *key, jv value)
+{
+	jv line = jv_object();
+	line = jv_object_set(line, jv_string("sandbox"), jv_string(sandbox));
+	line = jv_object_set(line, jv_string("run"), run);
+	line = jv_object_set(line, jv_string(key), value);
+	report(arg, line);
+}
+
+/* Wipes what is left of one run, sandbox by sandbox, then marks it done. */
+static int
+finish_run(bakery_ctx *ctx, sqlite3 *db, int64_t run, wipe_report_fn report,
+    void *arg)
+{
+	jv todo = run_todo(db, run);
+	bakery_progress progress;
+	progress_start(&progress, "wipe", (long)jv_array_length(jv_copy(todo)));
+	int rc = 0;
+	jv_array_foreach(todo, i, name) {
+		const char *sandbox = jv_string_value(name);
+		int64_t at = 0;
+		if (!rc && !(rc = wipe_sandbox(ctx, run, sandbox, &at)))
+			rc = exec_bound(db, "UPDATE steps SET done_at = ?1 WHERE"
+			    " sandbox = ?2 AND run = ?3", at, sandbox, run);
+		if (!rc) {
+			char ts[32];
+			bakery_format_time(at, ts, sizeof ts);
+			report_line(report, arg, sandbox, jv_number((double)run),
+			    "wiped_at", jv_string(ts));
+			progress_step(&progress);
+		}
+		jv_free(name);
+	}
+	progress_end(&progress);
+	jv_free(todo);
+	if (!rc)
+		rc = exec_bound(db, "UPDATE runs SET finished_at = ?1 WHERE"
+		    " id = ?3", bakery_now_ms(), NULL, run);
+	return rc;
+}
+
+static void
+report_dry(bakery_ctx *ctx, jv names, jv run, wipe_report_fn report,
+    void *arg)
+{
+	jv_array_foreach(names, i, name) {
+		jv objects;
+		if (object_list(ctx, jv_string_value(name), &objects))
+			objects = jv_array();
+		report_line(report, arg, jv_string_value(name), jv_copy(run),
+		    "objects", jv_number(jv_array_length(objects)));
+		jv_free(name);
+	}
+	jv_free(names);
+	jv_free(run);
+}
+
+/* What a wipe would do, said and not done: wipe.db is read as it is (not
+ * created, not migrated), and nothing else is opened for writing. */
+static int
+dry_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
+    void *arg)
+{
+	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
+	sqlite3 *db = NULL;
+	int rc = store_open_readonly(ctx, path, &wipe_schema, &db), exact = 0;
+	free(path);
+	if (rc && rc != EX_NOINPUT)
+		return rc;
+	jv runs = db ? unfinished_runs(db, req->sandbox, &exact) : jv_array();
+	jv_array_foreach(runs, i, run) {
+		report_dry(ctx, run_todo(db, (int64_t)jv_number_value(run)),
+		    run, report, arg);
+	}
+	jv_free(runs);
+	if (starts_new(db, req, exact))
+		report_dry(ctx, scope_sandboxes(ctx, req->sandbox), jv_null(),
+		    report, arg);
+	if (db)
+		sqlite3_close(db);
+	return 0;
+}
+
 int
-wipe_run(bakery_ctx *ctx, enum wipe_mode mode, wipe_report_fn report,
+wipe_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
     void *arg, int *ran)
 {
 	*ran = 0;
+	if (req->dry_run)
+		return dry_run(ctx, req, report, arg);
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db;
 	int rc = store_open(ctx, path, &wipe_schema, 1, &db);
 	free(path);
 	if (rc)
 		return rc;
-	int64_t run;
-	if ((rc = start(ctx, db, mode, &run)) || !run) {
-		sqlite3_close(db);
-		return rc;
+	jv runs;
+	rc = start(ctx, db, req, &runs);
+	*ran = !rc && jv_array_length(jv_copy(runs)) > 0;
+	jv_array_foreach(runs, i, run) {
+		if (!rc)
+			rc = finish_run(ctx, db, (int64_t)jv_number_value(run),
+			    report, arg);
+		jv_free(run);
 	}
-	*ran = 1;
-	sqlite3_stmt *st;
-	char **todo = NULL;
-	size_t n = 0;
-	if (sqlite3_prepare_v2(db, "SELECT sandbox FROM steps WHERE run = ?1"
-		" AND done_at IS NULL ORDER BY sandbox", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			todo = bakery_xrealloc(todo, (n + 1) * sizeof *todo);
-			todo[n++] = bakery_xstrdup(
-			    (const char *)sqlite3_column_text(st, 0));
-		}
-		sqlite3_finalize(st);
-	}
-	bakery_progress progress;
-	progress_start(&progress, "wipe", (long)n);
-	for (size_t i = 0; i < n && !rc; i++) {
-		int64_t at;
-		if ((rc = wipe_sandbox(ctx, run, todo[i], &at)))
-			break;
-		rc = exec_bound(db, "UPDATE steps SET done_at = ?1 WHERE"
-		    " sandbox = ?2 AND run = ?3", at, todo[i], run);
-		if (rc)
-			break;
-		char ts[32];
-		bakery_format_time(at, ts, sizeof ts);
-		jv line = jv_object();
-		line = jv_object_set(line, jv_string("sandbox"), jv_string(todo[i]));
-		line = jv_object_set(line, jv_string("run"), jv_number((double)run));
-		line = jv_object_set(line, jv_string("wiped_at"), jv_string(ts));
-		report(arg, line);
-		progress_step(&progress);
-	}
-	progress_end(&progress);
-	for (size_t i = 0; i < n; i++)
-		free(todo[i]);
-	free(todo);
-	if (!rc)
-		rc = exec_bound(db, "UPDATE runs SET finished_at = ?1 WHERE"
-		    " id = ?3", bakery_now_ms(), NULL, run);
+	jv_free(runs);
 	sqlite3_close(db);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
- * wipe.h — the daily wipe: every sandbox reset to nothing.
+ * wipe.h — the daily wipe: every sandbox, or one, reset to nothing.
  *
- * A wipe run resets each sandbox in turn: its queued messages go and its
+ * A wipe run has a scope, recorded with it: one sandbox, or every
+ * sandbox (the daily wipe). It resets each sandbox of its scope in turn: its queued messages go and its
  * fence is set (queue.h), so an event recorded before the wipe can neither
  * be queued again by a relay that read it earlier nor applied by a consumer
  * that leased it earlier; its alarm index entries go; then its folder —
@@ -10,7 +11,8 @@
  *
  * Progress is recorded in HOME/wipe.db, a row per sandbox, so a run that
  * was killed resumes where it stopped (`bakery-wipe --resume`, which does
- * nothing when no run is unfinished). An order placed in a sandbox while
+ * nothing when no run is unfinished), within the scope it began with: the
+ * sandboxes it listed when it started, no other. An order placed in a sandbox while
  * the wipe is removing it is removed with it: the wipe resets the sandbox.
  * On a terminal, a progress line counts the sandboxes on stderr (progress.h).
  */
@@ -49,10 +51,21 @@ enum wipe_mode {
 	WIPE_DAILY,
 };
 
-/* Finishes an unfinished run, or starts one as mode allows and finishes
- * it; *ran says whether a run happened. Reports
- * {"sandbox","run","wiped_at"} per sandbox. */
-int wipe_run(bakery_ctx *ctx, enum wipe_mode mode, wipe_report_fn report,
-    void *arg, int *ran);
+typedef struct wipe_request {
+	enum wipe_mode mode;
+	const char *sandbox;	/* the one sandbox; NULL: every sandbox */
+	int dry_run;		/* say what would go, change nothing */
+} wipe_request;
+
+/* Finishes the unfinished runs within the request's scope (with a
+ * sandbox, only runs of that sandbox: never one of every sandbox), then
+ * starts a run of that scope as mode allows (none when one of the same
+ * scope was unfinished: that was this wipe) and finishes it; *ran says
+ * whether a run happened. Reports {"sandbox","run","wiped_at"} per
+ * sandbox wiped; a dry run reports {"sandbox","run","objects"} per
+ * sandbox that would be (run null for a run not yet started) and
+ * changes no file. */
+int wipe_run(bakery_ctx *ctx, const wipe_request *req,
+    wipe_report_fn report, void *arg, int *ran);
 
 #endif

@@ -227,8 +227,8 @@ s_wipe.midway() {
 		id=$(place "$s" ada)
 		pay "$s" "$id"
 	done
-	kill_at bakery-wipe
-	bakery-wipe --resume >/dev/null || fail "$CRASH: wipe --resume failed"
+	kill_at bakery-wipe --all
+	bakery-wipe --all --resume >/dev/null || fail "$CRASH: wipe --resume failed"
 	[ -z "$(sandboxes)" ] || fail "$CRASH: sandboxes left after the wipe: $(sandboxes)"
 	# The wiped orders are gone by design: only what follows is expected.
 	: >"$HOME_DIR.placed"

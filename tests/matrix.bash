@@ -49,7 +49,7 @@ recover() {
 		t=$((T0 + 3600 * round))
 		export BAKERY_NOW=$t
 		lease_wait
-		[ -z "${RECOVER_WIPE:-}" ] || bakery-wipe --resume >/dev/null
+		[ -z "${RECOVER_WIPE:-}" ] || bakery-wipe --all --resume >/dev/null
 		for s in $(sandboxes); do
 			bakery-fault -s "$s" clear kitchen-refuses >/dev/null
 			bakery-fault -s "$s" clear queue-refuses >/dev/null

@@ -212,12 +212,12 @@ setup_wipe() {
 		pay "$s" "$id"
 	done
 }
-step_wipe() { run_step bakery-wipe; }
+step_wipe() { run_step bakery-wipe --all; }
 setup_resume() {
 	setup_wipe
-	(BAKERY_CRASH_AT=wipe.midway:1 bakery-wipe >/dev/null; exit 0) 2>/dev/null
+	(BAKERY_CRASH_AT=wipe.midway:1 bakery-wipe --all >/dev/null; exit 0) 2>/dev/null
 }
-step_resume() { run_step bakery-wipe --resume; }
+step_resume() { run_step bakery-wipe --all --resume; }
 
 # A copy of a case: the home and its files (HOME_DIR.*).
 copy_case() { # FROM TO

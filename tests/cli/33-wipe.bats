@@ -67,7 +67,7 @@ assert_empty() {
 	fill default
 	fill s2
 	assert_equal "$(bakery-dlq list | wc -l)" 2
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox | sort | tr '\n' ' ')" "default s2 "
 	assert_empty default
@@ -84,17 +84,17 @@ assert_empty() {
 	objects=$(bakery-show -s s2 --list | wc -l)
 	echo keep >"$BAKERY_HOME/notes.txt"
 	secret=$(cat "$BAKERY_HOME/webhook-secret")
-	crash_at wipe.midway:2 bakery-wipe
+	crash_at wipe.midway:2 bakery-wipe --all
 	# The first sandbox is done, the second not yet.
 	assert_empty default
 	assert_equal "$(bakery-show -s s2 --list | wc -l)" "$objects"
 	assert [ "$objects" -gt 0 ]
-	run --separate-stderr bakery-wipe --resume
+	run --separate-stderr bakery-wipe --all --resume
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox)" s2
 	assert_empty default
 	assert_empty s2
-	run --separate-stderr bakery-wipe --resume
+	run --separate-stderr bakery-wipe --all --resume
 	assert_success
 	assert_output ""
 	assert_equal "$(cat "$BAKERY_HOME/notes.txt")" keep
@@ -109,7 +109,7 @@ assert_empty() {
 @test "--resume with no unfinished wipe does nothing" {
 	fill default
 	objects=$(bakery-show --list | wc -l)
-	run --separate-stderr bakery-wipe --resume
+	run --separate-stderr bakery-wipe --all --resume
 	assert_success
 	assert_output ""
 	assert_equal "$(bakery-show --list | wc -l)" "$objects"
@@ -120,7 +120,7 @@ assert_empty() {
 	bakery-order events "$id" >"$BATS_TEST_TMPDIR/old.jsonl"
 	bakery-show "billing/$id" >/dev/null
 	sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT envelope FROM events" >>"$BATS_TEST_TMPDIR/old.jsonl"
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	# A relay that read these rows before the wipe sends them now: the
 	# queue accepts and drops them.
@@ -149,7 +149,7 @@ assert_empty() {
 	c2=$!
 	workers="$client $relay $c1 $c2"
 	sleep 2
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	sleep 2
 	touch "$stop"
@@ -171,7 +171,7 @@ assert_empty() {
 
 @test "no object is open between the wipe's fence and its rename; a command waits and lands in the new sandbox" {
 	old=$(paid_order ada)
-	BAKERY_STOP_AT=wipe.midway bakery-wipe >"$BATS_TEST_TMPDIR/wipe.out" &
+	BAKERY_STOP_AT=wipe.midway bakery-wipe --all >"$BATS_TEST_TMPDIR/wipe.out" &
 	wipe=$!
 	workers=$wipe
 	stopped "$wipe"
@@ -202,4 +202,125 @@ assert_empty() {
 	run bakery-show --list
 	refute_output --partial "$old"
 	assert_applied_were_recorded
+}
+
+# Every file of the home with its checksum, and every row of every
+# database: what a dry run must leave as it found. A -shm file is SQLite's
+# index of the WAL beside it, which any reader (the dump below) rewrites.
+home_state() {
+	(cd "$BAKERY_HOME" && find . -type f ! -name '*-shm' -exec sha256sum {} + | sort)
+	find "$BAKERY_HOME" -name '*.db' | sort | while read -r db; do
+		echo "== $db"
+		sqlite3 -readonly "$db" .dump
+	done
+}
+
+@test "-s S wipes only sandbox S and prints only its line" {
+	fill default
+	fill trial
+	objects=$(bakery-show --list | wc -l)
+	dead=$(bakery-dlq list | wc -l)
+	run --separate-stderr bakery-wipe -s trial
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" trial
+	assert_empty trial
+	assert_equal "$(bakery-show --list | wc -l)" "$objects"
+	assert [ "$dead" -gt 0 ]
+	assert_equal "$(bakery-dlq list | wc -l)" "$dead"
+	assert_equal "$(bakery-fault list | wc -l)" 1
+}
+
+@test "BAKERY_SANDBOX=S wipes only sandbox S" {
+	fill default
+	fill trial
+	objects=$(bakery-show --list | wc -l)
+	BAKERY_SANDBOX=trial run --separate-stderr bakery-wipe
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" trial
+	assert_empty trial
+	assert_equal "$(bakery-show --list | wc -l)" "$objects"
+}
+
+@test "a wipe with neither -s nor --all exits 64 with the usage and removes nothing" {
+	fill default
+	before=$(home_state)
+	run --separate-stderr bakery-wipe
+	assert_failure 64
+	assert_output ""
+	[[ "$stderr" == *"-s SANDBOX, or --all"* ]]
+	[[ "$stderr" == *"usage: bakery-wipe"* ]]
+	assert_equal "$(home_state)" "$before"
+}
+
+@test "--all with -s or BAKERY_SANDBOX exits 64 and removes nothing" {
+	fill default
+	before=$(home_state)
+	run --separate-stderr bakery-wipe --all -s default
+	assert_failure 64
+	[[ "$stderr" == *"--all and a sandbox"*"exclude each other"* ]]
+	BAKERY_SANDBOX=default run --separate-stderr bakery-wipe --all
+	assert_failure 64
+	[[ "$stderr" == *"--all and a sandbox"*"exclude each other"* ]]
+	assert_equal "$(home_state)" "$before"
+}
+
+@test "a killed wipe of one sandbox resumes that sandbox and no other" {
+	fill default
+	fill trial
+	objects=$(bakery-show --list | wc -l)
+	crash_at wipe.midway bakery-wipe -s trial
+	run --separate-stderr bakery-wipe --all --resume
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" trial
+	assert_empty trial
+	assert_equal "$(bakery-show --list | wc -l)" "$objects"
+}
+
+@test "a wipe of one sandbox leaves a killed wipe of every sandbox for --resume" {
+	fill default
+	fill s2
+	fill trial
+	crash_at wipe.midway:2 bakery-wipe --all
+	objects=$(bakery-show -s s2 --list | wc -l)
+	# s2 is the killed run's, not this one's: -s trial wipes trial alone,
+	# and -s trial --resume finishes no run of every sandbox.
+	run --separate-stderr bakery-wipe -s trial
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" trial
+	run --separate-stderr bakery-wipe -s trial --resume
+	assert_success
+	assert_output ""
+	assert_equal "$(bakery-show -s s2 --list | wc -l)" "$objects"
+	# The killed run finishes what it began: s2, and trial, which it
+	# listed too.
+	run --separate-stderr bakery-wipe --all --resume
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output" | tr '\n' ' ')" "s2 trial "
+	assert_empty s2
+}
+
+@test "--dry-run prints one line per sandbox that would go and changes no file or row" {
+	fill default
+	fill trial
+	before=$(home_state)
+	run --separate-stderr bakery-wipe --all --dry-run
+	assert_success
+	assert_equal "$(jq -c '[.sandbox, .run]' <<<"$output" | tr '\n' ' ')" '["default",null] ["trial",null] '
+	assert_equal "$(jq -r 'select(.sandbox == "default") | .objects' <<<"$output")" "$(bakery-show --list | wc -l)"
+	assert_equal "$(home_state)" "$before"
+	run --separate-stderr bakery-wipe -s trial --dry-run
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" trial
+	assert_equal "$(home_state)" "$before"
+}
+
+@test "--dry-run --resume names what a killed wipe has left and changes nothing" {
+	fill default
+	fill s2
+	crash_at wipe.midway:2 bakery-wipe --all
+	before=$(home_state)
+	run --separate-stderr bakery-wipe --all --resume --dry-run
+	assert_success
+	assert_equal "$(jq -c '[.sandbox, .run]' <<<"$output")" '["s2",1]'
+	assert_equal "$(home_state)" "$before"
 }

@@ -21,7 +21,8 @@ load helpers
 	grep -qx 'ExecStart=@BINDIR@/bakery-relay --watch' bakery-relay-watch.service
 	grep -qx 'OnCalendar=\*-\*-\* 10:00:00 UTC' bakery-wipe.timer
 	grep -qx 'Persistent=true' bakery-wipe.timer
-	grep -qx 'ExecStart=@BINDIR@/bakery-wipe --resume' bakery-wipe-retry.service
+	grep -qx 'ExecStart=@BINDIR@/bakery-wipe --all --daily' bakery-wipe.service
+	grep -qx 'ExecStart=@BINDIR@/bakery-wipe --all --resume' bakery-wipe-retry.service
 	for s in bakery-consume bakery-dlq bakery-relay-watch; do
 		grep -qx 'Restart=always' $s.service
 	done
@@ -39,8 +40,8 @@ load helpers
 	# The 30 s alarm is two entries a minute, one of them 30 s late.
 	assert_equal "$(grep -c 'bakery-relay --due' "$crontab")" 2
 	grep -q 'sleep 30; bakery-relay --due' "$crontab"
-	grep -Eq '^0 10 \* \* \*[[:space:]]+bakery-wipe' "$crontab"
-	grep -Eq '^\*/15 \* \* \* \*[[:space:]]+bakery-wipe --resume' "$crontab"
+	grep -Eq '^0 10 \* \* \*[[:space:]]+bakery-wipe --all --daily' "$crontab"
+	grep -Eq '^\*/15 \* \* \* \*[[:space:]]+bakery-wipe --all --resume' "$crontab"
 	# Each command, run as written against an empty home, succeeds.
 	grep -Ev '^(#|[A-Z_]+=|$)' "$crontab" | cut -f2- | sed 's/ >\/dev\/null$//' |
 	while read -r cmd; do

@@ -98,7 +98,7 @@ inventory() {
 	for f in queue.db alarms.db; do
 		assert_equal "$(sqlite3 "$BAKERY_HOME/$f" 'PRAGMA integrity_check')" ok
 	done
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox | sort | tr '\n' ' ')" \
 		"alarms.db default queue.db-journal webhook-secret wipe.db "

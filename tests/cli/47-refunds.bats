@@ -47,7 +47,7 @@ owed_line() {
 	run bakery-status
 	assert_failure 1
 	assert_line --partial "billing/$id: payment pi_second not counted"
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	[ ! -e "$BAKERY_HOME/sandboxes/default/billing" ]
 	run bakery-status
@@ -85,7 +85,7 @@ owed_line() {
 	assert_equal "$(jq -c '[.wiped_at, .refunded_at != null, .flag]' <<<"$output")" '[null,true,"double"]'
 	run bakery-status
 	assert_success
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	run bakery-status
 	assert_success
@@ -125,8 +125,8 @@ owed_line() {
 
 @test "a wipe killed after keeping the flagged payments, then resumed, keeps each once" {
 	double_paid
-	crash_at wipe.midway bakery-wipe
-	run --separate-stderr bakery-wipe --resume
+	crash_at wipe.midway bakery-wipe --all
+	run --separate-stderr bakery-wipe --all --resume
 	assert_success
 	run bakery-status --json
 	assert_failure 1
@@ -138,7 +138,7 @@ owed_line() {
 @test "a billing file that cannot be read stops the wipe of its sandbox, named; nothing is removed" {
 	double_paid
 	echo garbage >"$BAKERY_HOME/sandboxes/default/billing/$id.db"
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_failure
 	[[ "$stderr" == *"billing/$id"* ]]
 	[ -e "$BAKERY_HOME/sandboxes/default/order/$id.db" ]

@@ -74,7 +74,7 @@ all_json() {
 	bakery-fault set queue-refuses
 	JOURNAL_STREAM=$stream bakery-order place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null 2>>"$err"
 	JOURNAL_STREAM=$stream bakery-show order/nope >/dev/null 2>>"$err" || true
-	JOURNAL_STREAM=$stream bakery-wipe -v >/dev/null 2>>"$err"
+	JOURNAL_STREAM=$stream bakery-wipe --all -v >/dev/null 2>>"$err"
 	run cat "$err"
 	assert_line --regexp '^<4>bakery-order: warning: relay_error '
 	assert_line "<3>bakery-show: error: no such object: 'order/nope'"
@@ -107,7 +107,7 @@ all_json() {
 	run script -qec "bakery-redrive --all >/dev/null" /dev/null
 	assert_success
 	[[ "$output" == *$'\r'"bakery-redrive: redrive 2/2"* ]]
-	run script -qec "bakery-wipe >/dev/null" /dev/null
+	run script -qec "bakery-wipe --all >/dev/null" /dev/null
 	assert_success
 	[[ "$output" == *"bakery-wipe: wipe 1/1"* ]]
 	run script -qec "BAKERY_LOG=json bakery-redrive --all >/dev/null" /dev/null

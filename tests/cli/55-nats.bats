@@ -171,7 +171,7 @@ server_kill_restart() {
 	a=$(paid_order ada)
 	BAKERY_SANDBOX=shop2 paid_order bea >/dev/null
 	old=$(bakery-order events "$a" | head -1)
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
 	# An envelope recorded before the wipe is accepted and dropped.

@@ -73,12 +73,12 @@ settles_at() {
 @test "a wipe while the clock ran a day ahead, then the clock set right: new orders are not fenced off" {
 	export BAKERY_NOW=$T0
 	paid_order ada >/dev/null
-	run --separate-stderr at $((T0 + 86400)) bakery-wipe
+	run --separate-stderr at $((T0 + 86400)) bakery-wipe --all
 	assert_success
 	id=$(paid_order bo)
 	settles_at "$T0" "$id"
 	# The next wipe still drops what was recorded before it.
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 	assert_equal "$(bakery-show --list | wc -l)" 0
 	[ -z "$(queue_ids)" ]
@@ -88,7 +88,7 @@ settles_at() {
 settled_then_wiped() {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null
-	run --separate-stderr bakery-wipe
+	run --separate-stderr bakery-wipe --all
 	assert_success
 }
 
@@ -160,29 +160,43 @@ settled_then_wiped() {
 	ten=1796205600 # 2026-12-02T10:00:00Z
 	export BAKERY_NOW=$ten
 	paid_order ada >/dev/null
-	run --separate-stderr bakery-wipe --daily
+	run --separate-stderr bakery-wipe --all --daily
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox)" default
 	# NTP steps the clock back an hour; an order comes, then the timer
 	# reaches 10:00 again.
 	id=$(BAKERY_NOW=$((ten - HOUR)) paid_order bo)
-	run --separate-stderr at $((ten + 1)) bakery-wipe --daily
+	run --separate-stderr at $((ten + 1)) bakery-wipe --all --daily
 	assert_success
 	assert_output ""
 	run bakery-order show "$id"
 	assert_success
 	# A day forward: the day it lands on gets its wipe, once.
-	run --separate-stderr at $((ten + 86400 + 5)) bakery-wipe --daily
+	run --separate-stderr at $((ten + 86400 + 5)) bakery-wipe --all --daily
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox)" default
-	run --separate-stderr at $((ten + 86400 + 60)) bakery-wipe --daily
+	run --separate-stderr at $((ten + 86400 + 60)) bakery-wipe --all --daily
 	assert_success
 	assert_output ""
 	assert_equal "$(bakery-show --list | wc -l)" 0
-	# A plain bakery-wipe is the operator's: it always wipes.
+	# A plain bakery-wipe --all is the operator's: it always wipes.
 	BAKERY_NOW=$((ten + 86400 + 90)) paid_order cy >/dev/null
-	run --separate-stderr at $((ten + 86400 + 120)) bakery-wipe
+	run --separate-stderr at $((ten + 86400 + 120)) bakery-wipe --all
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .sandbox)" default
-	run -64 bakery-wipe --daily --resume
+	run -64 bakery-wipe --all --daily --resume
+}
+
+@test "a wipe of one sandbox is not the day's wipe of every sandbox" {
+	ten=1796205600 # 2026-12-02T10:00:00Z
+	export BAKERY_NOW=$((ten - 60))
+	paid_order ada >/dev/null
+	bakery-order -s trial place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	run --separate-stderr bakery-wipe -s trial
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .sandbox)" trial
+	run --separate-stderr at "$ten" bakery-wipe --all --daily
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .sandbox)" default
+	assert_equal "$(bakery-show --list | wc -l)" 0
 }
