@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -439,7 +440,7 @@ external_http(const char *url, const char *secret_file,
 	long connect_ms = timeout_s < 5 ? timeout_s * 1000L : 5000L;
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
-	    strncmp(url, "https://", 8) == 0 ? "https" : "http");
+	    strncasecmp(url, "https:", 6) == 0 ? "https" : "http");
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);

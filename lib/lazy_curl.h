@@ -18,7 +18,8 @@
 	X(curl_easy_getinfo) X(curl_easy_init) X(curl_easy_perform)     \
 	X(curl_easy_setopt) X(curl_easy_strerror) X(curl_free)          \
 	X(curl_global_cleanup) X(curl_global_init) X(curl_slist_append) \
-	X(curl_slist_free_all) X(curl_version_info)
+	X(curl_slist_free_all) X(curl_url) X(curl_url_cleanup)          \
+	X(curl_url_get) X(curl_url_set) X(curl_version_info)
 LAZY_CURL_FUNCTIONS(LAZY_EXTERN)
 int lazy_curl(void);
 
@@ -37,6 +38,10 @@ int lazy_curl(void);
 #define curl_global_init (*lazy_curl_global_init)
 #define curl_slist_append (*lazy_curl_slist_append)
 #define curl_slist_free_all (*lazy_curl_slist_free_all)
+#define curl_url (*lazy_curl_url)
+#define curl_url_cleanup (*lazy_curl_url_cleanup)
+#define curl_url_get (*lazy_curl_url_get)
+#define curl_url_set (*lazy_curl_url_set)
 #define curl_version_info (*lazy_curl_version_info)
 
 #endif

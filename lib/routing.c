@@ -5,6 +5,7 @@
 #include "routing.h"
 #include "envelope.h"
 #include "store.h"
+#include "url.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,22 +75,6 @@ plain(const char *s)
 	return 1;
 }
 
-/* http is for the loopback only: its signature would travel in clear. */
-static int
-loopback(const char *url)
-{
-	const char *host = url + strlen("http://");
-	static const char *const ok[] = { "127.0.0.1", "localhost", "[::1]",
-		NULL };
-	for (int i = 0; ok[i]; i++) {
-		size_t n = strlen(ok[i]);
-		if (strncmp(host, ok[i], n) == 0 &&
-		    (host[n] == ':' || host[n] == '/' || host[n] == '\0'))
-			return 1;
-	}
-	return 0;
-}
-
 /* Parses one route's fields into r; the line's other routes are in t. */
 static int
 parse_route(char **f, int nf, const char *file, int line, const routes *t,
@@ -138,17 +124,20 @@ parse_route(char **f, int nf, const char *file, int line, const routes *t,
 			if (secret)
 				return bad_line(file, line, "exec: takes no "
 				    "secret=");
-		} else if (strncmp(sub, "https://", 8) == 0 ||
-		    strncmp(sub, "http://", 7) == 0) {
+		} else if (strncasecmp(sub, "https:", 6) == 0 ||
+		    strncasecmp(sub, "http:", 5) == 0) {
 			r->how = ROUTE_HTTP;
-			if (strlen(sub) > 2048 || !plain(sub) ||
-			    !sub[sub[4] == 's' ? 8 : 7])
+			if (strlen(sub) > 2048 || !plain(sub))
 				return bad_line(file, line, "want a URL of at most "
 				    "2048 printable ASCII characters");
-			if (sub[4] == ':' && !loopback(sub))
-				return bad_line(file, line, "http:// is for "
-				    "127.0.0.1, localhost or [::1] only: use "
-				    "https://");
+			/* http only to this machine: its signed body would
+			 * travel in clear (url.h). */
+			const char *why;
+			int rc = url_check_http(sub, &why);
+			if (rc == EX_CONFIG)
+				return bad_line(file, line, "%s", why);
+			if (rc)
+				return rc;
 			if (!secret || secret[0] != '/')
 				return bad_line(file, line, "an http(s) subscriber "
 				    "wants secret=/ABSOLUTE/FILE");

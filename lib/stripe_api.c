@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "stripe_api.h"
 #include "secret.h"
+#include "url.h"
 #include "util.h"
 
 #include <errno.h>
@@ -34,24 +35,6 @@ key_valid(const char *key)
 		    (key[i] >= 'A' && key[i] <= 'Z')))
 			return 0;
 	return 1;
-}
-
-/* https://, or http:// to a loopback host: the key never travels in clear
- * beyond this machine. */
-static int
-base_allowed(const char *base)
-{
-	if (strncmp(base, "https://", 8) == 0)
-		return 1;
-	static const char *const loopback[] = { "http://127.0.0.1",
-		"http://localhost", "http://[::1]", NULL };
-	for (const char *const *l = loopback; *l; l++) {
-		size_t n = strlen(*l);
-		if (strncmp(base, *l, n) == 0 &&
-		    (base[n] == '\0' || base[n] == ':' || base[n] == '/'))
-			return 1;
-	}
-	return 0;
 }
 
 static int
@@ -91,9 +74,15 @@ stripe_api_open(stripe_api *api, const char *key_file)
 	const char *base = getenv("BAKERY_STRIPE_API");
 	if (!base || !*base)
 		base = STRIPE_API_BASE;
-	if (!base_allowed(base))
-		return bakery_fail(EX_CONFIG, "bad BAKERY_STRIPE_API: '%s': %s",
-		    base, "want https://, or http:// to a loopback host");
+	/* https://, or http:// to a loopback host: the key never travels in
+	 * clear beyond this machine (url.h). The URL is not repeated: its
+	 * userinfo, refused, may be a password. */
+	const char *why;
+	if ((rc = url_check_http(base, &why)) == EX_CONFIG)
+		return bakery_fail(EX_CONFIG, "bad BAKERY_STRIPE_API: %s: %s",
+		    why, "want https://, or http:// to a loopback host");
+	if (rc)
+		return rc;
 	api->base = bakery_xstrdup(base);
 	size_t n = strlen(api->base);
 	while (n > 0 && api->base[n - 1] == '/')
@@ -281,7 +270,7 @@ stripe_api_post(const stripe_api *api, const char *path,
 
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
-	    strncmp(api->base, "https://", 8) == 0 ? "https" : "http");
+	    strncasecmp(api->base, "https:", 6) == 0 ? "https" : "http");
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
 	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);

@@ -3,6 +3,7 @@
 # 127.0.0.1: Stripe's wire format and idempotency rules, and a count of
 # charges. Whatever the retries, drops and crashes: one charge per order.
 load helpers
+bats_require_minimum_version 1.5.0
 
 KEY=sk_test_bakery4f1c9a0e27d35b86
 WHSEC=whsec_standin_3b9e
@@ -216,6 +217,23 @@ deliver_webhooks() {
 	BAKERY_STRIPE_KEY=$KEY BAKERY_STRIPE_API=http://127.0.0.1:1 run bakery-order pay "$id"
 	assert_failure 69
 	refute_output --partial "$KEY"
+}
+
+@test "BAKERY_STRIPE_API is judged by its host, not its first characters: 78, nothing sent, the URL not repeated" {
+	standin
+	id=$(place ada)
+	port=${STANDIN#http://127.0.0.1:}
+	for api in "http://127.0.0.1:$port@example.com" "http://u:pw_s3cret@127.0.0.1:$port" \
+		"http://127.0.0.1.example.com:$port" "http://localhost.evil:$port" \
+		"http://[::1]@127.0.0.2.example.com"; do
+		BAKERY_STRIPE_API=$api run --separate-stderr bakery-order pay "$id"
+		assert_failure 78
+		[[ "$stderr" == *"bad BAKERY_STRIPE_API"* ]]
+		[[ "$stderr" != *"$api"* ]]
+		[[ "$stderr" != *pw_s3cret* ]]
+	done
+	assert_equal "$(requests | wc -l)" 0
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
 }
 
 @test "a bad key, key file or API URL is a configuration error" {

@@ -309,6 +309,26 @@ EOF
 }
 
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "an http route whose userinfo looks like the loopback is refused (78, FILE:LINE), nothing consumed" {
+	paid_order ada >/dev/null
+	before=$(queue_ids | sort)
+	f="$BATS_TEST_TMPDIR/routes"
+	for url in 'http://127.0.0.1:80@example.com/hook' 'http://[::1]@evil/' \
+		'https://user:pw@erp.example/hook'; do
+		printf 'OrderPaid builtin:crm\nOrderPaid %s name=a secret=/s\n' "$url" >"$f"
+		run --separate-stderr bakery-consume --routes-file "$f"
+		assert_failure 78
+		assert_output ""
+		[[ "$stderr" == *"$f:2: a URL with userinfo"* ]]
+	done
+	printf 'OrderPaid http://127.0.0.1.example.com/ name=a secret=/s\n' >"$f"
+	run --separate-stderr bakery-consume --routes-file "$f"
+	assert_failure 78
+	[[ "$stderr" == *"$f:1: http:// is for"* ]]
+	assert_equal "$(queue_ids | sort)" "$before"
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "hostile routes files are a configuration error (78) naming the file and line; nothing is consumed" {
 	paid_order ada >/dev/null
 	before=$(queue_ids | sort)

@@ -163,10 +163,65 @@ parsing(void)
 	    "more than", "too many subscribers of one type");
 }
 
+/*
+ * http(s) subscribers: the host is what libcurl's parser says it is, not
+ * what the URL starts with (url.h). Each URL is one route, line 1.
+ */
+static void
+hostile_urls(void)
+{
+	static const struct {
+		const char *url, *why; /* why NULL: accepted */
+	} cases[] = {
+		{ "http://127.0.0.1:8/x", NULL },
+		{ "http://127.255.255.254:9/hook", NULL },
+		{ "http://localhost:8080/hook", NULL },
+		{ "http://LOCALHOST/x", NULL },
+		{ "HTTP://127.0.0.1/x", NULL },
+		{ "http://[::1]:9/x", NULL },
+		{ "http://[0:0:0:0:0:0:0:1]/x", NULL },
+		{ "http://127.1/x", NULL },
+		{ "http://%6c%6fcalhost/x", NULL },
+		{ "https://h.example/x", NULL },
+		{ "HTTPS://h.example:8443/x", NULL },
+		{ "http://127.0.0.1:80@example.com/hook", "userinfo" },
+		{ "http://[::1]@evil/", "userinfo" },
+		{ "http://@127.0.0.1/", "userinfo" },
+		{ "http://u:p@127.0.0.1/", "userinfo" },
+		{ "http://127.0.0.1\\@evil/", "userinfo" },
+		{ "https://user:pw@h.example/", "userinfo" },
+		{ "https://user@h.example/", "userinfo" },
+		{ "http://127.0.0.1.example.com/", "http:// is for" },
+		{ "http://localhost.evil/", "http:// is for" },
+		{ "http://127.0.0.1%2eexample.com/", "http:// is for" },
+		{ "http://%6c%6fcalhost.evil/", "http:// is for" },
+		{ "HTTP://example.com/", "http:// is for" },
+		{ "http://[::2]/", "http:// is for" },
+		{ "http://[::ffff:127.0.0.1]/", "http:// is for" },
+		{ "http://0.0.0.0/", "http:// is for" },
+		{ "http://128.0.0.1/", "http:// is for" },
+		{ "http:///hook", "without a host" },
+		{ "http://", "without a host" },
+		{ "https:///x", "without a host" },
+		{ "http:example.com", "without a host" },
+		{ "http://127.0.0.1:99999/", "not a URL libcurl can parse" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char text[256];
+		int len = snprintf(text, sizeof text,
+		    "OrderPaid %s name=a secret=/s\n", cases[i].url);
+		if (!cases[i].why)
+			parses(text, 1, cases[i].url);
+		else
+			refused(text, (size_t)len, 1, cases[i].why, cases[i].url);
+	}
+}
+
 int
 main(void)
 {
 	parsing();
+	hostile_urls();
 	routes_are_whole();
 
 	const char *placed[] = { "schedule/2027-01-15", "kitchen/board", NULL };
