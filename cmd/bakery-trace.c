@@ -1,6 +1,7 @@
 /*
  * bakery-trace — where one event has been: recorded, relayed, queued,
- * applied by each subscriber, dead-lettered, redriven. Reads, never writes.
+ * applied by each subscriber, dead-lettered, redriven; or every event of
+ * one order. Reads, never writes.
  */
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
@@ -10,7 +11,8 @@
 #include <string.h>
 
 #define USAGE \
-	"usage: bakery-trace [--json] EVENT_ID\n"
+	"usage: bakery-trace [--json] EVENT_ID\n" \
+	"       bakery-trace [--json] ORDER_ID   every event of the order (ord_...)\n"
 
 enum { OPT_JSON = CLI_OPT_FIRST_FREE };
 
@@ -49,6 +51,22 @@ print_step(jv s)
 	jv_free(d);
 }
 
+/* One event's trace as a block of lines. Consumes t. */
+static void
+print_trace(jv t)
+{
+	printf("event %s %s in sandbox %s\n", text(t, "id"),
+	    *text(t, "type") ? text(t, "type") : "(type unknown)",
+	    text(t, "sandbox"));
+	jv steps = jv_object_get(jv_copy(t), jv_string("timeline"));
+	jv_array_foreach(steps, i, s) {
+		print_step(s);
+		jv_free(s);
+	}
+	jv_free(steps);
+	jv_free(t);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -68,23 +86,25 @@ main(int argc, char **argv)
 	bakery_ctx ctx;
 	store_look_only = 1;
 	cli_context(&c, &ctx);
-	jv t;
-	int rc = trace_event(&ctx, NULL, argv[0], &t);
+	/* An order id (bakery_id "ord_"): every event of the order, one
+	 * trace each, JSON Lines with --json. */
+	int order = strncmp(argv[0], "ord_", 4) == 0;
+	jv traces;
+	int rc = order ? trace_order(&ctx, NULL, argv[0], &traces)
+		       : trace_event(&ctx, NULL, argv[0], &traces);
 	if (rc)
 		bakery_die_last(rc);
-	if (json) {
-		cli_print(t);
-		cli_exit(&ctx, 0);
+	if (!order)
+		traces = jv_array_append(jv_array(), traces);
+	jv_array_foreach(traces, i, t) {
+		if (json)
+			cli_print(t);
+		else {
+			if (i > 0)
+				putchar('\n');
+			print_trace(t);
+		}
 	}
-	printf("event %s %s in sandbox %s\n", argv[0],
-	    *text(t, "type") ? text(t, "type") : "(type unknown)",
-	    text(t, "sandbox"));
-	jv steps = jv_object_get(jv_copy(t), jv_string("timeline"));
-	jv_array_foreach(steps, i, s) {
-		print_step(s);
-		jv_free(s);
-	}
-	jv_free(steps);
-	jv_free(t);
+	jv_free(traces);
 	cli_exit(&ctx, 0);
 }

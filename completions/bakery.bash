@@ -124,8 +124,10 @@ _bakery()
 	case $prog:$sub in
 	bakery-order:pay | bakery-order:show | bakery-order:events)
 		words=$(_bakery_run bakery-order list | _bakery_ids) ;;
-	bakery-dlq:show | bakery-redrive:* | bakery-trace:*)
+	bakery-dlq:show | bakery-redrive:*)
 		words=$(_bakery_run bakery-dlq list | _bakery_ids) ;;
+	bakery-trace:*)
+		words=$({ _bakery_run bakery-dlq list; _bakery_run bakery-order list; } | _bakery_ids) ;;
 	bakery-show:* | bakery-relay:*)
 		words=$(_bakery_run bakery-show --list | tr -d '"') ;;
 	bakery-fault:set | bakery-fault:clear)

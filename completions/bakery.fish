@@ -94,6 +94,7 @@ complete -c bakery-status -l prom -r -d 'Prometheus textfile'
 complete -c bakery-status -l max-age -x -d 'outbox age that needs attention'
 
 complete -c bakery-trace -f -a '(__bakery_run bakery-dlq list | __bakery_ids)'
+complete -c bakery-trace -f -a '(__bakery_run bakery-order list | __bakery_ids)'
 complete -c bakery-trace -l json -d 'one JSON object'
 
 complete -c bakery-wipe -f

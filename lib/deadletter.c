@@ -162,7 +162,9 @@ deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 	return rc;
 }
 
-/* The row goes and a note of the redrive stays, in one transaction. */
+/* The row goes and a note of the redrive stays, in one transaction: the
+ * note keeps the dead letter as it was (its error, its deliveries), which
+ * bakery-trace shows after the redrive. */
 static int
 forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type)
@@ -175,9 +177,16 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
 		"INSERT INTO redrives(event_id, type, last_at)"
 		" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
 		" SET times = times + 1, last_at = excluded.last_at",
+		/* A row another redrive deleted meanwhile leaves the note
+		 * of the dead letter it kept. */
+		"UPDATE redrives SET (dead_error, dead_attempts, dead_times,"
+		" dead_stored_at, dead_updated_at) = (SELECT error, attempts,"
+		" times, stored_at, updated_at FROM dead_letters"
+		" WHERE event_id = ?1) WHERE event_id = ?1 AND EXISTS"
+		" (SELECT 1 FROM dead_letters WHERE event_id = ?1)",
 		"DELETE FROM dead_letters WHERE event_id = ?1",
 	};
-	rc = store_run(db, "cannot forget dead letter", 2, sql, "tti", id,
+	rc = store_run(db, "cannot forget dead letter", 3, sql, "tti", id,
 	    type ? type : "", bakery_now_ms());
 	sqlite3_close(db);
 	return rc;

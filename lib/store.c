@@ -150,9 +150,18 @@ static const char *const sandbox_migrations[] = {
 	/* What was redriven and when, for bakery-trace. */
 	"CREATE TABLE redrives(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
 	"  times INTEGER NOT NULL DEFAULT 1, last_at INTEGER NOT NULL);",
+	/* The dead letter a redrive removed, as it was, so that the trace
+	 * still shows it and its last error: error, attempts, times,
+	 * stored_at and updated_at of the dead_letters row. A reader of the
+	 * first version (read_from 1) reads redrives by column name. */
+	"ALTER TABLE redrives ADD COLUMN dead_error TEXT;"
+	"ALTER TABLE redrives ADD COLUMN dead_attempts INTEGER;"
+	"ALTER TABLE redrives ADD COLUMN dead_times INTEGER;"
+	"ALTER TABLE redrives ADD COLUMN dead_stored_at INTEGER;"
+	"ALTER TABLE redrives ADD COLUMN dead_updated_at INTEGER;",
 };
 const store_schema store_sandbox_schema = {
-	"sandbox", sandbox_migrations, 1, 1, NULL
+	"sandbox", sandbox_migrations, 2, 1, NULL
 };
 
 static const char *const alarms_migrations[] = {

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static jv
 text_or_null(sqlite3_stmt *st, int col)
@@ -143,14 +144,48 @@ dead_row(sqlite3_stmt *st, void *arg)
 	}
 }
 
+/* The column of st named name, or -1: a sandbox file of the first
+ * version has no note of the dead letter a redrive removed. */
+static int
+column(sqlite3_stmt *st, const char *name)
+{
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		if (strcmp(sqlite3_column_name(st, i), name) == 0)
+			return i;
+	return -1;
+}
+
+/* The dead letter the last redrive removed, as the redrive noted it;
+ * null when there is no note. */
+static jv
+redriven_dead_letter(sqlite3_stmt *st)
+{
+	int stored = column(st, "dead_stored_at");
+	if (stored < 0 || sqlite3_column_type(st, stored) == SQLITE_NULL)
+		return jv_null();
+	jv d = jv_object();
+	d = jv_object_set(d, jv_string("error"),
+	    text_or_null(st, column(st, "dead_error")));
+	d = jv_object_set(d, jv_string("attempts"),
+	    jv_number(sqlite3_column_int(st, column(st, "dead_attempts"))));
+	d = jv_object_set(d, jv_string("times"),
+	    jv_number(sqlite3_column_int(st, column(st, "dead_times"))));
+	d = jv_object_set(d, jv_string("stored_at"), store_column_time(st,
+	    stored));
+	return jv_object_set(d, jv_string("updated_at"), store_column_time(st,
+	    column(st, "dead_updated_at")));
+}
+
 static void
 redrive_row(sqlite3_stmt *st, void *arg)
 {
 	struct found *f = arg;
 	jv r = jv_object();
 	r = jv_object_set(r, jv_string("times"),
-	    jv_number(sqlite3_column_int(st, 0)));
-	r = jv_object_set(r, jv_string("last_at"), store_column_time(st, 1));
+	    jv_number(sqlite3_column_int(st, column(st, "times"))));
+	r = jv_object_set(r, jv_string("last_at"), store_column_time(st,
+	    column(st, "last_at")));
+	r = jv_object_set(r, jv_string("dead_letter"), redriven_dead_letter(st));
 	set(f, "redriven", r);
 }
 
@@ -280,9 +315,17 @@ timeline(jv t)
 		    envelope_field(t, "sandbox"), jv_copy(d));
 	jv_free(d);
 	jv r = envelope_field(t, "redriven");
-	if (jv_get_kind(r) == JV_KIND_OBJECT)
+	if (jv_get_kind(r) == JV_KIND_OBJECT) {
+		/* The dead letter a redrive removed: still a step it took. */
+		jv gone = envelope_field(r, "dead_letter");
+		if (jv_get_kind(gone) == JV_KIND_OBJECT)
+			steps[n++] = step(envelope_field(gone, "stored_at"),
+			    "dead-lettered", envelope_field(t, "sandbox"),
+			    jv_copy(gone));
+		jv_free(gone);
 		steps[n++] = step(envelope_field(r, "last_at"), "redriven",
 		    envelope_field(t, "sandbox"), jv_copy(r));
+	}
 	jv_free(r);
 	jv subs = envelope_field(t, "subscribers");
 	jv_array_foreach(subs, i, s) {
@@ -344,7 +387,7 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 		    dead_row, &f);
 	if (!rc)
 		rc = query(ctx, sandbox_db, &store_sandbox_schema,
-		    "SELECT times, last_at FROM redrives WHERE event_id = ?1", id,
+		    "SELECT * FROM redrives WHERE event_id = ?1", id,
 		    redrive_row, &f);
 	free(sandbox_db);
 	if (!rc)
@@ -369,5 +412,75 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	jv_free(f.envelope);
 	set(&f, "timeline", timeline(f.t));
 	*out = f.t;
+	return 0;
+}
+
+static void
+id_row(sqlite3_stmt *st, void *arg)
+{
+	jv *ids = arg;
+	*ids = jv_array_append(*ids,
+	    jv_string((const char *)sqlite3_column_text(st, 0)));
+}
+
+/* The ids of the events the order's objects recorded: order/ORDER's,
+ * then billing/ORDER's (its payments), each in the order recorded. */
+static int
+order_event_ids(bakery_ctx *ctx, const char *sandbox, const char *order,
+    jv *ids)
+{
+	static const char *const kinds[] = { "order", "billing" };
+	int rc = 0, found = 0;
+	*ids = jv_array();
+	for (int i = 0; i < 2 && !rc; i++) {
+		char address[96];
+		snprintf(address, sizeof address, "%s/%s", kinds[i], order);
+		char *path = store_object_path(ctx, sandbox, address);
+		found |= access(path, F_OK) == 0;
+		rc = query_object(ctx, path, "SELECT id FROM events ORDER BY"
+		    " seq", NULL, id_row, ids);
+		free(path);
+	}
+	if (!rc && !found)
+		rc = bakery_fail(EX_NOINPUT, "no such order: '%s' in sandbox "
+		    "'%s'", order, sandbox);
+	return rc;
+}
+
+int
+trace_order(bakery_ctx *ctx, const char *sandbox, const char *order,
+    jv *out)
+{
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	if (!bakery_name_valid(order))
+		return bakery_fail(EX_USAGE, "bad order id: '%s'", order);
+	jv ids;
+	int rc = store_home_exists(ctx);
+	if (!rc)
+		rc = order_event_ids(ctx, sandbox, order, &ids);
+	if (rc)
+		return rc;
+	*out = jv_array();
+	jv_array_foreach(ids, i, id) {
+		jv t;
+		if (!rc && !(rc = trace_event(ctx, sandbox, jv_string_value(id),
+		    &t)))
+			*out = jv_array_append(*out, t);
+		jv_free(id);
+	}
+	jv_free(ids);
+	if (rc) {
+		jv_free(*out);
+		return rc;
+	}
+	/* In time order across the two objects (a payment is recorded
+	 * between OrderPlaced and OrderPaid); jv_sort is stable. */
+	jv keys = jv_array();
+	jv_array_foreach(*out, i, t) {
+		keys = jv_array_append(keys, envelope_field(t, "recorded_at"));
+		jv_free(t);
+	}
+	*out = jv_sort(*out, keys);
 	return 0;
 }

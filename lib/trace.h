@@ -16,7 +16,10 @@
  *   applied        at each subscriber the routes file names for it
  *                  (routing_subscribers), the seen table's applied_at.
  *   dead-lettered  the sandbox's dead_letters row: when, how often, why.
- *   redriven       the sandbox's redrives row: how often, the last time.
+ *   redriven       the sandbox's redrives row: how often, the last time,
+ *                  and the dead letter the last redrive removed (its
+ *                  error, deliveries, times, when stored): the timeline
+ *                  keeps that dead-lettered step after the redrive.
  *
  * The envelope comes from the recording object, else from the dead letter,
  * else from the queue. EX_NOINPUT when the event is found nowhere.
@@ -27,7 +30,7 @@
  *    "queue":[{"queue","deliveries","leased","visible_at","last_error"}],
  *    "subscribers":[{"address","applied_at"}],
  *    "dead_letter":{"error","attempts","times","stored_at","updated_at"}|null,
- *    "redriven":{"times","last_at"}|null,
+ *    "redriven":{"times","last_at","dead_letter":{...as above}|null}|null,
  *    "timeline":[{"at","step","where","detail"}]}
  * The timeline is in time order; steps without a time ("queued", "pending"
  * at a subscriber that has not applied it) come last.
@@ -40,6 +43,13 @@
 #include "ctx.h"
 
 int trace_event(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *out);
+
+/* Every event of an order: those its order/ORDER and billing/ORDER
+ * objects recorded, in the order recorded (by recorded_at), each traced as trace_event
+ * does; a jv array. EX_NOINPUT when the sandbox has neither object;
+ * EX_USAGE for an order id that is not a name. */
+int trace_order(bakery_ctx *ctx, const char *sandbox, const char *order,
     jv *out);
 
 #endif

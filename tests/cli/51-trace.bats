@@ -66,9 +66,53 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 	run --separate-stderr bakery-trace --json "$ev"
 	assert_success
 	echo "$output" | jq -e '.queue == [] and ([.subscribers[] | .applied_at != null] == [true, true])'
-	echo "$output" | jq -e '[.timeline[].step] == ["recorded", "relayed", "applied", "redriven", "applied"]'
+	echo "$output" | jq -e '[.timeline[].step] == ["recorded", "relayed", "applied", "dead-lettered", "redriven", "applied"]'
 	run bakery-trace "$ev"
 	assert_line --regexp "redriven +default: 1 times\$"
+}
+
+@test "after a redrive the trace keeps the dead-letter step and its last error" {
+	bakery-fault set kitchen-refuses
+	id=$(place ada)
+	ev=$(event_id "$id" OrderPlaced)
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	bakery-redrive "$ev" >/dev/null
+	run --separate-stderr bakery-trace --json "$ev"
+	assert_success
+	echo "$output" | jq -e '.dead_letter == null'
+	echo "$output" | jq -e '.redriven.dead_letter.error == "Kitchen answered 503" and .redriven.dead_letter.attempts == 4'
+	echo "$output" | jq -e '[.timeline[] | select(.step == "dead-lettered") | .detail.error] == ["Kitchen answered 503"]'
+	run --separate-stderr bakery-trace "$ev"
+	assert_line --regexp "dead-lettered +default: 4 deliveries, 1 times, last error: Kitchen answered 503\$"
+}
+
+@test "bakery-trace ORDER_ID shows every event of the order, in time order" {
+	id=$(paid_order ada)
+	bakery-consume >/dev/null
+	run --separate-stderr bakery-trace --json "$id"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$(jq -r .type <<<"$output" | tr '\n' ' ')" "OrderPlaced PaymentSucceeded OrderPaid "
+	want=$( (bakery-order events "$id" | jq -r .id
+		sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT id FROM events") | sort)
+	assert_equal "$(jq -r .id <<<"$output" | sort)" "$want"
+	echo "$output" | jq -s -e '[.[].recorded_at] == ([.[].recorded_at] | sort)'
+	run --separate-stderr bakery-trace "$id"
+	assert_success
+	assert_equal "$(grep -c '^event evt_' <<<"$output")" 3
+	assert_line --regexp "^event evt_[0-9a-f]+ PaymentSucceeded in sandbox default\$"
+}
+
+@test "an unknown order exits 66, an order id that is not a name 64" {
+	place ada >/dev/null
+	run --separate-stderr bakery-trace ord_000000000000000000000000
+	assert_failure 66
+	assert_output ""
+	[[ "$stderr" == *"no such order: 'ord_000000000000000000000000'"* ]]
+	run --separate-stderr bakery-trace 'ord_../x'
+	assert_failure 64
+	assert_output ""
 }
 
 @test "an unknown id exits 66; no id or two ids exit 64" {

@@ -114,3 +114,15 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run complete_bash bakery help st
 	assert_output status
 }
+
+@test "bash: bakery-trace completes dead-letter ids and order ids" {
+	id=$(place ada)
+	run complete_bash bakery-trace ord_
+	assert_output "$id"
+	bakery-fault set kitchen-refuses
+	place bo >/dev/null
+	bakery-consume --max-retries 0 >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	run complete_bash bakery-trace evt_
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort)" "$(bakery-dlq list | jq -r .id | sort)"
+}
