@@ -390,7 +390,10 @@ install: all
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
-	install -m 644 share/menu.tsv share/routes $(DESTDIR)$(SHAREDIR)
+	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
+	# The routes' example names the examples where they are installed.
+	sed 's|@SHAREDIR@|$(SHAREDIR)|g' share/routes > $(DESTDIR)$(SHAREDIR)/routes
+	chmod 644 $(DESTDIR)$(SHAREDIR)/routes
 	install -m 755 $(EXAMPLES) $(DESTDIR)$(SHAREDIR)/examples
 	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
 	install -m 644 share/lighttpd/bakery-webhook.conf $(DESTDIR)$(SHAREDIR)/lighttpd

@@ -89,3 +89,12 @@ run_examples() {
 		done
 	done
 }
+
+@test "the routes bakery.7 shows are lines bakery-consume --routes prints for the default" {
+	awk '/^\.Sh ROUTING/ { r = 1; next } /^\.Sh / { r = 0 } r && /^\{"type"/' \
+		"$MAN/bakery.7" >"$BATS_TEST_TMPDIR/shown"
+	[ -s "$BATS_TEST_TMPDIR/shown" ]
+	bakery-consume --routes >"$BATS_TEST_TMPDIR/printed"
+	run grep -vxFf "$BATS_TEST_TMPDIR/printed" "$BATS_TEST_TMPDIR/shown"
+	assert_output ""
+}

@@ -86,6 +86,23 @@ setup_file() {
 	[ -x "$ROOT/usr/share/bakery/examples/dedupe-receiver" ]
 }
 
+@test "every program the installed routes' examples run is installed where they name it" {
+	routes="$ROOT/usr/share/bakery/routes"
+	run grep -c '@SHAREDIR@' "$routes"
+	assert_output 0
+	# The example lines, uncommented, are a routes file the consumer takes.
+	sed -n 's/^#   \([A-Z][A-Za-z]* \)/\1/p' "$routes" >"$BATS_TEST_TMPDIR/examples"
+	[ -s "$BATS_TEST_TMPDIR/examples" ]
+	run --separate-stderr "$ROOT/usr/bin/bakery-consume" --routes-file "$BATS_TEST_TMPDIR/examples" --routes
+	assert_success
+	n=0
+	for prog in $(grep -o 'exec:[^ ]*' "$BATS_TEST_TMPDIR/examples" | cut -d: -f2-); do
+		[ -x "$prog" ] || { echo "not installed: $prog" >&2; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+
 @test "make uninstall removes every file it installed" {
 	make -C "$SRC" uninstall PREFIX="$ROOT/usr" >/dev/null
 	run find "$ROOT" ! -type d
