@@ -241,6 +241,7 @@ home_state() {
 	assert_equal "$(bakery-show --list | wc -l)" "$objects"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a wipe with neither -s nor --all exits 64 with the usage and removes nothing" {
 	fill default
 	before=$(home_state)
@@ -252,6 +253,7 @@ home_state() {
 	assert_equal "$(home_state)" "$before"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "--all with -s or BAKERY_SANDBOX exits 64 and removes nothing" {
 	fill default
 	before=$(home_state)

@@ -219,6 +219,7 @@ deliver_webhooks() {
 	refute_output --partial "$KEY"
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "BAKERY_STRIPE_API is judged by its host, not its first characters: 78, nothing sent, the URL not repeated" {
 	standin
 	id=$(place ada)
