@@ -444,6 +444,8 @@ order_event_ids(bakery_ctx *ctx, const char *sandbox, const char *order,
 	if (!rc && !found)
 		rc = bakery_fail(EX_NOINPUT, "no such order: '%s' in sandbox "
 		    "'%s'", order, sandbox);
+	if (rc)
+		jv_free(*ids);
 	return rc;
 }
 
