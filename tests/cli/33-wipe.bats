@@ -326,3 +326,28 @@ home_state() {
 	assert_equal "$(jq -c '[.sandbox, .run]' <<<"$output")" '["s2",1]'
 	assert_equal "$(home_state)" "$before"
 }
+
+@test "an unfinished wipe recorded before wipes had scopes is one of every sandbox: --dry-run reads it as it is, --all --resume finishes it" {
+	fill default
+	fill s2
+	# wipe.db as a bakery before scopes left it, killed after default.
+	sqlite3 "$BAKERY_HOME/wipe.db" "
+		CREATE TABLE runs(id INTEGER PRIMARY KEY, started_at INTEGER NOT NULL, finished_at INTEGER);
+		CREATE TABLE steps(run INTEGER NOT NULL, sandbox TEXT NOT NULL, done_at INTEGER, PRIMARY KEY (run, sandbox));
+		INSERT INTO runs VALUES (1, 1, NULL);
+		INSERT INTO steps VALUES (1, 'default', 1), (1, 's2', NULL);
+		PRAGMA user_version = 1;"
+	before=$(home_state)
+	run --separate-stderr bakery-wipe --all --resume --dry-run
+	assert_success
+	assert_equal "$(jq -c '[.sandbox, .run]' <<<"$output")" '["s2",1]'
+	assert_equal "$(home_state)" "$before"
+	run --separate-stderr bakery-wipe -s s2 --resume
+	assert_success
+	assert_output ""
+	run --separate-stderr bakery-wipe --all --resume
+	assert_success
+	assert_equal "$(jq -c '[.sandbox, .run]' <<<"$output")" '["s2",1]'
+	assert_empty s2
+	assert_equal "$(sqlite3 "$BAKERY_HOME/wipe.db" 'PRAGMA user_version')" 2
+}
