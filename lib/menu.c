@@ -39,8 +39,9 @@ parse_line(char *line, menu_item *it, const char **why)
 	char *end;
 	errno = 0;
 	long price = strtol(tab1 + 1, &end, 10);
-	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > 1000000) {
-		*why = "price must be 1 to 1000000 cents";
+	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > MENU_MAX_PRICE) {
+		*why = "price must be 1 to " DIGITS_OF(MENU_MAX_PRICE)
+		    " cents";
 		return -1;
 	}
 	if (strlen(tab2 + 1) >= sizeof it->title || !tab2[1]) {

@@ -17,6 +17,14 @@
 
 #include "object.h"
 
+/* What an order may hold. place refuses past these, and every subscriber
+ * checks the same limits again in the event's data (subscriber.h), so
+ * that an order placed is never one its subscribers refuse once paid. The
+ * price is the menu's (MENU_MAX_PRICE), the quantity of an item in all its
+ * lines MENU_MAX_QTY. */
+#define ORDER_MAX_LINES 1000   /* item lines */
+#define ORDER_MAX_DELIVERY 200 /* bytes of the delivery address */
+
 typedef struct order_request {
 	const char *customer;
 	const char *day;      /* YYYY-MM-DD */

@@ -33,14 +33,20 @@ check_request(const order_request *req)
 	if (!req->day || !bakery_day_valid(req->day))
 		return bakery_fail(EX_USAGE, "bad day: '%s': want YYYY-MM-DD",
 		    req->day ? req->day : "");
-	if (req->delivery && !bakery_text_valid(req->delivery, 200))
-		return bakery_fail(EX_USAGE, "bad delivery address: %s",
-		    "want 1 to 200 bytes of UTF-8 without control characters");
+	if (req->delivery && !bakery_text_valid(req->delivery,
+		ORDER_MAX_DELIVERY))
+		return bakery_fail(EX_USAGE, "bad delivery address: want 1 to "
+		    "%d bytes of UTF-8 without control characters",
+		    ORDER_MAX_DELIVERY);
 	if (req->key && !key_valid(req->key))
 		return bakery_fail(EX_USAGE, "bad key: want 1 to 128 bytes %s",
 		    "of UTF-8 without spaces or control characters");
 	if (req->n_items < 1)
 		return bakery_fail(EX_USAGE, "no items: want ITEM=QTY...");
+	if (req->n_items > ORDER_MAX_LINES)
+		return bakery_fail(EX_USAGE, "too many items: %d lines, want at "
+		    "most %d (an item's lines may be one ITEM=QTY)", req->n_items,
+		    ORDER_MAX_LINES);
 	return 0;
 }
 

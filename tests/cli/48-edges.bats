@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# The promise at the edges: no paid order its subscribers refuse, no
+# payment without Billing, no file at a secret's or the menu's name that
+# hangs its reader, no object file followed through a link, no answer lost
+# without the order's id, no Content-Length but digits, no full disk unseen.
+load helpers
+bats_require_minimum_version 1.5.0
+
+teardown() {
+	if [ -n "${MNT:-}" ] && mountpoint -q "$MNT"; then umount "$MNT"; fi
+}
+
+# menu N: a menu of N items, item1..itemN at 100 cents, as BAKERY_MENU.
+menu() {
+	local i
+	for i in $(seq "$1"); do printf 'item%d\t100\tItem %d\n' "$i" "$i"; done \
+		>"$BATS_TEST_TMPDIR/menu.tsv"
+	export BAKERY_MENU="$BATS_TEST_TMPDIR/menu.tsv"
+}
+
+# lines N: N item lines, each item at most 99 times in all.
+lines() {
+	local i
+	for i in $(seq "$1"); do printf 'item%d=1\n' $(( (i - 1) % 20 + 1 )); done
+}
+
+# forged ORDER: a PaymentSucceeded made by hand for ORDER's total, with a
+# payment intent Billing never saw.
+forged() {
+	local total
+	total=$(bakery-order show "$1" | jq .total_cents)
+	jq -cn --arg o "$1" --argjson t "$total" --arg at "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" '{
+		specversion: "1.0", id: "evt_0123456789abcdef01234567",
+		type: "PaymentSucceeded", source: "bakery:default/billing/\($o)",
+		subject: "billing/\($o)", time: $at,
+		datacontenttype: "application/json", sandbox: "default",
+		data: {order: $o, payment_intent: "pi_madeup", amount_cents: $t,
+		       currency: "eur", stripe_event: "evt_madeup"}}'
+}
+
+@test "place refuses more item lines than the subscribers accept, and places nothing" {
+	menu 20
+	mapfile -t items < <(lines 1001)
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" "${items[@]}"
+	assert_failure 64
+	[[ "$stderr" == "bakery-order: error: too many items: 1001 lines, want at most 1000"* ]]
+	assert_equal "$(bakery-order list | wc -l)" 0
+}
+
+@test "an order of as many item lines as place takes is paid and reaches the kitchen" {
+	menu 20
+	mapfile -t items < <(lines 1000)
+	id=$(paid_order ada "${items[@]}")
+	run bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(jq -sc 'map(.outcome) | unique' <<<"$output")" '["acked"]'
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" paid
+	assert_effects_once "$id"
+}
