@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "menu.h"
+#include "file.h"
 #include "store.h"
 #include "util.h"
 
@@ -114,10 +115,15 @@ int
 menu_load(menu *m)
 {
 	char *path = find_menu();
-	FILE *f = fopen(path, "r");
+	int fd = file_open_regular(path, 0, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		int rc = bakery_fail(EX_CONFIG, "cannot open menu '%s': %s",
-		    path, strerror(errno));
+		int rc = fd == FILE_NOT_REGULAR
+		    ? bakery_fail(EX_CONFIG, "menu '%s': not a file", path)
+		    : bakery_fail(EX_CONFIG, "cannot open menu '%s': %s", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		free(path);
 		return rc;
 	}

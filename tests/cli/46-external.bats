@@ -477,3 +477,13 @@ hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"
 	assert_equal "$(hooks /bare | jq -s length)" 2
 	assert_equal "$(seen_at bare)" ""
 }
+
+@test "a FIFO named as a subscriber's secret= file is refused without blocking: a failure, retried" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	routes "OrderPaid http://127.0.0.1:9/none name=hook secret=$BATS_TEST_TMPDIR/fifo"
+	paid_order ada >/dev/null
+	run --separate-stderr timeout 20 bakery-consume --retry-delay 0 --max-retries 0 --subscriber-timeout 5
+	assert_success
+	run jq -r 'select(.type == "OrderPaid") | [.status, .outcome, .error] | @tsv' <<<"$output"
+	assert_output "$(printf '503\tdead-lettered\tHook answered 503: cannot read a subscriber'"'"'s webhook secret file (secret=): not a regular file')"
+}

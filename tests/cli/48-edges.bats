@@ -57,3 +57,40 @@ forged() {
 	assert_equal "$(bakery-order show "$id" | jq -r .status)" paid
 	assert_effects_once "$id"
 }
+
+# fifo NAME: a FIFO nobody writes, at $BATS_TEST_TMPDIR/NAME.
+fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
+
+@test "a FIFO as BAKERY_MENU is refused at once with 78, not waited on" {
+	BAKERY_MENU=$(fifo menu) run --separate-stderr timeout 10 bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_failure 78
+	assert_equal "$stderr" "bakery-order: error: menu '$BATS_TEST_TMPDIR/menu': not a file"
+}
+
+@test "a FIFO as --stripe-key-file is refused at once with 78, not waited on" {
+	bakery-order gateway stripe >/dev/null
+	id=$(place ada)
+	run --separate-stderr timeout 10 bakery-order pay --stripe-key-file "$(fifo key)" "$id"
+	assert_failure 78
+	assert_equal "$stderr" "bakery-order: error: cannot read the Stripe key file (--stripe-key-file): not a regular file"
+}
+
+@test "a FIFO as the webhook's --secret-file is refused at once with 78, not waited on" {
+	run --separate-stderr timeout 10 bakery-webhook --signature t=1,v1=00 --secret-file "$(fifo secret)" <<<'{}'
+	assert_failure 78
+	[[ "$stderr" == *"cannot read the webhook secret file (--secret-file): not a regular file"* ]]
+}
+
+@test "a FIFO as BAKERY_STRIPE_WEBHOOK_SECRET_FILE is refused at once with 78, not waited on" {
+	BAKERY_STRIPE_WEBHOOK_SECRET_FILE=$(fifo secret) run --separate-stderr timeout 10 bakery-webhook --signature t=1,v1=00 <<<'{}'
+	assert_failure 78
+	[[ "$stderr" == *"(BAKERY_STRIPE_WEBHOOK_SECRET_FILE): not a regular file"* ]]
+}
+
+@test "a FIFO at HOME/webhook-secret is refused at once with 78, not waited on" {
+	id=$(place ada)
+	mkfifo "$BAKERY_HOME/webhook-secret"
+	run --separate-stderr timeout 10 bakery-order pay "$id"
+	assert_failure 78
+	[[ "$stderr" == *"cannot read the webhook secret '$BAKERY_HOME/webhook-secret': not a regular file"* ]]
+}
