@@ -94,3 +94,27 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 	assert_failure 78
 	[[ "$stderr" == *"cannot read the webhook secret '$BAKERY_HOME/webhook-secret': not a regular file"* ]]
 }
+
+@test "an object file that is a symlink is refused with 78 and never followed" {
+	id=$(place ada)
+	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
+	mv "$f" "$BATS_TEST_TMPDIR/elsewhere.db"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere.db" "$f"
+	sum=$(md5sum <"$BATS_TEST_TMPDIR/elsewhere.db")
+	run --separate-stderr bakery-order pay "$id"
+	assert_failure 78
+	[[ "$stderr" == *"$id.db': not a regular file (a symlink): refused"* ]]
+	run --separate-stderr bakery-order show "$id"
+	assert_failure 78
+	assert_equal "$(md5sum <"$BATS_TEST_TMPDIR/elsewhere.db")" "$sum"
+}
+
+@test "an object file that is a FIFO is refused with 78 at once, by readers and writers" {
+	mkdir -p "$BAKERY_HOME/sandboxes/default/order"
+	mkfifo "$BAKERY_HOME/sandboxes/default/order/ord_fifo.db"
+	for cmd in show pay; do
+		run --separate-stderr timeout 10 bakery-order "$cmd" ord_fifo
+		assert_failure 78
+		[[ "$stderr" == *"ord_fifo.db': not a regular file (a FIFO): refused"* ]]
+	done
+}
