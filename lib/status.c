@@ -28,7 +28,9 @@
 struct totals {
 	jv busy, dead, attention, flagged;
 	jv refunded; /* borrowed: the payment intents marked refunded */
+	jv billed;   /* {ORDER: the payment Billing counted for it} */
 	long objects, rows, armed, rearms, tripped, dead_letters, n_flagged;
+	long unbilled;
 	int64_t oldest_age_s;
 };
 
@@ -52,6 +54,11 @@ read_flagged_payments(sqlite3 *db, const char *sandbox, const char *address,
 		jv_free(all);
 		return;
 	}
+	jv counted = billing_counted_payment(jv_object_set(jv_object(),
+	    jv_string("payments"), jv_copy(all)));
+	if (jv_is_valid(counted))
+		t->billed = jv_object_set(t->billed, jv_string(address + 8),
+		    counted);
 	jv_array_foreach(all, i, f) {
 		const char *pi = envelope_str(f, "payment_intent");
 		int refunded = pi && jv_object_has(jv_copy(t->refunded),
@@ -147,6 +154,29 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 	sqlite3_close(db);
 }
 
+/* A dead-lettered PaymentSucceeded that Billing never counted (the order's
+ * subscriber refused it: billing.h, billing_counts) was made by someone
+ * other than Billing: it paid nothing, and someone sent it. */
+static void
+check_billed(const char *sandbox, const char *id, const char *text,
+    struct totals *t)
+{
+	jv env;
+	if (!text || envelope_json(text, strlen(text), &env))
+		return;
+	const char *order = envelope_data_str(env, "order");
+	const char *pi = envelope_data_str(env, "payment_intent");
+	jv counted = order ? jv_object_get(jv_copy(t->billed), jv_string(order))
+			   : jv_invalid();
+	if (!billing_counts(counted, pi)) {
+		t->unbilled++;
+		attention(t, bakery_xasprintf("sandbox %s: payment event %s for "
+		    "order %s has no record in Billing: it paid nothing; find "
+		    "who sent it", sandbox, id, order ? order : "?"));
+	}
+	jv_free(env);
+}
+
 static void
 read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 {
@@ -163,8 +193,9 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 	}
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
-	    "SELECT event_id, type, error, attempts, times, updated_at"
-	    " FROM dead_letters ORDER BY stored_at, event_id", -1, &st, NULL);
+	    "SELECT event_id, type, error, attempts, times, updated_at,"
+	    " envelope FROM dead_letters ORDER BY stored_at, event_id", -1, &st,
+	    NULL);
 	while (src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		jv d = jv_object();
 		d = jv_object_set(d, jv_string("id"), jv_string(
@@ -181,6 +212,10 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 		    bakery_time_jv(sqlite3_column_int64(st, 5)));
 		t->dead = jv_array_append(t->dead, d);
 		t->dead_letters++;
+		if (strcmp((const char *)sqlite3_column_text(st, 1),
+			"PaymentSucceeded") == 0)
+			check_billed(sandbox, (const char *)sqlite3_column_text(st,
+			    0), (const char *)sqlite3_column_text(st, 6), t);
 	}
 	if (src == SQLITE_OK)
 		src = sqlite3_errcode(db);
@@ -203,7 +238,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 {
 	struct totals t = { .busy = jv_array(), .dead = jv_array(),
 		.flagged = jv_array(), .attention = *attention_out,
-		.refunded = refunded };
+		.refunded = refunded, .billed = jv_object() };
 	jv all;
 	object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
@@ -212,6 +247,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	}
 	jv_free(all);
 	read_dead_letters(ctx, sandbox, &t);
+	jv_free(t.billed);
 	*attention_out = t.attention;
 	jv s = jv_object();
 	s = jv_object_set(s, jv_string("sandbox"), jv_string(sandbox));
@@ -226,6 +262,8 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	    jv_number(t.dead_letters));
 	s = jv_object_set(s, jv_string("flagged_payments"),
 	    jv_number(t.n_flagged));
+	s = jv_object_set(s, jv_string("unbilled_payments"),
+	    jv_number(t.unbilled));
 	s = jv_object_set(s, jv_string("busy"), t.busy);
 	s = jv_object_set(s, jv_string("dead"), t.dead);
 	s = jv_object_set(s, jv_string("flagged"), t.flagged);
@@ -405,6 +443,9 @@ static const struct {
 	  "Dead letters stored in the sandbox." },
 	{ "flagged_payments", "bakery_payments_flagged",
 	  "Payments kept but not counted (double or not the order's): refund." },
+	{ "unbilled_payments", "bakery_payments_unbilled",
+	  "Dead-lettered payment events Billing never recorded: they paid "
+	  "nothing." },
 };
 
 char *

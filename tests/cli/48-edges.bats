@@ -58,6 +58,53 @@ forged() {
 	assert_effects_once "$id"
 }
 
+@test "a PaymentSucceeded made by hand and sent with bakery-queue send pays nothing: the order refuses it" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	forged "$id" | bakery-queue send >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 0
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "PaymentSucceeded") | [.status, .outcome] | @tsv' <<<"$output")" \
+		"$(printf '422\tdead-lettered')"
+	[[ "$(jq -r 'select(.type == "PaymentSucceeded") | .error' <<<"$output")" == *"no payment recorded by Billing"* ]]
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o and .status == "confirmed")] | length')" 0
+}
+
+@test "a PaymentSucceeded made by hand and fed to bakery-consume --stdin pays nothing" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	run --separate-stderr bakery-consume --stdin <<<"$(forged "$id")"
+	[[ "$output" == *'"status":422'* ]]
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+}
+
+@test "the payment event Billing recorded still pays its order when delivered again" {
+	id=$(paid_order ada)
+	evt=$(bakery-queue peek | jq -r 'select(.envelope.type == "PaymentSucceeded") | .envelope | tojson')
+	bakery-consume >/dev/null
+	run --separate-stderr bakery-consume --stdin <<<"$evt"
+	[[ "$output" == *'"status":200'* ]]
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" paid
+	assert_effects_once "$id"
+}
+
+@test "bakery-status flags a dead-lettered payment event Billing never recorded: plain, --json and --prom" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	forged "$id" | bakery-queue send >/dev/null
+	bakery-consume --retry-delay 0 --max-retries 0 >/dev/null
+	bakery-dlq drain >/dev/null
+	want="sandbox default: payment event evt_0123456789abcdef01234567 for order $id has no record in Billing: it paid nothing; find who sent it"
+	run --separate-stderr bakery-status
+	assert_failure 1
+	assert_line "  $want"
+	run --separate-stderr bakery-status --json
+	assert_equal "$(jq -c --arg w "$want" '[.sandboxes[0].unbilled_payments, (.attention | index($w) != null)]' <<<"$output")" '[1,true]'
+	run --separate-stderr bakery-status --prom "$BATS_TEST_TMPDIR/bakery.prom"
+	grep -qx 'bakery_payments_unbilled{sandbox="default"} 1' "$BATS_TEST_TMPDIR/bakery.prom"
+}
+
 # fifo NAME: a FIFO nobody writes, at $BATS_TEST_TMPDIR/NAME.
 fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 
