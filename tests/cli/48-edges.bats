@@ -165,3 +165,10 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 		[[ "$stderr" == *"ord_fifo.db': not a regular file (a FIFO): refused"* ]]
 	done
 }
+
+@test "a place whose answer cannot be written says the order was placed and gives its id" {
+	run --separate-stderr bash -c "bakery-order place --key k1 --customer ada --day $DAY cardamom-bun=1 >/dev/full"
+	assert_failure 74
+	id=$(bakery-order list | jq -r .id)
+	assert_equal "$stderr" "bakery-order: error: order $id was placed, but its answer was lost: cannot write to standard output: No space left on device"
+}
