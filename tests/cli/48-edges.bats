@@ -172,3 +172,12 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 	id=$(bakery-order list | jq -r .id)
 	assert_equal "$stderr" "bakery-order: error: order $id was placed, but its answer was lost: cannot write to standard output: No space left on device"
 }
+
+@test "the webhook as a CGI program takes a Content-Length of digits only" {
+	for bad in ' 2' '+2' '-0' '2 ' '0x2'; do
+		run --separate-stderr env GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=POST \
+			CONTENT_LENGTH="$bad" BAKERY_STRIPE_WEBHOOK_SECRET=whsec_x bakery-webhook <<<'{}'
+		assert_equal "$(head -1 <<<"$output")" $'Status: 400 Bad Request\r'
+		[[ "$output" == *'"message":"bad Content-Length: want digits only"'* ]]
+	done
+}
