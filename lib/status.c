@@ -23,7 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+/* Below this much free space on the home's disk, writes are about to
+ * fail (74): SQLite needs room for a transaction's pages and its WAL. */
+#define STATUS_DISK_LOW (1024 * 1024)
 
 struct totals {
 	jv busy, dead, attention, flagged;
@@ -337,6 +342,19 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	if (rc)
 		return rc;
 	jv attention_list = jv_array();
+	/* A full disk stops every write; status, which writes nothing, is
+	 * where an operator learns of it before the errors pile up. */
+	struct statvfs fs;
+	double free_bytes = -1;
+	if (statvfs(ctx->home, &fs) == 0)
+		free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+	if (free_bytes >= 0 && free_bytes < STATUS_DISK_LOW) {
+		char *s = bakery_xasprintf("home %s: its disk is full (%.0f bytes "
+		    "free): every write fails (74) until space is freed",
+		    ctx->home, free_bytes);
+		attention_list = jv_array_append(attention_list, jv_string(s));
+		free(s);
+	}
 	jv dlq = jv_object_get(jv_copy(queue), jv_string(QUEUE_DLQ));
 	double undrained = 0;
 	jv_object_foreach(dlq, k, v) {
@@ -393,6 +411,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	    g ? jv_string(gateway_name(g)) : jv_null());
 	s = jv_object_set(s, jv_string("max_age_s"),
 	    jv_number((double)max_age_s));
+	s = jv_object_set(s, jv_string("disk_free_bytes"),
+	    free_bytes >= 0 ? jv_number(free_bytes) : jv_null());
 	s = jv_object_set(s, jv_string("ok"),
 	    jv_bool(jv_array_length(jv_copy(attention_list)) == 0));
 	s = jv_object_set(s, jv_string("attention"), attention_list);

@@ -181,3 +181,18 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 		[[ "$output" == *'"message":"bad Content-Length: want digits only"'* ]]
 	done
 }
+
+@test "bakery-status reports a full disk under needs attention" {
+	[ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
+	MNT="$BATS_TEST_TMPDIR/mnt"
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size=2m tmpfs "$MNT"
+	export BAKERY_HOME="$MNT/home"
+	bakery-order gateway test >/dev/null
+	place ada >/dev/null
+	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
+	run --separate-stderr bakery-status --json
+	assert_failure 1
+	assert_equal "$(jq '.disk_free_bytes' <<<"$output")" 0
+	[[ "$(jq -r '.attention[]' <<<"$output")" == "home $BAKERY_HOME: its disk is full (0 bytes free): every write fails (74) until space is freed"* ]]
+}
