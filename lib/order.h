@@ -8,7 +8,9 @@
  * order and changes nothing; the same key with other details is an error.
  *
  * Paying is payments.h; the order becomes paid when its PaymentSucceeded
- * arrives through the queue (the order's subscriber, order.c).
+ * arrives through the queue (the order's subscriber, order.c), and only
+ * when Billing recorded that payment as the one paying the order
+ * (billing_counts): one made by hand is refused (422).
  */
 #ifndef BAKERY_ORDER_H
 #define BAKERY_ORDER_H
