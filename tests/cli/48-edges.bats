@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 # The promise at the edges: no paid order its subscribers refuse, no
 # payment without Billing, no file at a secret's or the menu's name that
 # hangs its reader, no object file followed through a link, no answer lost
@@ -38,6 +39,16 @@ forged() {
 		       currency: "eur", stripe_event: "evt_madeup"}}'
 }
 
+# forged_sent: places an order, consumes its OrderPlaced, then sends a
+# forged payment of it to the queue; prints the order's id.
+forged_sent() {
+	local id
+	id=$(place ada)
+	bakery-consume >/dev/null
+	forged "$id" | bakery-queue send >/dev/null
+	echo "$id"
+}
+
 @test "place refuses more item lines than the subscribers accept, and places nothing" {
 	menu 20
 	mapfile -t items < <(lines 1001)
@@ -59,9 +70,7 @@ forged() {
 }
 
 @test "a PaymentSucceeded made by hand and sent with bakery-queue send pays nothing: the order refuses it" {
-	id=$(place ada)
-	bakery-consume >/dev/null
-	forged "$id" | bakery-queue send >/dev/null
+	id=$(forged_sent)
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 0
 	assert_success
 	assert_equal "$(jq -r 'select(.type == "PaymentSucceeded") | [.status, .outcome] | @tsv' <<<"$output")" \
@@ -90,9 +99,7 @@ forged() {
 }
 
 @test "bakery-status flags a dead-lettered payment event Billing never recorded: plain, --json and --prom" {
-	id=$(place ada)
-	bakery-consume >/dev/null
-	forged "$id" | bakery-queue send >/dev/null
+	id=$(forged_sent)
 	bakery-consume --retry-delay 0 --max-retries 0 >/dev/null
 	bakery-dlq drain >/dev/null
 	want="sandbox default: payment event evt_0123456789abcdef01234567 for order $id has no record in Billing: it paid nothing; find who sent it"
@@ -183,12 +190,7 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 }
 
 @test "bakery-status reports a full disk under needs attention" {
-	[ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
-	MNT="$BATS_TEST_TMPDIR/mnt"
-	mkdir -p "$MNT"
-	mount -t tmpfs -o size=2m tmpfs "$MNT"
-	export BAKERY_HOME="$MNT/home"
-	bakery-order gateway test >/dev/null
+	tmpfs_home 2m
 	place ada >/dev/null
 	dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null || true
 	run --separate-stderr bakery-status --json
