@@ -42,16 +42,16 @@ static const struct option options[] = {
 
 /* The command has answered: close stdout, then send what it recorded. A
  * refused send is logged (relay_error) and leaves the rows for the alarm;
- * the command still succeeded. done, when not NULL, says what committed
- * before the answer was lost, so that a caller whose stdout failed does
- * not place the order again for want of its id. */
+ * the command still succeeded. placed, when not NULL, is the id of the
+ * order placed before the answer was lost: the error gives it, so that a
+ * caller whose stdout failed does not place the order again. */
 static void
-answer_then_send(bakery_object *o, const char *done)
+answer_then_send(bakery_object *o, const char *placed)
 {
 	if (bakery_close_stdout()) {
-		if (done)
-			bakery_die(EX_IOERR, "%s, but its answer was lost: %s", done,
-			    bakery_error());
+		if (placed)
+			bakery_die(EX_IOERR, "order %s was placed, but its answer "
+			    "was lost: %s", placed, bakery_error());
 		bakery_die_last(EX_IOERR);
 	}
 	bakery_crash_point("order.after_commit");
@@ -100,11 +100,9 @@ main(int argc, char **argv)
 		bakery_object *o;
 		if ((rc = order_place(&ctx, &req, &out, &o)))
 			bakery_die_last(rc);
-		char *done = bakery_xasprintf("order %s was placed",
-		    envelope_str(out, "id"));
-		cli_print(out);
-		answer_then_send(o, done);
-		free(done);
+		cli_print(jv_copy(out));
+		answer_then_send(o, envelope_str(out, "id"));
+		jv_free(out);
 	} else if (strcmp(cmd, "pay") == 0) {
 		if (argc != 2)
 			cli_usage_error(&c, "pay needs one ORDER");

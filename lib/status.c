@@ -288,6 +288,26 @@ read_queue(bakery_ctx *ctx, jv *out)
 	return rc ? rc : queue_stats(q, out);
 }
 
+/* The bytes free to bakery on the home's filesystem, -1 when unknown. A
+ * full disk stops every write; status, which writes nothing, is where an
+ * operator learns of it before the errors pile up. */
+static double
+read_disk(bakery_ctx *ctx, jv *attention_list)
+{
+	struct statvfs fs;
+	if (statvfs(ctx->home, &fs) != 0)
+		return -1;
+	double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+	if (free_bytes < STATUS_DISK_LOW) {
+		char *s = bakery_xasprintf("home %s: its disk is full (%.0f bytes "
+		    "free): every write fails (74) until space is freed",
+		    ctx->home, free_bytes);
+		*attention_list = jv_array_append(*attention_list, jv_string(s));
+		free(s);
+	}
+	return free_bytes;
+}
+
 static int
 compare_strings(const void *a, const void *b)
 {
@@ -342,19 +362,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	if (rc)
 		return rc;
 	jv attention_list = jv_array();
-	/* A full disk stops every write; status, which writes nothing, is
-	 * where an operator learns of it before the errors pile up. */
-	struct statvfs fs;
-	double free_bytes = -1;
-	if (statvfs(ctx->home, &fs) == 0)
-		free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
-	if (free_bytes >= 0 && free_bytes < STATUS_DISK_LOW) {
-		char *s = bakery_xasprintf("home %s: its disk is full (%.0f bytes "
-		    "free): every write fails (74) until space is freed",
-		    ctx->home, free_bytes);
-		attention_list = jv_array_append(attention_list, jv_string(s));
-		free(s);
-	}
+	double free_bytes = read_disk(ctx, &attention_list);
 	jv dlq = jv_object_get(jv_copy(queue), jv_string(QUEUE_DLQ));
 	double undrained = 0;
 	jv_object_foreach(dlq, k, v) {
