@@ -42,12 +42,18 @@ static const struct option options[] = {
 
 /* The command has answered: close stdout, then send what it recorded. A
  * refused send is logged (relay_error) and leaves the rows for the alarm;
- * the command still succeeded. */
+ * the command still succeeded. placed, when not NULL, is the id of the
+ * order placed before the answer was lost: the error gives it, so that a
+ * caller whose stdout failed does not place the order again. */
 static void
-answer_then_send(bakery_object *o)
+answer_then_send(bakery_object *o, const char *placed)
 {
-	if (bakery_close_stdout())
+	if (bakery_close_stdout()) {
+		if (placed)
+			bakery_die(EX_IOERR, "order %s was placed, but its answer "
+			    "was lost: %s", placed, bakery_error());
 		bakery_die_last(EX_IOERR);
+	}
 	bakery_crash_point("order.after_commit");
 	/* A refused send leaves the rows to the alarm: a command may always
 	 * arm it, whatever the re-arm guard says. */
@@ -94,8 +100,9 @@ main(int argc, char **argv)
 		bakery_object *o;
 		if ((rc = order_place(&ctx, &req, &out, &o)))
 			bakery_die_last(rc);
-		cli_print(out);
-		answer_then_send(o);
+		cli_print(jv_copy(out));
+		answer_then_send(o, envelope_str(out, "id"));
+		jv_free(out);
 	} else if (strcmp(cmd, "pay") == 0) {
 		if (argc != 2)
 			cli_usage_error(&c, "pay needs one ORDER");
@@ -110,7 +117,7 @@ main(int argc, char **argv)
 			bakery_print_error("payment declined: '%s': %s", argv[1],
 			    envelope_str(out, "decline_code"));
 		cli_print(out);
-		answer_then_send(billing);
+		answer_then_send(billing, NULL);
 	} else if (strcmp(cmd, "gateway") == 0) {
 		if (argc > 2)
 			cli_usage_error(&c, "gateway takes at most one NAME");

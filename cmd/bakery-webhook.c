@@ -158,11 +158,18 @@ main(int argc, char **argv)
 		const char *method = getenv("REQUEST_METHOD");
 		const char *length = getenv("CONTENT_LENGTH");
 		char *end = NULL;
+		errno = 0;
 		long long n = length ? strtoll(length, &end, 10) : -1;
 		if (!method || strcmp(method, "POST") != 0)
 			refuse(&a, 405, EX_USAGE, "only POST");
-		else if (!length || !*length || *end || n < 0)
+		else if (!length || !*length)
 			refuse(&a, 400, EX_DATAERR, "no Content-Length");
+		/* RFC 9110: 1*DIGIT, nothing else (strtoll would take a
+		 * sign or leading blanks). */
+		else if (strspn(length, "0123456789") != strlen(length) ||
+		    errno || *end)
+			refuse(&a, 400, EX_DATAERR, "bad Content-Length: want "
+			    "digits only");
 		else if ((unsigned long long)n > opt.max_body)
 			refuse(&a, 413, EX_DATAERR, "body too large");
 		else if ((body = read_body((ssize_t)n, 0, &len)), len != (size_t)n)

@@ -226,6 +226,16 @@ billing_counted_payment(jv state)
 	return counted_payment(jv_object_get(state, jv_string("payments")));
 }
 
+int
+billing_counts(jv counted, const char *payment_intent)
+{
+	const char *pi = jv_is_valid(counted)
+	    ? envelope_str(counted, "payment_intent") : NULL;
+	int same = pi && payment_intent && strcmp(pi, payment_intent) == 0;
+	jv_free(counted);
+	return same;
+}
+
 /* Whether the payment in data pays its order: NULL when it does, else
  * why not (flag and reason). order is the order's state, jv_null() when
  * there is no such order; paid_by the payment that paid it already. */
@@ -554,11 +564,18 @@ billing_attempt_end(bakery_ctx *ctx, const char *order, int n,
 int
 billing_read(bakery_ctx *ctx, const char *order, jv *state)
 {
+	return billing_read_in(ctx, NULL, order, state);
+}
+
+int
+billing_read_in(bakery_ctx *ctx, const char *sandbox, const char *order,
+    jv *state)
+{
 	*state = jv_null();
 	char address[80];
 	snprintf(address, sizeof address, "billing/%s", order);
 	bakery_object *o;
-	int rc = object_open(ctx, NULL, address, 0, &o);
+	int rc = object_open(ctx, sandbox, address, 0, &o);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (!rc && !(rc = object_load(o)))

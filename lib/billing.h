@@ -91,9 +91,19 @@ int billing_attempt_end(bakery_ctx *ctx, const char *order, int n,
 
 /* billing/ORDER's state in ctx's sandbox; jv_null() when there is none. */
 int billing_read(bakery_ctx *ctx, const char *order, jv *state);
+/* The same in sandbox (NULL: ctx's). */
+int billing_read_in(bakery_ctx *ctx, const char *sandbox, const char *order,
+    jv *state);
 
 /* The payment in state that pays the order (the first without a flag),
  * or jv_invalid(). Consumes state. */
 jv billing_counted_payment(jv state);
+
+/* 1 when payment_intent is the one of counted (billing_counted_payment's
+ * answer, consumed): the payment Billing recorded as paying the order.
+ * The one rule by which the order's subscriber takes a PaymentSucceeded
+ * and bakery-status tells a payment event that Billing never recorded
+ * (one made by hand and sent to the queue). */
+int billing_counts(jv counted, const char *payment_intent);
 
 #endif

@@ -265,13 +265,13 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 			}
 		}
 	}
-	if (!reaped) {
-		/* Past the timeout, or bakery's own poll failed: the whole
-		 * group goes, so nothing of it writes on after. */
-		kill(-pid, SIGKILL);
+	/* Past the timeout, or bakery's own poll failed, or the program
+	 * ended: the whole group goes, so nothing of it (a child left in
+	 * the background) writes on, or runs on, after its answer. */
+	kill(-pid, SIGKILL);
+	if (!reaped)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
-	}
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -384,7 +384,24 @@ external_sign(const char *secret, const char *id, long long timestamp,
 struct body {
 	char buf[EXTERNAL_OUTPUT_CAP];
 	size_t n;
+	int headers_ended; /* the blank line after the last answer's headers */
 };
+
+/* libcurl takes a status line and a closed connection for a whole
+ * answer: only a blank line after the headers says they all came. A new
+ * status line (after a 1xx) starts the count again. */
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t k = size * n;
+	if (k >= 5 && memcmp(p, "HTTP/", 5) == 0)
+		b->headers_ended = 0;
+	else if ((k == 2 && p[0] == '\r' && p[1] == '\n') ||
+	    (k == 1 && p[0] == '\n'))
+		b->headers_ended = 1;
+	return k;
+}
 
 static size_t
 on_body(char *p, size_t size, size_t n, void *arg)
@@ -437,6 +454,7 @@ external_http(const char *url, const char *secret_file,
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct body *b = bakery_xmalloc(sizeof *b);
 	b->n = 0;
+	b->headers_ended = 0;
 	long connect_ms = timeout_s < 5 ? timeout_s * 1000L : 5000L;
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
@@ -455,6 +473,8 @@ external_http(const char *url, const char *secret_file,
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, b);
 	CURLcode c = curl_easy_perform(curl);
 	long code = 0;
 	if (c == CURLE_OK)
@@ -467,6 +487,9 @@ external_http(const char *url, const char *secret_file,
 	else if (c != CURLE_OK)
 		answer(a, 503, 0, "%s", errbuf[0] ? errbuf
 						 : curl_easy_strerror(c));
+	else if (!b->headers_ended)
+		answer(a, 503, 0, "HTTP %ld: not a complete HTTP response (its "
+		    "headers never ended)", code);
 	else if (code >= 200 && code < 300)
 		answer(a, 200, 0, "%s", "");
 	else if (code == 408 || code == 429 || code >= 500)

@@ -14,7 +14,8 @@
  * own environment, TZ, LANG, LC_ALL and every variable whose name starts
  * with BAKERY_SUBSCRIBER_. Exit 0: 200; 75: 503; 65: 422 final; any other
  * exit or a signal: 500; past the timeout its process group is killed
- * (SIGKILL): 504. Past EXTERNAL_OUTPUT_CAP bytes, its output is read and
+ * (SIGKILL): 504. When it exits, its group is killed too: a child it
+ * left in the background does not run on after its answer. Past EXTERNAL_OUTPUT_CAP bytes, its output is read and
  * dropped, so a program that writes without end neither blocks nor fills
  * memory.
  *
@@ -23,7 +24,9 @@
  * HMAC-SHA256 of "ID.TIMESTAMP.BODY" keyed with the base64 after whsec_
  * of the secret file). No redirect followed (3xx: 500), connect timeout
  * the lesser of 5 s and the timeout; 2xx: 200; 408, 429, 5xx and timeouts:
- * 503; other 4xx: 422 final. At most EXTERNAL_OUTPUT_CAP bytes of the
+ * 503; other 4xx: 422 final; an answer that is not a complete HTTP
+ * response (its headers never ended: a bare status line, then the
+ * connection closed) 503. At most EXTERNAL_OUTPUT_CAP bytes of the
  * answer are kept. libcurl and libcrypto are loaded on first use.
  */
 #ifndef BAKERY_EXTERNAL_H

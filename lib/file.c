@@ -1,5 +1,6 @@
 /*
- * file.c — a small file put in place whole (file.h).
+ * file.c — a small file put in place whole, and a file read only when it
+ * is a regular file (file.h).
  */
 #define _GNU_SOURCE /* mkostemp */
 #include "file.h"
@@ -80,4 +81,29 @@ file_put(const char *path, const char *text, mode_t mode, int replace,
 	}
 	free(tmp);
 	return rc;
+}
+
+int
+file_open_regular(const char *path, int flags, struct stat *st)
+{
+	struct stat own;
+	if (!st)
+		st = &own;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+	if (fd < 0)
+		return (flags & O_NOFOLLOW) && errno == ELOOP ? FILE_NOT_REGULAR
+							       : -1;
+	if (fstat(fd, st)) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return FILE_NOT_REGULAR;
+	}
+	/* A regular file never blocks; reads after this are plain ones. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }

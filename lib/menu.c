@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "menu.h"
+#include "file.h"
 #include "store.h"
 #include "util.h"
 
@@ -39,8 +40,9 @@ parse_line(char *line, menu_item *it, const char **why)
 	char *end;
 	errno = 0;
 	long price = strtol(tab1 + 1, &end, 10);
-	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > 1000000) {
-		*why = "price must be 1 to 1000000 cents";
+	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > MENU_MAX_PRICE) {
+		*why = "price must be 1 to " DIGITS_OF(MENU_MAX_PRICE)
+		    " cents";
 		return -1;
 	}
 	if (strlen(tab2 + 1) >= sizeof it->title || !tab2[1]) {
@@ -113,10 +115,15 @@ int
 menu_load(menu *m)
 {
 	char *path = find_menu();
-	FILE *f = fopen(path, "r");
+	int fd = file_open_regular(path, 0, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
-		int rc = bakery_fail(EX_CONFIG, "cannot open menu '%s': %s",
-		    path, strerror(errno));
+		int rc = fd == FILE_NOT_REGULAR
+		    ? bakery_fail(EX_CONFIG, "menu '%s': not a file", path)
+		    : bakery_fail(EX_CONFIG, "cannot open menu '%s': %s", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		free(path);
 		return rc;
 	}

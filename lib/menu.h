@@ -12,6 +12,7 @@
 
 #define MENU_CURRENCY "eur"
 #define MENU_MAX_QTY 99
+#define MENU_MAX_PRICE 1000000 /* cents */
 
 typedef struct menu_item {
 	char name[65];

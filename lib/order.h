@@ -8,7 +8,9 @@
  * order and changes nothing; the same key with other details is an error.
  *
  * Paying is payments.h; the order becomes paid when its PaymentSucceeded
- * arrives through the queue (the order's subscriber, order.c).
+ * arrives through the queue (the order's subscriber, order.c), and only
+ * when Billing recorded that payment as the one paying the order
+ * (billing_counts): one made by hand is refused (422).
  */
 #ifndef BAKERY_ORDER_H
 #define BAKERY_ORDER_H
@@ -16,6 +18,14 @@
 #include <jv.h>
 
 #include "object.h"
+
+/* What an order may hold. place refuses past these, and every subscriber
+ * checks the same limits again in the event's data (subscriber.h), so
+ * that an order placed is never one its subscribers refuse once paid. The
+ * price is the menu's (MENU_MAX_PRICE), the quantity of an item in all its
+ * lines MENU_MAX_QTY. */
+#define ORDER_MAX_LINES 1000   /* item lines */
+#define ORDER_MAX_DELIVERY 200 /* bytes of the delivery address */
 
 typedef struct order_request {
 	const char *customer;

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "routing.h"
+#include "file.h"
 #include "envelope.h"
 #include "store.h"
 #include "url.h"
@@ -301,15 +302,14 @@ int
 routing_load(const char *home, const char *file)
 {
 	char *path = find_routes(home, file);
-	/* O_NONBLOCK: a FIFO named as the file must not hang the open. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	int rc = 0;
-	if (fd < 0) {
+	int fd = file_open_regular(path, 0, &st);
+	if (fd == FILE_NOT_REGULAR) {
+		rc = bakery_fail(EX_CONFIG, "routes file '%s': not a file", path);
+	} else if (fd < 0) {
 		rc = bakery_fail(EX_CONFIG, "cannot read routes file '%s': %s",
 		    path, strerror(errno));
-	} else if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		rc = bakery_fail(EX_CONFIG, "routes file '%s': not a file", path);
 	} else if (st.st_size > ROUTING_MAX_FILE) {
 		rc = bakery_fail(EX_CONFIG, "routes file '%s': larger than %d "
 		    "bytes", path, ROUTING_MAX_FILE);

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "secret.h"
+#include "file.h"
 #include "util.h"
 
 #include <errno.h>
@@ -16,12 +17,15 @@ int
 secret_read_file(const char *path, const char *what, char **secret)
 {
 	*secret = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = file_open_regular(path, 0, &st);
+	if (fd == FILE_NOT_REGULAR)
+		return bakery_fail(EX_CONFIG, "cannot read %s: not a regular "
+		    "file", what);
 	if (fd < 0)
 		return bakery_fail(EX_CONFIG, "cannot read %s: %s", what,
 		    strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077)) {
+	if (st.st_mode & 077) {
 		char mode[8];
 		snprintf(mode, sizeof mode, "%04o", (unsigned)(st.st_mode & 0777));
 		bakery_log(LOG_WARN, "secret_file_mode", "file", what, "mode",

@@ -12,7 +12,8 @@
 #define BAKERY_SECRET_H
 
 /* 0 and *secret (caller frees and wipes), or EX_CONFIG: the file cannot
- * be read, or its first line is empty. */
+ * be read, is not a regular file (a FIFO there is refused at once, not
+ * waited on: file_open_regular), or its first line is empty. */
 int secret_read_file(const char *path, const char *what, char **secret);
 
 #endif

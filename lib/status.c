@@ -23,12 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+/* Below this much free space on the home's disk, writes are about to
+ * fail (74): SQLite needs room for a transaction's pages and its WAL. */
+#define STATUS_DISK_LOW (1024 * 1024)
 
 struct totals {
 	jv busy, dead, attention, flagged;
 	jv refunded; /* borrowed: the payment intents marked refunded */
+	jv billed;   /* {ORDER: the payment Billing counted for it} */
 	long objects, rows, armed, rearms, tripped, dead_letters, n_flagged;
+	long unbilled;
 	int64_t oldest_age_s;
 };
 
@@ -52,6 +59,11 @@ read_flagged_payments(sqlite3 *db, const char *sandbox, const char *address,
 		jv_free(all);
 		return;
 	}
+	jv counted = billing_counted_payment(jv_object_set(jv_object(),
+	    jv_string("payments"), jv_copy(all)));
+	if (jv_is_valid(counted))
+		t->billed = jv_object_set(t->billed, jv_string(address + 8),
+		    counted);
 	jv_array_foreach(all, i, f) {
 		const char *pi = envelope_str(f, "payment_intent");
 		int refunded = pi && jv_object_has(jv_copy(t->refunded),
@@ -147,6 +159,29 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 	sqlite3_close(db);
 }
 
+/* A dead-lettered PaymentSucceeded that Billing never counted (the order's
+ * subscriber refused it: billing.h, billing_counts) was made by someone
+ * other than Billing: it paid nothing, and someone sent it. */
+static void
+check_billed(const char *sandbox, const char *id, const char *text,
+    struct totals *t)
+{
+	jv env;
+	if (!text || envelope_json(text, strlen(text), &env))
+		return;
+	const char *order = envelope_data_str(env, "order");
+	const char *pi = envelope_data_str(env, "payment_intent");
+	jv counted = order ? jv_object_get(jv_copy(t->billed), jv_string(order))
+			   : jv_invalid();
+	if (!billing_counts(counted, pi)) {
+		t->unbilled++;
+		attention(t, bakery_xasprintf("sandbox %s: payment event %s for "
+		    "order %s has no record in Billing: it paid nothing; find "
+		    "who sent it", sandbox, id, order ? order : "?"));
+	}
+	jv_free(env);
+}
+
 static void
 read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 {
@@ -163,8 +198,9 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 	}
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
-	    "SELECT event_id, type, error, attempts, times, updated_at"
-	    " FROM dead_letters ORDER BY stored_at, event_id", -1, &st, NULL);
+	    "SELECT event_id, type, error, attempts, times, updated_at,"
+	    " envelope FROM dead_letters ORDER BY stored_at, event_id", -1, &st,
+	    NULL);
 	while (src == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		jv d = jv_object();
 		d = jv_object_set(d, jv_string("id"), jv_string(
@@ -181,6 +217,10 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 		    bakery_time_jv(sqlite3_column_int64(st, 5)));
 		t->dead = jv_array_append(t->dead, d);
 		t->dead_letters++;
+		if (strcmp((const char *)sqlite3_column_text(st, 1),
+			"PaymentSucceeded") == 0)
+			check_billed(sandbox, (const char *)sqlite3_column_text(st,
+			    0), (const char *)sqlite3_column_text(st, 6), t);
 	}
 	if (src == SQLITE_OK)
 		src = sqlite3_errcode(db);
@@ -203,7 +243,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 {
 	struct totals t = { .busy = jv_array(), .dead = jv_array(),
 		.flagged = jv_array(), .attention = *attention_out,
-		.refunded = refunded };
+		.refunded = refunded, .billed = jv_object() };
 	jv all;
 	object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
@@ -212,6 +252,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	}
 	jv_free(all);
 	read_dead_letters(ctx, sandbox, &t);
+	jv_free(t.billed);
 	*attention_out = t.attention;
 	jv s = jv_object();
 	s = jv_object_set(s, jv_string("sandbox"), jv_string(sandbox));
@@ -226,6 +267,8 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	    jv_number(t.dead_letters));
 	s = jv_object_set(s, jv_string("flagged_payments"),
 	    jv_number(t.n_flagged));
+	s = jv_object_set(s, jv_string("unbilled_payments"),
+	    jv_number(t.unbilled));
 	s = jv_object_set(s, jv_string("busy"), t.busy);
 	s = jv_object_set(s, jv_string("dead"), t.dead);
 	s = jv_object_set(s, jv_string("flagged"), t.flagged);
@@ -245,6 +288,26 @@ read_queue(bakery_ctx *ctx, jv *out)
 	return rc ? rc : queue_stats(q, out);
 }
 
+/* The bytes free to bakery on the home's filesystem, -1 when unknown. A
+ * full disk stops every write; status, which writes nothing, is where an
+ * operator learns of it before the errors pile up. */
+static double
+read_disk(bakery_ctx *ctx, jv *attention_list)
+{
+	struct statvfs fs;
+	if (statvfs(ctx->home, &fs) != 0)
+		return -1;
+	double free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+	if (free_bytes < STATUS_DISK_LOW) {
+		char *s = bakery_xasprintf("home %s: its disk is full (%.0f bytes "
+		    "free): every write fails (74) until space is freed",
+		    ctx->home, free_bytes);
+		*attention_list = jv_array_append(*attention_list, jv_string(s));
+		free(s);
+	}
+	return free_bytes;
+}
+
 int
 status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
     jv *out)
@@ -259,6 +322,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	if (rc)
 		return rc;
 	jv attention_list = jv_array();
+	double free_bytes = read_disk(ctx, &attention_list);
 	jv dlq = jv_object_get(jv_copy(queue), jv_string(QUEUE_DLQ));
 	double undrained = 0;
 	jv_object_foreach(dlq, k, v) {
@@ -315,6 +379,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	    g ? jv_string(gateway_name(g)) : jv_null());
 	s = jv_object_set(s, jv_string("max_age_s"),
 	    jv_number((double)max_age_s));
+	s = jv_object_set(s, jv_string("disk_free_bytes"),
+	    free_bytes >= 0 ? jv_number(free_bytes) : jv_null());
 	s = jv_object_set(s, jv_string("ok"),
 	    jv_bool(jv_array_length(jv_copy(attention_list)) == 0));
 	s = jv_object_set(s, jv_string("attention"), attention_list);
@@ -365,6 +431,9 @@ static const struct {
 	  "Dead letters stored in the sandbox." },
 	{ "flagged_payments", "bakery_payments_flagged",
 	  "Payments kept but not counted (double or not the order's): refund." },
+	{ "unbilled_payments", "bakery_payments_unbilled",
+	  "Dead-lettered payment events Billing never recorded: they paid "
+	  "nothing." },
 };
 
 char *

@@ -17,15 +17,19 @@
  * messages not yet drained, a re-arm guard tripped today, an outbox row is
  * older than max_age_s, a file could not be read, or Billing holds a
  * flagged payment (billing.h: a second payment of an order, or one that
- * is not its order's), which an operator refunds.
+ * is not its order's), which an operator refunds; when a dead letter is a
+ * PaymentSucceeded Billing never counted (billing_counts: one made by
+ * hand, which paid nothing); or when the home's disk is full (less than
+ * 1 MiB free: every write fails).
  *
  * The shape (bakery-status(1) --json):
- *   {"time","home","gateway","max_age_s","ok","attention":[...],
+ *   {"time","home","gateway","max_age_s","disk_free_bytes","ok",
+ *    "attention":[...],
  *    "queue":{"bakery-events":{"ready","leased","delayed"},
  *             "bakery-events-dlq":{...}},
  *    "sandboxes":[{"sandbox","objects","outbox_rows","oldest_age_s",
  *      "alarms_armed","rearms_today","guards_tripped","dead_letters",
- *      "flagged_payments",
+ *      "flagged_payments","unbilled_payments",
  *      "busy":[{"address","outbox_rows","oldest_at","oldest_age_s",
  *               "alarm_at","rearms_today","guard_tripped"}],
  *      "dead":[{"id","type","error","attempts","times","updated_at"}],

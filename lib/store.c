@@ -1017,11 +1017,29 @@ wal_keep(bakery_ctx *ctx, sqlite3 *db)
 	sqlite3_wal_hook(db, wal_full, (void *)(intptr_t)ctx->busy_timeout_ms);
 }
 
+/* A file of the home is a regular file of its own: a symlink (which
+ * SQLite would follow) or a FIFO (whose open would hang) at its name is
+ * refused, never opened. SQLITE_OPEN_NOFOLLOW keeps the refusal when a
+ * symlink appears between this check and the open. */
+static int
+refuse_odd_file(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return bakery_fail(EX_CONFIG, "'%s': not a regular file (%s): "
+		    "refused", path, S_ISLNK(st.st_mode) ? "a symlink"
+		    : S_ISFIFO(st.st_mode) ? "a FIFO" : "another kind");
+	return 0;
+}
+
 int
 store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **out)
 {
 	*out = NULL;
+	int odd = refuse_odd_file(path);
+	if (odd)
+		return odd;
 	walvfs_register();
 	testvfs_register();
 	if (!create && store_look_only) {
@@ -1073,8 +1091,8 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
 	}
 	sqlite3 *db;
-	int rc = sqlite3_open_v2(path, &db,
-	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	ctx->files_opened++;
 	char *pragmas = bakery_xasprintf(
 	    "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
@@ -1191,7 +1209,7 @@ open_reader(const char *path, int ro_shm, sqlite3 **db)
 {
 	if (!ro_shm)
 		return sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY |
-		    SQLITE_OPEN_NOMUTEX, NULL);
+		    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	/* As a URI, every byte outside [A-Za-z0-9/._-] escaped. */
 	char *uri = bakery_xmalloc(strlen(path) * 3 + 32), *u = uri;
 	u += sprintf(u, "file:");
@@ -1204,7 +1222,7 @@ open_reader(const char *path, int ro_shm, sqlite3 **db)
 	}
 	strcpy(u, "?readonly_shm=1");
 	int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY |
-	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
 	free(uri);
 	return rc;
 }
@@ -1239,6 +1257,9 @@ store_open_readonly(bakery_ctx *ctx, const char *path,
 	*out = NULL;
 	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
+	int odd = refuse_odd_file(path);
+	if (odd)
+		return odd;
 	walvfs_register();
 	char *shm = bakery_xasprintf("%s-shm", path);
 	int ro_shm = access(shm, F_OK) == 0;

@@ -88,7 +88,9 @@ int store_kind_valid(const char *kind);
  * store_open_readonly, when the file has the current schema.
  * create=0 fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
- * that is not SQLite's is EX_DATAERR. In WAL a new file is made whole
+ * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is
+ * EX_CONFIG, here and in store_open_readonly: never followed, never
+ * waited on (SQLITE_OPEN_NOFOLLOW). In WAL a new file is made whole
  * under a temporary name and renamed into place (store.c, "A new file in
  * WAL"); a missing one, in a rollback journal, is created empty and given
  * its schema in its first transaction.

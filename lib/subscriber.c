@@ -5,6 +5,7 @@
 #include "envelope.h"
 #include "external.h"
 #include "menu.h"
+#include "order.h"
 #include "outbox.h"
 #include "queue.h"
 #include "routing.h"
@@ -111,11 +112,8 @@ apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
 	return object_rollback_to(o, &sp) ? -1 : 0;
 }
 
-/* The most lines an event's items may have, and the most cents a price
- * or a total may be: a menu's price is at most 1,000,000 cents
- * (menu.h), a line at most MENU_MAX_QTY of one. */
-#define DATA_MAX_ITEMS 1000
-#define DATA_MAX_PRICE 1000000
+/* The most cents a total may be. The other limits are the order's
+ * (order.h) and the menu's (menu.h): place checks the same ones. */
 #define DATA_MAX_CENTS 1e15
 
 /* Whether v is a whole number from min to max. */
@@ -157,7 +155,7 @@ string_fault(jv data, const char *field, char how, size_t max, int null)
 	}
 }
 
-/* data.items: 1 to DATA_MAX_ITEMS lines {item, qty, price_cents}, an
+/* data.items: 1 to ORDER_MAX_LINES lines {item, qty, price_cents}, an
  * item's quantities summing to at most MENU_MAX_QTY; *sum is the total
  * of the lines. */
 static int
@@ -165,9 +163,9 @@ items_fault(jv items, char *why, size_t size, double *sum)
 {
 	int n = jv_get_kind(items) == JV_KIND_ARRAY
 	    ? jv_array_length(jv_copy(items)) : -1;
-	if (n < 1 || n > DATA_MAX_ITEMS) {
+	if (n < 1 || n > ORDER_MAX_LINES) {
 		snprintf(why, size, "bad data.items: want an array of 1 to %d "
-		    "lines", DATA_MAX_ITEMS);
+		    "lines", ORDER_MAX_LINES);
 		return 422;
 	}
 	*sum = 0;
@@ -179,9 +177,11 @@ items_fault(jv items, char *why, size_t size, double *sum)
 		const char *bad = jv_get_kind(line) != JV_KIND_OBJECT
 		    ? "want an object {item, qty, price_cents}"
 		    : !item || !bakery_name_valid(item) ? "bad item: want a name"
-		    : !whole(qty, 1, MENU_MAX_QTY) ? "bad qty: want 1 to 99"
-		    : !whole(price, 1, DATA_MAX_PRICE)
-		    ? "bad price_cents: want 1 to 1000000" : NULL;
+		    : !whole(qty, 1, MENU_MAX_QTY) ? "bad qty: want 1 to "
+		    DIGITS_OF(MENU_MAX_QTY)
+		    : !whole(price, 1, MENU_MAX_PRICE)
+		    ? "bad price_cents: want 1 to "
+		    DIGITS_OF(MENU_MAX_PRICE) : NULL;
 		int total = 0;
 		for (int j = 0; !bad && j <= i; j++) {
 			jv other = jv_array_get(jv_copy(items), j);
@@ -194,7 +194,8 @@ items_fault(jv items, char *why, size_t size, double *sum)
 			jv_free(other);
 		}
 		if (!bad && total > MENU_MAX_QTY)
-			bad = "bad qty: an item's lines sum past 99";
+			bad = "bad qty: an item's lines sum past "
+			    DIGITS_OF(MENU_MAX_QTY);
 		if (!bad)
 			*sum += jv_number_value(qty) * jv_number_value(price);
 		jv_free(qty);
@@ -218,7 +219,7 @@ subscriber_check_data(jv env, char *why, size_t size)
 		int null;
 	} strings[] = {
 		{ "order", 'n', 0, 0 }, { "customer", 'n', 0, 0 },
-		{ "day", 'd', 0, 0 }, { "delivery", 't', 200, 1 },
+		{ "day", 'd', 0, 0 }, { "delivery", 't', ORDER_MAX_DELIVERY, 1 },
 		{ "currency", 'c', 0, 0 }, { "payment_intent", 't', 255, 1 },
 		{ "stripe_event", 't', 255, 0 }, { "placed_at", 't', 32, 1 },
 		{ "paid_at", 't', 32, 1 },

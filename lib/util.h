@@ -29,6 +29,11 @@
 
 #define BAKERY_VERSION "0.1.0"
 
+/* A limit's number inside a string literal, from its own macro, so that
+ * a message never holds a second copy of the number. */
+#define DIGITS_OF(n) DIGITS_OF_(n)
+#define DIGITS_OF_(n) #n
+
 /* The program's name, set once by main() through bakery_init(). */
 extern const char *bakery_prog;
 

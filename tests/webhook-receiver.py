@@ -19,6 +19,8 @@ The path says how to answer (after the signature check: a bad signature is
     /refuse    400
     /redirect  302 to /ok (a follower would reach /ok and log it there)
     /huge      200 with 20 MiB of body
+    /bare      the status line "HTTP/1.1 200 OK" alone, then the connection
+               closed: no headers' end, not a complete HTTP response
 """
 import base64
 import hashlib
@@ -97,6 +99,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(302, b"", [("Location", "/ok")])
         if self.path == "/huge":
             return self.answer(200, b"x" * (20 << 20))
+        if self.path == "/bare":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            return None
         return self.answer(404, b"no such path\n")
 
 

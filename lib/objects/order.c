@@ -6,6 +6,7 @@
  * "payment_intent"}.
  */
 #include "../order.h"
+#include "../billing.h"
 #include "../envelope.h"
 #include "../menu.h"
 #include "../stripe.h"
@@ -33,14 +34,20 @@ check_request(const order_request *req)
 	if (!req->day || !bakery_day_valid(req->day))
 		return bakery_fail(EX_USAGE, "bad day: '%s': want YYYY-MM-DD",
 		    req->day ? req->day : "");
-	if (req->delivery && !bakery_text_valid(req->delivery, 200))
-		return bakery_fail(EX_USAGE, "bad delivery address: %s",
-		    "want 1 to 200 bytes of UTF-8 without control characters");
+	if (req->delivery && !bakery_text_valid(req->delivery,
+		ORDER_MAX_DELIVERY))
+		return bakery_fail(EX_USAGE, "bad delivery address: want 1 to "
+		    "%d bytes of UTF-8 without control characters",
+		    ORDER_MAX_DELIVERY);
 	if (req->key && !key_valid(req->key))
 		return bakery_fail(EX_USAGE, "bad key: want 1 to 128 bytes %s",
 		    "of UTF-8 without spaces or control characters");
 	if (req->n_items < 1)
 		return bakery_fail(EX_USAGE, "no items: want ITEM=QTY...");
+	if (req->n_items > ORDER_MAX_LINES)
+		return bakery_fail(EX_USAGE, "too many items: %d lines, want at "
+		    "most %d (an item's lines may be one ITEM=QTY)", req->n_items,
+		    ORDER_MAX_LINES);
 	return 0;
 }
 
@@ -327,6 +334,29 @@ order_terms_match(jv order, jv payment)
 	    strcasecmp(paid_in, priced_in) == 0;
 }
 
+/* 0 when Billing recorded the payment env carries as the one paying its
+ * order (billing/ORDER in the order's sandbox); else 422, or 503 when
+ * Billing's file cannot be read now. Billing records the payment in the
+ * transaction that writes the event's outbox row, so a genuine event,
+ * redelivered or replayed, always finds it; one made by hand and sent to
+ * the queue does not, whatever its envelope says of its source. */
+static int
+recorded_by_billing(bakery_object *o, jv env, char *error, size_t size)
+{
+	jv state;
+	if (billing_read_in(o->ctx, o->sandbox, o->key, &state)) {
+		snprintf(error, size, "cannot read Billing's record: %s",
+		    bakery_error());
+		return 503;
+	}
+	if (billing_counts(billing_counted_payment(state),
+		envelope_data_str(env, "payment_intent")))
+		return 0;
+	snprintf(error, size, "no payment recorded by Billing: Billing holds "
+	    "no payment of this order with this payment intent");
+	return 422;
+}
+
 /* PaymentSucceeded: the order becomes paid and records OrderPaid, in the
  * same transaction as the payment's event id. */
 static int
@@ -350,6 +380,9 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 		return 422;
 	}
 	jv_free(data);
+	int billed = recorded_by_billing(o, env, error, size);
+	if (billed)
+		return billed;
 	char ts[32];
 	bakery_format_time(bakery_now_ms(), ts, sizeof ts);
 	const char *intent = envelope_data_str(env, "payment_intent");

@@ -470,3 +470,40 @@ hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"
 	assert_equal "$(seen_at slow | wc -l)" 1
 	assert_effects_once "$id"
 }
+
+@test "a program that exits leaving a child in the background has its group killed with it" {
+	# The child holds no pipe of bakery's: only the group's kill ends it.
+	prog daemon 'cat >/dev/null; sleep 60 </dev/null >/dev/null 2>&1 & echo $! >"$f.child"'
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/daemon name=daemon"
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "OrderPaid") | .outcome' <<<"$output")" acked
+	child=$(cat "$BATS_TEST_TMPDIR/daemon.child")
+	# Gone, or a zombie left for whoever reaps orphans here.
+	[ ! -e "/proc/$child" ] || grep -q '^State:.*Z' "/proc/$child/status"
+}
+
+@test "http: a bare status line and a closed connection is no answer: a failure, retried, not applied" {
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	s=$(secret_file key "$key")
+	routes "OrderPaid $URL/bare name=bare secret=$s"
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
+	assert_success
+	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	assert_output "$(printf '%s\t503\t%s\tBare answered 503: HTTP 200: not a complete HTTP response (its headers never ended)\n' 1 retried 2 dead-lettered)"
+	assert_equal "$(hooks /bare | jq -s length)" 2
+	assert_equal "$(seen_at bare)" ""
+}
+
+@test "a FIFO named as a subscriber's secret= file is refused without blocking: a failure, retried" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	routes "OrderPaid http://127.0.0.1:9/none name=hook secret=$BATS_TEST_TMPDIR/fifo"
+	paid_order ada >/dev/null
+	run --separate-stderr timeout 20 bakery-consume --retry-delay 0 --max-retries 0 --subscriber-timeout 5
+	assert_success
+	run jq -r 'select(.type == "OrderPaid") | [.status, .outcome, .error] | @tsv' <<<"$output"
+	assert_output "$(printf '503\tdead-lettered\tHook answered 503: cannot read a subscriber'"'"'s webhook secret file (secret=): not a regular file')"
+}

@@ -97,12 +97,7 @@ fail_write_loop() {
 }
 
 @test "a full tmpfs: exit 74, integrity ok; once space is freed the work proceeds with nothing lost" {
-	[ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
-	MNT="$BATS_TEST_TMPDIR/mnt"
-	mkdir -p "$MNT"
-	mount -t tmpfs -o size=1m tmpfs "$MNT"
-	export BAKERY_HOME="$MNT/home"
-	bakery-order gateway test >/dev/null
+	tmpfs_home 1m
 	: >"$BATS_TEST_TMPDIR/placed"; : >"$BATS_TEST_TMPDIR/paid"
 	status=0
 	# (not $i: bats's run uses it)

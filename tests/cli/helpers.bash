@@ -110,3 +110,15 @@ outside_home() {
 		-not -path "$BAKERY_HOME/*" -not -path "$BATS_TEST_TMPDIR/cwd" \
 		-not -name 'separate-stderr-*'
 }
+
+# tmpfs_home SIZE: BAKERY_HOME on a fresh tmpfs of SIZE mounted at $MNT
+# (root only: skipped otherwise; the test file's teardown unmounts it),
+# the test gateway chosen.
+tmpfs_home() {
+	[ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
+	MNT="$BATS_TEST_TMPDIR/mnt"
+	mkdir -p "$MNT"
+	mount -t tmpfs -o size="$1" tmpfs "$MNT"
+	export BAKERY_HOME="$MNT/home"
+	bakery-order gateway test >/dev/null
+}

@@ -514,6 +514,29 @@ main(void)
 		is_str(str_at("order/ord_7", "state.status"), "placed",
 		    "  status still placed");
 		jv_free(yen);
+		/* Paid only once Billing recorded the payment (billing.h):
+		 * a flagged payment of the same intent does not count. */
+		object_open(&ctx, NULL, "billing/ord_7", 1, &o);
+		object_begin(o);
+		object_set_state(o, jv_parse("{\"order\":\"ord_7\",\"payments\":"
+		    "[{\"order\":\"ord_7\",\"payment_intent\":\"pi_7\","
+		    "\"amount_cents\":900,\"currency\":\"eur\",\"flag\":"
+		    "\"double\"}]}"));
+		object_commit(o);
+		object_close(o);
+		is_int(apply("order/ord_7", pay, &r), 422,
+		    "order: a PaymentSucceeded Billing did not count 422");
+		ok(strstr(r.error, "no payment recorded by Billing") != NULL,
+		    "  saying so");
+		is_str(str_at("order/ord_7", "state.status"), "placed",
+		    "  status still placed");
+		object_open(&ctx, NULL, "billing/ord_7", 0, &o);
+		object_begin(o);
+		object_set_state(o, jv_parse("{\"order\":\"ord_7\",\"payments\":"
+		    "[{\"order\":\"ord_7\",\"payment_intent\":\"pi_7\","
+		    "\"amount_cents\":900,\"currency\":\"eur\"}]}"));
+		object_commit(o);
+		object_close(o);
 		is_int(apply("order/ord_7", pay, &r), 200, "order: PaymentSucceeded 200");
 		is_str(str_at("order/ord_7", "state.status"), "paid", "  status paid");
 		is_str(str_at("order/ord_7", "state.payment_intent"), "pi_7",
