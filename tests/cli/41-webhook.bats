@@ -19,8 +19,9 @@ lighttpd_start() {
 			-e "s|^var.bakery_webhook .*|var.bakery_webhook = \"$TOP/bin/bakery-webhook\"|" \
 			-e "s|^var.bakery_secret_file .*|var.bakery_secret_file = \"$dir/secret\"|" \
 			-e "s|^server.document-root .*|server.document-root = \"$dir/root\"|" \
-			-e "s|^server.errorlog .*|server.errorlog = \"$dir/error.log\"|" \
-			-e "s|^server.pid-file .*|server.pid-file = \"$dir/lighttpd.pid\"|" \
+			-e "s|^var.bakery_queue .*|var.bakery_queue = \"${BAKERY_QUEUE:-}\"|" \
+			-e "/^server.username /d" \
+			-e '/^server.groupname /d' \
 			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
 		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
 		LIGHTTPD_PID=$!
