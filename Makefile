@@ -382,21 +382,43 @@ bench: deps
 UNITS = $(notdir $(wildcard share/systemd/*))
 EXAMPLES = $(wildcard share/examples/*)
 
+# What make install makes, by folder. The configuration (the routes and the
+# units' environment, bakery(7)) goes to SYSCONFDIR/bakery: /etc with
+# PREFIX=/usr (the package's), PREFIX/etc otherwise. The units, the
+# sysusers.d and tmpfiles.d entries and the lighttpd file name the installed
+# places (@BINDIR@, @SHAREDIR@, @SYSCONFDIR@, substituted here).
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+LIBDIR_SYSTEMD ?= $(PREFIX)/lib
+SYSUSERSDIR ?= $(LIBDIR_SYSTEMD)/sysusers.d
+TMPFILESDIR ?= $(LIBDIR_SYSTEMD)/tmpfiles.d
+INSTALL_DIRS = $(BINDIR) $(SHAREDIR)/cron $(SHAREDIR)/lighttpd \
+	$(SHAREDIR)/examples $(UNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR) \
+	$(SYSCONFDIR)/bakery $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
+	$(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SHAREDIR@|$(SHAREDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+# The configuration an operator edits: installed when absent, so that an
+# edited file is never overwritten; removed by uninstall only when unedited.
+CONF = routes:share/routes bakery.env:share/bakery.env
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/cron \
-		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(SHAREDIR)/examples \
-		$(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -d $(INSTALL_DIRS:%=$(DESTDIR)%)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 share/menu.tsv share/routes $(DESTDIR)$(SHAREDIR)
 	install -m 755 $(EXAMPLES) $(DESTDIR)$(SHAREDIR)/examples
 	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
-	install -m 644 share/lighttpd/bakery-webhook.conf $(DESTDIR)$(SHAREDIR)/lighttpd
+	$(SUBST) share/lighttpd/bakery-webhook.conf >$(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	for u in $(UNITS); do \
-		sed 's|@BINDIR@|$(BINDIR)|g' share/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
-		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+		$(SUBST) share/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	$(SUBST) share/sysusers/bakery.conf >$(DESTDIR)$(SYSUSERSDIR)/bakery.conf
+	$(SUBST) share/tmpfiles/bakery.conf >$(DESTDIR)$(TMPFILESDIR)/bakery.conf
+	chmod 644 $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf \
+		$(UNITS:%=$(DESTDIR)$(UNITDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/bakery.conf \
+		$(DESTDIR)$(TMPFILESDIR)/bakery.conf
+	for c in $(CONF); do \
+		to=$(DESTDIR)$(SYSCONFDIR)/bakery/$${c%%:*}; \
+		[ -e "$$to" ] || { $(SUBST) $${c#*:} >"$$to" && chmod 644 "$$to"; } || exit 1; \
 	done
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/man/*.5 $(DESTDIR)$(MANDIR)/man5
@@ -414,17 +436,28 @@ install: all
 		ln -sf bakery.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
 	done
 
+# Every file install made, then every folder it names and their parents,
+# each only when empty, up to DESTDIR or PREFIX's parent (a folder that
+# holds anything else stays; nothing above PREFIX is touched).
 uninstall:
-	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
+	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%)
+	rm -f $(foreach s,1 5 7,$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man$(s)/%,$(wildcard docs/man/*.$(s))))
 	rm -f $(DESTDIR)$(SHAREDIR)/menu.tsv $(DESTDIR)$(SHAREDIR)/routes
 	rm -f $(EXAMPLES:share/%=$(DESTDIR)$(SHAREDIR)/%)
 	rm -f $(DESTDIR)$(SHAREDIR)/cron/bakery.crontab
 	rm -f $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
-	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-envelope.5 $(DESTDIR)$(MANDIR)/man7/bakery.7
-	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-routes.5
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/bakery.conf $(DESTDIR)$(TMPFILESDIR)/bakery.conf
 	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_bakery
 	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
+	for c in $(CONF); do \
+		to=$(DESTDIR)$(SYSCONFDIR)/bakery/$${c%%:*}; \
+		! $(SUBST) $${c#*:} | cmp -s - "$$to" || rm -f "$$to"; \
+	done
+	for d in $(INSTALL_DIRS:%=$(DESTDIR)%); do \
+		while [ "$$d" != '$(DESTDIR)' ] && [ "$$d" != '$(DESTDIR)$(patsubst %/,%,$(dir $(PREFIX)))' ] && \
+			[ "$${d#/}" ] && rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
+	done
 
 clean:
 	rm -rf build bin build-system build-linked
