@@ -83,12 +83,12 @@ all: $(BINS) $(SQLITE_SHELL)
 # Objects rebuild when the flags change (SANITIZE=1 and back).
 build/flags: FORCE $(SQLITE_SOURCE)
 	@mkdir -p build
-	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
-		echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' > $@
 
 build/%.o: %.c build/flags $(wildcard lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build/libbakery.a: $(LIB_OBJ) $(SQLITE_OBJ)
 	rm -f $@
@@ -459,9 +459,28 @@ uninstall:
 			[ "$${d#/}" ] && rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
 	done
 
+# make deb: bakery_VERSION_ARCH.deb in build/deb/ with Debian's tools
+# (debian/, docs/adr/0005-debian-package.md), then lintian, whose output is
+# printed and whose errors fail. dpkg-buildpackage runs in a copy of the
+# sources, build/deb/bakery-VERSION/, so that its clean step leaves this
+# tree's build/ and bin/ alone and its results land in build/deb/. The
+# pinned SQLite is readied first: the package build fetches nothing.
+VERSION = $(shell sed -n 's/^\#define BAKERY_VERSION "\(.*\)"/\1/p' lib/util.h)
+DEB_COPY = Makefile mk cmd lib share docs completions debian
+DEB = build/deb/bakery_$(VERSION)_$(shell dpkg --print-architecture).deb
+deb: sqlite-cache
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = '$(VERSION)' ] || { \
+		echo "make deb: error: debian/changelog says $$v, lib/util.h $(VERSION)" >&2; exit 1; }
+	rm -rf build/deb && mkdir -p build/deb/bakery-$(VERSION)
+	cp -Rp $(DEB_COPY) build/deb/bakery-$(VERSION)/
+	cd build/deb/bakery-$(VERSION) && SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) \
+		dpkg-buildpackage -b -uc -us -j2 >../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+	@ls -l $(DEB)
+	lintian -I --pedantic $(DEB:.deb=.changes)
+
 clean:
 	rm -rf build bin build-system build-linked
 
 .PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
-	crash crash-other powercut soak stress fuzz valgrind bench install uninstall clean FORCE
+	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb clean FORCE
 .SECONDARY:
