@@ -16,7 +16,7 @@
 #
 # 1. The root: mmdebstrap --variant=minbase of bookworm (with -updates and
 #    -security) from deb.debian.org, with systemd, dbus and the packages
-#    the .deb depends on and recommends, kept as .cache/boot/root-KEY.tar,
+#    the .deb depends on and recommends, and lighttpd, kept as .cache/boot/root-KEY.tar,
 #    KEY a hash of what goes in (the mmdebstrap command line): made once,
 #    unpacked into build/boot/root on every run.
 # 2. systemd-nspawn --boot boots it. This machine's PID 1 is not systemd:
@@ -31,7 +31,9 @@
 #    wipe timers (the wipe only after the check when 10:00 UTC, when it
 #    removes every order, would fall inside the run).
 # 4. From outside, as bakery (runuser, as bakery(7) says to run commands by
-#    hand): N orders placed and paid, while every 2.5 s bakery-consume is
+#    hand): N orders placed and paid (every tenth through Stripe's webhook,
+#    bakery-webhook.service: lighttpd as bakery, a signed event posted
+#    on the container's own loopback), while every 2.5 s bakery-consume is
 #    restarted (systemctl restart) or its main process killed (systemctl
 #    kill -s KILL; Restart=always brings it back after 2 s). The restarts
 #    counted are the consumer's main processes ended and replaced: the
@@ -72,7 +74,7 @@ log() { echo "boot: $*" >&2; }
 [ "$(id -u)" = 0 ] || fail "needs root (mmdebstrap, systemd-nspawn, nsenter)"
 [ -f "$DEB" ] || fail "no package '$DEB': run make deb"
 [ -x "$CHECKER" ] || fail "no checker '$CHECKER': run make build/tests/checker"
-for t in mmdebstrap systemd-nspawn nsenter jq dpkg-deb; do
+for t in mmdebstrap systemd-nspawn nsenter jq dpkg-deb curl openssl; do
 	command -v "$t" >/dev/null || fail "$t missing: run make deps"
 done
 
@@ -80,7 +82,7 @@ done
 # The package's Depends and Recommends, first alternatives, no versions.
 deps=$(dpkg-deb -f "$DEB" Depends Recommends | sed 's/^[A-Za-z-]*: //' |
 	tr ',' '\n' | sed 's/|.*//; s/(.*)//; s/[[:space:]]//g' | sed '/^$/d' | sort -u)
-include=$(printf '%s\n' systemd systemd-sysv dbus $deps | sort -u | paste -sd, -)
+include=$(printf '%s\n' systemd systemd-sysv dbus lighttpd $deps | sort -u | paste -sd, -)
 mirrors=("deb http://deb.debian.org/debian bookworm main"
 	"deb http://deb.debian.org/debian bookworm-updates main"
 	"deb http://deb.debian.org/debian-security bookworm-security main")
@@ -96,6 +98,8 @@ if [ ! -f "$tarball" ]; then
 	mmdebstrap --quiet "${mmdebstrap_args[@]}" "$CACHE/partial-$key.tar" "${mirrors[@]}" \
 		>"$W/mmdebstrap.log" 2>&1 || { tail -20 "$W/mmdebstrap.log" >&2; fail "mmdebstrap failed"; }
 	mv "$CACHE/partial-$key.tar" "$tarball"
+	# Roots made for other inputs are not used again.
+	find "$CACHE" -maxdepth 1 -name 'root-*.tar' ! -name "root-$key.tar" -delete
 fi
 rm -rf "$ROOT"
 mkdir -p "$ROOT"
@@ -135,7 +139,7 @@ stop_container() {
 trap 'stop_container' EXIT
 trap 'exit 130' INT TERM
 
-systemd-nspawn --quiet --boot --register=no --keep-unit --console=pipe \
+systemd-nspawn --quiet --boot --register=no --keep-unit --console=pipe --private-network \
 	--machine=bakery-boot -D "$ROOT" </dev/null >"$W/console.log" 2>&1 &
 NSPAWN=$!
 for _ in $(seq 100); do
@@ -204,6 +208,35 @@ for u in bakery-consume bakery-dlq; do
 		{ ct journalctl -u $u --no-pager | tail -20 >&2; fail "$u is not running"; }
 done
 
+# The webhook, as bakery on the same home: lighttpd from its unit, on the
+# container's own loopback (--private-network), reached with the host's
+# curl in the container's network namespace.
+SECRET=whsec_boot_$$
+printf '%s\n' "$SECRET" >"$ROOT/etc/bakery/webhook-secret"
+ct chown bakery:bakery /etc/bakery/webhook-secret
+ct chmod 600 /etc/bakery/webhook-secret
+ct systemctl enable --now bakery-webhook >/dev/null 2>&1 || fail "bakery-webhook.service did not start"
+for _ in $(seq 50); do
+	nsenter -t "$CPID" -n curl -s -o /dev/null http://127.0.0.1:8080/ && break
+	sleep 0.2
+done
+# webhook_pay ID: Stripe's payment_intent.succeeded for order ID, signed,
+# posted to the webhook; fails unless it answers 200 "recorded".
+webhook_pay() {
+	local body t mac answer
+	body=$(as_bakery bakery-order show "$1" | jq -c --arg o "$1" '{id: ("evt_" + $o),
+		object: "event", type: "payment_intent.succeeded", created: now | floor,
+		data: {object: {id: ("pi_" + $o), object: "payment_intent",
+		amount: .total_cents, currency: "eur", status: "succeeded",
+		metadata: {order_id: $o, sandbox: "default"}}}}') || return 1
+	t=$(date +%s)
+	mac=$(printf '%s.%s' "$t" "$body" | openssl dgst -sha256 -hmac "$SECRET" -r) || return 1
+	answer=$(nsenter -t "$CPID" -n curl -s -X POST --data-binary "$body" \
+		-H 'Content-Type: application/json' -H "Stripe-Signature: t=$t,v1=${mac%% *}" \
+		http://127.0.0.1:8080/stripe/webhook)
+	[ "$answer" = '{"status":200,"message":"recorded"}' ] || { echo "webhook: $answer" >&2; return 1; }
+}
+
 # --- 4. orders, while the consumer is restarted and killed -----------------
 : >"$W/placed"
 : >"$W/paid"
@@ -237,8 +270,14 @@ for i in $(seq "$ORDERS"); do
 		[ -n "$id" ] || { touch "$W/stop"; fail "order $i: place failed"; }
 	echo "default $id" >>"$W/placed"
 	sleep "$PACE"
+	# Every tenth order is paid through Stripe's webhook, the others by
+	# bakery-order pay.
 	for _ in 1 2 3; do
-		as_bakery bakery-order pay "$id" >/dev/null 2>>"$W/pay.err" && { echo "default $id" >>"$W/paid"; break; }
+		if [ $((i % 10)) = 0 ]; then
+			webhook_pay "$id" 2>>"$W/pay.err"
+		else
+			as_bakery bakery-order pay "$id" >/dev/null 2>>"$W/pay.err"
+		fi && { echo "default $id" >>"$W/paid"; break; }
 		sleep 0.5
 	done
 done

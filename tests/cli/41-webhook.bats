@@ -6,7 +6,9 @@ load helpers
 SECRET=whsec_test_7d1f02c4b9
 
 # Starts lighttpd with the shipped configuration, pointed at this test's
-# home, program and secret, on a free port; URL is the endpoint.
+# home, queue, program and secret, on a free port; URL is the endpoint.
+# lighttpd keeps the test's user: the machine that runs the tests has no
+# user bakery for server.username to drop to.
 lighttpd_start() {
 	local dir=$BATS_TEST_TMPDIR/www port
 	RESPONSE=$BATS_TEST_TMPDIR/response
