@@ -474,13 +474,15 @@ uninstall:
 VERSION = $(shell sed -n 's/^\#define BAKERY_VERSION "\(.*\)"/\1/p' lib/util.h)
 DEB_COPY = Makefile mk cmd lib share docs completions debian
 DEB = build/deb/bakery_$(VERSION)_$(shell dpkg --print-architecture).deb
-deb: sqlite-cache
+# Built again only when a file it is made of changed.
+$(DEB): $(shell find $(DEB_COPY) -type f) | sqlite-cache
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = '$(VERSION)' ] || { \
 		echo "make deb: error: debian/changelog says $$v, lib/util.h $(VERSION)" >&2; exit 1; }
 	rm -rf build/deb && mkdir -p build/deb/bakery-$(VERSION)
 	cp -Rp $(DEB_COPY) build/deb/bakery-$(VERSION)/
 	cd build/deb/bakery-$(VERSION) && SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) \
 		dpkg-buildpackage -b -uc -us -j2 >../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+deb: $(DEB)
 	@ls -l $(DEB)
 	lintian -I --pedantic $(DEB:.deb=.changes)
 

@@ -49,6 +49,8 @@
 # 6. The checker (build/tests/checker, copied in) as bakery on the home,
 #    --drained, with the orders placed and paid; and every file of the
 #    home owned by bakery.
+# 7. apt remove stops the units; apt purge keeps the home, and removes it
+#    with BAKERY_PURGE_HOME=yes.
 #
 # The container is powered off, or killed by its pid, at the end and on
 # any failure (trap). build/boot/ keeps the log and, after a failure, the root.
@@ -337,6 +339,24 @@ if [ -n "$wipe_later" ]; then
 	ct systemctl enable --now "${wipe_units[@]}" >/dev/null 2>&1 || rc=1
 fi
 [ "$(ct systemctl is-enabled bakery-wipe.timer)" = enabled ] || { log "the wipe timer is not enabled"; rc=1; }
+
+# --- 7. remove and purge ------------------------------------------------------
+# Removing stops the units and keeps the configuration; purging removes the
+# configuration and the enable links and keeps the home, unless
+# BAKERY_PURGE_HOME=yes (tried on a second install).
+remove_check() {
+	ct apt-get remove -y bakery >>"$W/apt.log" 2>&1 || { log "apt remove failed"; return 1; }
+	[ "$(ct systemctl is-active bakery-consume)" = inactive ] || { log "bakery-consume runs after removal"; return 1; }
+	ct test -f /etc/bakery/bakery.env || { log "removal took /etc/bakery/bakery.env"; return 1; }
+	ct apt-get purge -y bakery >>"$W/apt.log" 2>&1 || { log "apt purge failed"; return 1; }
+	! ct test -e /etc/bakery/bakery.env || { log "purge kept /etc/bakery/bakery.env"; return 1; }
+	[ -z "$(ct find /etc/systemd/system -name 'bakery-*')" ] || { log "purge kept enable links"; return 1; }
+	ct test -f /var/lib/bakery/queue.db || { log "purge took the home"; return 1; }
+	ct apt-get install -y "/var/tmp/$deb_name" >>"$W/apt.log" 2>&1 || { log "reinstall failed"; return 1; }
+	ct env BAKERY_PURGE_HOME=yes apt-get purge -y bakery >>"$W/apt.log" 2>&1 || { log "apt purge failed"; return 1; }
+	! ct test -e /var/lib/bakery || { log "BAKERY_PURGE_HOME=yes kept the home"; return 1; }
+}
+remove_check || rc=1
 
 stop_container
 [ "$rc" = 0 ] && [ "$lost" = 0 ] && [ "$twice" = 0 ] && rm -rf "$ROOT"
