@@ -149,7 +149,7 @@ DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq lib
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
 	zsh fish man-db shellcheck openssl \
 	dpkg-dev gpgv tcl xz-utils libreadline-dev \
-	debhelper lintian mmdebstrap systemd-container
+	debhelper lintian mmdebstrap systemd-container curl
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
