@@ -83,12 +83,12 @@ all: $(BINS) $(SQLITE_SHELL)
 # Objects rebuild when the flags change (SANITIZE=1 and back).
 build/flags: FORCE $(SQLITE_SOURCE)
 	@mkdir -p build
-	@echo '$(CC) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
-		echo '$(CC) $(CFLAGS) $(LDFLAGS)' > $@
+	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' > $@
 
 build/%.o: %.c build/flags $(wildcard lib/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 build/libbakery.a: $(LIB_OBJ) $(SQLITE_OBJ)
 	rm -f $@
@@ -148,7 +148,8 @@ DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq lib
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
 	zsh fish man-db shellcheck openssl \
-	dpkg-dev gpgv tcl xz-utils libreadline-dev
+	dpkg-dev gpgv tcl xz-utils libreadline-dev \
+	debhelper lintian mmdebstrap systemd-container curl
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -175,10 +176,12 @@ CLUSTER_ORDERS ?= 200
 # prints its log's tail), then the main suite, last, so that make check ends
 # with prove's summary. The stages are ordered for the two slots: the NATS
 # run of the CLI suite takes one while the others follow each other in the
-# second.
+# second. check-boot is make boot (make deb and lintian, then the package
+# under a real systemd): it runs as root and reaches deb.debian.org for its
+# root once (.cache/boot/); about 2 min from an empty cache.
 CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
 	check-powercut check-soak check-soak-kills check-soak-nats check-stress \
-	check-fuzz
+	check-fuzz check-boot
 CHECK_JOBS ?= 3
 check: deps
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
@@ -210,6 +213,8 @@ check-stress:
 	$(call logged,stress,tests/stress.sh $(STRESS_CHECK_TIME))
 check-fuzz:
 	$(call logged,fuzz,$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME))
+check-boot:
+	$(call logged,boot,$(MAKE) --no-print-directory boot)
 .PHONY: check $(CHECK_STAGES)
 
 # The proof (docs/reliability.md): the crash matrix, the chaos soak, and
@@ -365,7 +370,8 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
-	mk/layers share/examples/*
+	mk/layers share/examples/* debian/dlopen-depends debian/bakery.postinst \
+	debian/bakery.prerm debian/bakery.postrm
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/.
@@ -382,24 +388,46 @@ bench: deps
 UNITS = $(notdir $(wildcard share/systemd/*))
 EXAMPLES = $(wildcard share/examples/*)
 
+# What make install makes, by folder. The configuration (the routes and the
+# units' environment, bakery(7)) goes to SYSCONFDIR/bakery: /etc with
+# PREFIX=/usr (the package's), PREFIX/etc otherwise. The units, the
+# sysusers.d and tmpfiles.d entries and the lighttpd file name the installed
+# places (@BINDIR@, @SHAREDIR@, @SYSCONFDIR@, substituted here).
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+LIBDIR_SYSTEMD ?= $(PREFIX)/lib
+SYSUSERSDIR ?= $(LIBDIR_SYSTEMD)/sysusers.d
+TMPFILESDIR ?= $(LIBDIR_SYSTEMD)/tmpfiles.d
+INSTALL_DIRS = $(BINDIR) $(SHAREDIR)/cron $(SHAREDIR)/lighttpd \
+	$(SHAREDIR)/examples $(UNITDIR) $(SYSUSERSDIR) $(TMPFILESDIR) \
+	$(SYSCONFDIR)/bakery $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 \
+	$(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SHAREDIR@|$(SHAREDIR)|g' \
+	-e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+# The configuration an operator edits: installed when absent, so that an
+# edited file is never overwritten; removed by uninstall only when unedited.
+CONF = routes:share/routes bakery.env:share/bakery.env
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/cron \
-		$(DESTDIR)$(SHAREDIR)/lighttpd $(DESTDIR)$(SHAREDIR)/examples \
-		$(DESTDIR)$(UNITDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -d $(INSTALL_DIRS:%=$(DESTDIR)%)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)
 	install -m 644 share/menu.tsv $(DESTDIR)$(SHAREDIR)
 	# The routes' example names the examples where they are installed.
-	sed 's|@SHAREDIR@|$(SHAREDIR)|g' share/routes > $(DESTDIR)$(SHAREDIR)/routes
+	$(SUBST) share/routes >$(DESTDIR)$(SHAREDIR)/routes
 	chmod 644 $(DESTDIR)$(SHAREDIR)/routes
 	install -m 755 $(EXAMPLES) $(DESTDIR)$(SHAREDIR)/examples
 	install -m 644 share/cron/bakery.crontab $(DESTDIR)$(SHAREDIR)/cron
-	install -m 644 share/lighttpd/bakery-webhook.conf $(DESTDIR)$(SHAREDIR)/lighttpd
+	$(SUBST) share/lighttpd/bakery-webhook.conf >$(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	for u in $(UNITS); do \
-		sed 's|@BINDIR@|$(BINDIR)|g' share/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
-		chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+		$(SUBST) share/systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	$(SUBST) share/sysusers/bakery.conf >$(DESTDIR)$(SYSUSERSDIR)/bakery.conf
+	$(SUBST) share/tmpfiles/bakery.conf >$(DESTDIR)$(TMPFILESDIR)/bakery.conf
+	chmod 644 $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf \
+		$(UNITS:%=$(DESTDIR)$(UNITDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/bakery.conf \
+		$(DESTDIR)$(TMPFILESDIR)/bakery.conf
+	for c in $(CONF); do \
+		to=$(DESTDIR)$(SYSCONFDIR)/bakery/$${c%%:*}; \
+		[ -e "$$to" ] || { $(SUBST) $${c#*:} >"$$to" && chmod 644 "$$to"; } || exit 1; \
 	done
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/man/*.5 $(DESTDIR)$(MANDIR)/man5
@@ -417,21 +445,61 @@ install: all
 		ln -sf bakery.fish $(DESTDIR)$(FISHCOMPDIR)/$$p.fish || exit 1; \
 	done
 
+# Every file install made, then every folder it names and their parents,
+# each only when empty, up to DESTDIR or PREFIX's parent (a folder that
+# holds anything else stays; nothing above PREFIX is touched).
 uninstall:
-	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%) $(PROGS:%=$(DESTDIR)$(MANDIR)/man1/%.1)
+	rm -f $(PROGS:%=$(DESTDIR)$(BINDIR)/%)
+	rm -f $(foreach s,1 5 7,$(patsubst docs/man/%,$(DESTDIR)$(MANDIR)/man$(s)/%,$(wildcard docs/man/*.$(s))))
 	rm -f $(DESTDIR)$(SHAREDIR)/menu.tsv $(DESTDIR)$(SHAREDIR)/routes
 	rm -f $(EXAMPLES:share/%=$(DESTDIR)$(SHAREDIR)/%)
 	rm -f $(DESTDIR)$(SHAREDIR)/cron/bakery.crontab
 	rm -f $(DESTDIR)$(SHAREDIR)/lighttpd/bakery-webhook.conf
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%)
-	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-envelope.5 $(DESTDIR)$(MANDIR)/man7/bakery.7
-	rm -f $(DESTDIR)$(MANDIR)/man5/bakery-routes.5
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/bakery.conf $(DESTDIR)$(TMPFILESDIR)/bakery.conf
 	rm -f $(PROGS:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_bakery
 	rm -f $(PROGS:%=$(DESTDIR)$(FISHCOMPDIR)/%.fish)
+	for c in $(CONF); do \
+		to=$(DESTDIR)$(SYSCONFDIR)/bakery/$${c%%:*}; \
+		! $(SUBST) $${c#*:} | cmp -s - "$$to" || rm -f "$$to"; \
+	done
+	for d in $(INSTALL_DIRS:%=$(DESTDIR)%); do \
+		while [ "$$d" != '$(DESTDIR)' ] && [ "$$d" != '$(DESTDIR)$(patsubst %/,%,$(dir $(PREFIX)))' ] && \
+			[ "$${d#/}" ] && rmdir "$$d" 2>/dev/null; do d=$${d%/*}; done; \
+	done
+
+# make deb: bakery_VERSION_ARCH.deb in build/deb/ with Debian's tools
+# (debian/, docs/adr/0005-debian-package.md), then lintian, whose output is
+# printed and whose errors fail. dpkg-buildpackage runs in a copy of the
+# sources, build/deb/bakery-VERSION/, so that its clean step leaves this
+# tree's build/ and bin/ alone and its results land in build/deb/. The
+# pinned SQLite is readied first: the package build fetches nothing.
+VERSION = $(shell sed -n 's/^\#define BAKERY_VERSION "\(.*\)"/\1/p' lib/util.h)
+DEB_COPY = Makefile mk cmd lib share docs completions debian
+DEB = build/deb/bakery_$(VERSION)_$(shell dpkg --print-architecture).deb
+# Built again only when a file it is made of changed.
+$(DEB): $(shell find $(DEB_COPY) -type f) | sqlite-cache
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = '$(VERSION)' ] || { \
+		echo "make deb: error: debian/changelog says $$v, lib/util.h $(VERSION)" >&2; exit 1; }
+	rm -rf build/deb && mkdir -p build/deb/bakery-$(VERSION)
+	cp -Rp $(DEB_COPY) build/deb/bakery-$(VERSION)/
+	cd build/deb/bakery-$(VERSION) && SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) \
+		dpkg-buildpackage -b -uc -us -j2 >../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+deb: $(DEB)
+	@ls -l $(DEB)
+	lintian -I --pedantic $(DEB:.deb=.changes)
+
+# make boot (tests/boot.sh): the package from make deb installed with apt in
+# a fresh Debian 12 root made by mmdebstrap (cached in .cache/boot/), booted
+# with a real systemd under systemd-nspawn; orders placed and paid as the
+# units' user while the consumer is restarted and killed; the checker then
+# finds every paid order's effects applied once.
+boot: deb build/tests/checker
+	tests/boot.sh $(DEB)
 
 clean:
 	rm -rf build bin build-system build-linked
 
 .PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
-	crash crash-other powercut soak stress fuzz valgrind bench install uninstall clean FORCE
+	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb boot clean FORCE
 .SECONDARY:

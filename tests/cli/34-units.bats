@@ -1,12 +1,20 @@
 #!/usr/bin/env bats
-# The systemd units and the crontab that run the alarms and the wipe.
+# The systemd units, their user and folders, the webhook's lighttpd file,
+# and the crontab that run the alarms and the wipe. make boot starts them
+# under a real systemd (tests/boot.sh).
 load helpers
+
+# subst FILE: FILE with the placeholders make install fills.
+subst() {
+	sed -e "s|@BINDIR@|$TOP/bin|g" -e "s|@SHAREDIR@|$TOP/share|g" \
+		-e "s|@SYSCONFDIR@|/etc|g" "$1"
+}
 
 @test "systemd-analyze verify passes on every unit" {
 	units="$BATS_TEST_TMPDIR/units"
 	mkdir -p "$units"
 	for f in "$TOP"/share/systemd/*; do
-		sed "s|@BINDIR@|$TOP/bin|g" "$f" >"$units/$(basename "$f")"
+		subst "$f" >"$units/$(basename "$f")"
 	done
 	run systemd-analyze verify --man=no "$units"/*
 	assert_success
@@ -26,12 +34,56 @@ load helpers
 	for s in bakery-consume bakery-dlq bakery-relay-watch; do
 		grep -qx 'Restart=always' $s.service
 	done
+}
+
+@test "every service runs as the one bakery user on one home, hardened, reading the environment file" {
+	cd "$TOP/share/systemd"
 	for s in *.service; do
-		for key in DynamicUser=yes StateDirectory=bakery ProtectSystem=strict \
-			NoNewPrivileges=yes PrivateTmp=yes; do
-			grep -qx "$key" "$s" || { echo "$s lacks $key" >&2; return 1; }
+		for key in User=bakery Group=bakery StateDirectory=bakery \
+			StateDirectoryMode=0750 UMask=0077 \
+			'EnvironmentFile=-@SYSCONFDIR@/bakery/bakery.env' \
+			ProtectSystem=strict NoNewPrivileges=yes PrivateTmp=yes \
+			ProtectHome=yes CapabilityBoundingSet=; do
+			grep -qx -- "$key" "$s" || { echo "$s lacks $key" >&2; return 1; }
 		done
+		# A dynamic user per unit would take the home from the others.
+		! grep -q '^DynamicUser=' "$s" || { echo "$s has DynamicUser=" >&2; return 1; }
 	done
+}
+
+@test "the webhook unit runs lighttpd on the shipped file, which names no fixed program path" {
+	local unit=$TOP/share/systemd/bakery-webhook.service conf=$TOP/share/lighttpd/bakery-webhook.conf
+	grep -qx 'ExecStart=/usr/sbin/lighttpd -D -f @SHAREDIR@/lighttpd/bakery-webhook.conf' "$unit"
+	grep -qx 'var.bakery_webhook *= "@BINDIR@/bakery-webhook"' "$conf"
+	grep -qx 'server.username *= "bakery"' "$conf"
+	run grep -n '/usr/local' "$conf"
+	assert_failure 1
+	# The substituted file parses, with the environment the unit gives it
+	# (and without the user, which exists where the package is installed).
+	subst "$conf" | sed '/^server\.\(user\|group\)name /d' >"$BATS_TEST_TMPDIR/conf"
+	run env BAKERY_QUEUE= BAKERY_STRIPE_WEBHOOK_SECRET_FILE=/etc/bakery/webhook-secret \
+		lighttpd -tt -f "$BATS_TEST_TMPDIR/conf"
+	assert_success
+}
+
+@test "sysusers.d makes the bakery user, tmpfiles.d its home 0750 and the link to the routes" {
+	local root=$BATS_TEST_TMPDIR/root
+	mkdir -p "$root/etc"
+	subst "$TOP/share/sysusers/bakery.conf" >"$BATS_TEST_TMPDIR/sysusers.conf"
+	subst "$TOP/share/tmpfiles/bakery.conf" >"$BATS_TEST_TMPDIR/tmpfiles.conf"
+	systemd-sysusers --root="$root" "$BATS_TEST_TMPDIR/sysusers.conf" 2>/dev/null
+	run grep '^bakery:' "$root/etc/passwd"
+	assert_output --regexp '^bakery:x:([0-9]+):([0-9]+):[^:]*:/var/lib/bakery:/usr/sbin/nologin$'
+	local uid
+	uid=$(cut -d: -f3 "$root/etc/passwd")
+	systemd-tmpfiles --root="$root" --create "$BATS_TEST_TMPDIR/tmpfiles.conf"
+	assert_equal "$(stat -c '%a %u' "$root/var/lib/bakery")" "750 $uid"
+	assert_equal "$(readlink "$root/var/lib/bakery/routes")" /etc/bakery/routes
+	assert_equal "$(stat -c '%a %u' "$root/etc/bakery")" "755 0"
+	# A file a command run as root left in the home goes back to bakery.
+	install -m 600 /dev/null "$root/var/lib/bakery/left-by-root"
+	systemd-tmpfiles --root="$root" --create "$BATS_TEST_TMPDIR/tmpfiles.conf"
+	assert_equal "$(stat -c '%a %u' "$root/var/lib/bakery/left-by-root")" "600 $uid"
 }
 
 @test "every crontab entry runs a real program with options it accepts" {

@@ -6,7 +6,9 @@ load helpers
 SECRET=whsec_test_7d1f02c4b9
 
 # Starts lighttpd with the shipped configuration, pointed at this test's
-# home, program and secret, on a free port; URL is the endpoint.
+# home, queue, program and secret, on a free port; URL is the endpoint.
+# lighttpd keeps the test's user: the machine that runs the tests has no
+# user bakery for server.username to drop to.
 lighttpd_start() {
 	local dir=$BATS_TEST_TMPDIR/www port
 	RESPONSE=$BATS_TEST_TMPDIR/response
@@ -19,8 +21,9 @@ lighttpd_start() {
 			-e "s|^var.bakery_webhook .*|var.bakery_webhook = \"$TOP/bin/bakery-webhook\"|" \
 			-e "s|^var.bakery_secret_file .*|var.bakery_secret_file = \"$dir/secret\"|" \
 			-e "s|^server.document-root .*|server.document-root = \"$dir/root\"|" \
-			-e "s|^server.errorlog .*|server.errorlog = \"$dir/error.log\"|" \
-			-e "s|^server.pid-file .*|server.pid-file = \"$dir/lighttpd.pid\"|" \
+			-e "s|^var.bakery_queue .*|var.bakery_queue = \"${BAKERY_QUEUE:-}\"|" \
+			-e "/^server.username /d" \
+			-e '/^server.groupname /d' \
 			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
 		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
 		LIGHTTPD_PID=$!

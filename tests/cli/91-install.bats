@@ -69,10 +69,17 @@ setup_file() {
 	fish -n "$fc/bakery-order.fish"
 }
 
-@test "units name the installed programs; share files are in place" {
+@test "units, lighttpd, sysusers and tmpfiles name the installed places; share files are in place" {
 	grep -q "ExecStart=$ROOT/usr/bin/bakery-relay" "$ROOT/usr/lib/systemd/system/bakery-relay.service"
-	# grep's 1: no unit is left with the placeholder (2 would be an error).
-	run grep -rl '@BINDIR@' "$ROOT/usr/lib/systemd/system"
+	grep -qx "EnvironmentFile=-$ROOT/usr/etc/bakery/bakery.env" "$ROOT/usr/lib/systemd/system/bakery-consume.service"
+	grep -q "ExecStart=.* -f $ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf" "$ROOT/usr/lib/systemd/system/bakery-webhook.service"
+	grep -qx "var.bakery_webhook *= \"$ROOT/usr/bin/bakery-webhook\"" "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf"
+	grep -qx "u bakery - .* /var/lib/bakery" "$ROOT/usr/lib/sysusers.d/bakery.conf"
+	grep -qx "L /var/lib/bakery/routes - - - - $ROOT/usr/etc/bakery/routes" "$ROOT/usr/lib/tmpfiles.d/bakery.conf"
+	cmp "$TOP/share/routes" "$ROOT/usr/etc/bakery/routes"
+	grep -qx 'BAKERY_QUEUE=' "$ROOT/usr/etc/bakery/bakery.env"
+	# grep's 1: nothing is left with a placeholder (2 would be an error).
+	run grep -rlE '@(BINDIR|SHAREDIR|SYSCONFDIR)@' "$ROOT/usr/lib" "$ROOT/usr/share/bakery" "$ROOT/usr/etc"
 	assert_failure 1
 	assert_output ""
 	[ -f "$ROOT/usr/share/bakery/cron/bakery.crontab" ]
@@ -103,8 +110,34 @@ setup_file() {
 	[ "$n" -gt 0 ]
 }
 
-@test "make uninstall removes every file it installed" {
+@test "make install keeps an edited configuration file, and make uninstall keeps it too" {
+	local conf="$ROOT/usr/etc/bakery/routes"
+	echo 'OrderPaid  exec:/bin/true  name=edited' >>"$conf"
+	make -C "$SRC" -o all install PREFIX="$ROOT/usr" >/dev/null
+	grep -q 'name=edited' "$conf"
 	make -C "$SRC" uninstall PREFIX="$ROOT/usr" >/dev/null
 	run find "$ROOT" ! -type d
+	assert_output "$conf"
+	rm "$conf"
+}
+
+# The package's layout (PREFIX=/usr: the configuration in /etc) under a
+# DESTDIR, from the programs built above (-o all: install copies them as
+# they are; the compiled-in SHAREDIR does not matter to what goes where).
+@test "make uninstall leaves a DESTDIR as empty as before make install: no file, no folder" {
+	local dest="$BATS_TEST_TMPDIR/dest"
+	mkdir "$dest"
+	make -C "$SRC" -o all install DESTDIR="$dest" PREFIX=/usr >/dev/null
+	[ -f "$dest/etc/bakery/bakery.env" ]
+	[ -f "$dest/usr/lib/systemd/system/bakery-consume.service" ]
+	[ -f "$dest/usr/lib/sysusers.d/bakery.conf" ]
+	make -C "$SRC" uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
+	run find "$dest" -mindepth 1
+	assert_output ""
+}
+
+@test "make uninstall removes every file and folder it installed under PREFIX" {
+	make -C "$SRC" uninstall PREFIX="$ROOT/usr" >/dev/null
+	run find "$ROOT" -mindepth 1
 	assert_output ""
 }
