@@ -76,7 +76,7 @@ setup_file() {
 	grep -qx "var.bakery_webhook *= \"$ROOT/usr/bin/bakery-webhook\"" "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf"
 	grep -qx "u bakery - .* /var/lib/bakery" "$ROOT/usr/lib/sysusers.d/bakery.conf"
 	grep -qx "L /var/lib/bakery/routes - - - - $ROOT/usr/etc/bakery/routes" "$ROOT/usr/lib/tmpfiles.d/bakery.conf"
-	cmp "$TOP/share/routes" "$ROOT/usr/etc/bakery/routes"
+	cmp "$ROOT/usr/share/bakery/routes" "$ROOT/usr/etc/bakery/routes"
 	grep -qx 'BAKERY_QUEUE=' "$ROOT/usr/etc/bakery/bakery.env"
 	# grep's 1: nothing is left with a placeholder (2 would be an error).
 	run grep -rlE '@(BINDIR|SHAREDIR|SYSCONFDIR)@' "$ROOT/usr/lib" "$ROOT/usr/share/bakery" "$ROOT/usr/etc"
