@@ -8,6 +8,26 @@
 #   nats_node_start DIR I     (re)starts node I of the cluster
 #   nats_stop PID             SIGTERM, then waits for it to go
 
+#
+# The server: bin/nats-server, the nats-server >= 2.10 that make deps
+# fetches (NATS_SERVER unset or "cached"); Debian 12's own 2.9 with
+# NATS_SERVER=system; or NATS_SERVER=/path/to/nats-server. NATS_SERVER_BIN
+# is the one chosen; a missing one fails the test that starts it, with a
+# word on how to get it.
+case ${NATS_SERVER:-cached} in
+cached) NATS_SERVER_BIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/nats-server" ;;
+system) NATS_SERVER_BIN=/usr/sbin/nats-server ;;
+/*) NATS_SERVER_BIN=$NATS_SERVER ;;
+*) NATS_SERVER_BIN="NATS_SERVER '$NATS_SERVER' is cached, system or an absolute path" ;;
+esac
+
+# Whether the chosen server is there; says how to get it when not.
+nats_server_ready() {
+	[ -x "$NATS_SERVER_BIN" ] && return 0
+	echo "nats-server: $NATS_SERVER_BIN: missing (make deps fetches it; NATS_SERVER=system takes the system's)" >&2
+	return 69
+}
+
 # A TCP port nothing listens on now.
 nats_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -36,7 +56,8 @@ nats_start() {
 # shellcheck disable=SC2034 # NATS_PID: for the caller
 nats_restart() {
 	local dir=$1
-	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
+	nats_server_ready || return
+	"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
 		-l "$dir/server.log" &
 	NATS_PID=$!
 	nats_wait_port "$NATS_PORT"
@@ -72,7 +93,8 @@ cluster {
   routes: [ $(echo "$routes" | sed 's/,/, /g') ]
 }
 CONF
-	nats-server -c "$dir/n$i.conf" -l "$dir/n$i.log" &
+	nats_server_ready || return
+	"$NATS_SERVER_BIN" -c "$dir/n$i.conf" -l "$dir/n$i.log" &
 	NATS_PIDS[$i]=$!
 	nats_wait_port "${NATS_PORTS[$i]}"
 }
