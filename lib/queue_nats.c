@@ -564,7 +564,8 @@ still_waiting(nats_queue *n)
 }
 
 /* One delete: 0 when the message is gone, deleted now or before (another
- * consumer, a purge); EX_TEMPFAIL when refused or not answered.
+ * consumer, a purge); EX_TEMPFAIL when refused or not answered. The same
+ * request as nats_ack_many's, its answer read by queue_nats_delete_gone().
  *
  * A plain delete, not an erase. nats-server 2.9 keeps a delete of a message
  * inside a block only in the block's index, written lazily, so a SIGKILLed
@@ -574,20 +575,35 @@ still_waiting(nats_queue *n)
  * deliver it, absorbed). An erase stays erased, but under the soak's
  * server kills 2.9.10 then lost track of live messages in the block being
  * written ("no message found" for a message on disk): retried events were
- * never delivered again, lost. See docs/nats.md. */
+ * never delivered again, lost. 2.10 writes a tombstone for each delete:
+ * nothing comes back. See docs/nats.md. */
 static int
 delete_once(nats_queue *n, const char *queue, uint64_t seq)
 {
-	jsErrCode jerr = 0;
-	natsStatus s = js_DeleteMsg(n->js, stream_of(queue), seq, NULL, &jerr);
-	if (s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr ||
-	    jerr == JSStreamMsgDeleteFailed) {
-		n->unanswered_until = 0;
-		return 0;
+	char subject[80], body[64];
+	snprintf(subject, sizeof subject, "$JS.API.STREAM.MSG.DELETE.%s",
+	    stream_of(queue));
+	snprintf(body, sizeof body, "{\"seq\":%llu,\"no_erase\":true}",
+	    (unsigned long long)seq);
+	natsMsg *answer = NULL;
+	natsStatus s = natsConnection_RequestString(&answer, n->nc, subject,
+	    body, PUBLISH_WAIT_MS);
+	if (s == NATS_OK) {
+		int gone = queue_nats_delete_gone(natsMsg_GetData(answer),
+		    natsMsg_GetDataLength(answer));
+		char why[200];
+		one_line(natsMsg_GetData(answer), why, sizeof why);
+		natsMsg_Destroy(answer);
+		if (gone) {
+			n->unanswered_until = 0;
+			return 0;
+		}
+		return bakery_fail(EX_TEMPFAIL, "nats: delete of %llu refused: %s",
+		    (unsigned long long)seq, why);
 	}
 	if (s == NATS_TIMEOUT)
 		unanswered(n);
-	return nats_failed(EX_TEMPFAIL, "delete", s, jerr);
+	return nats_failed(EX_TEMPFAIL, "delete", s, 0);
 }
 
 /* After a delete went unanswered: asked again while the process waits. */
@@ -620,27 +636,46 @@ forget(nats_queue *n, const char *queue, uint64_t seq)
 	return rc;
 }
 
-/* 1 when a JetStream answer to a message delete says it is gone: deleted
- * now, or before (as delete_once() counts them). */
-static int
-delete_answered(const char *data, int len)
+/* 10057 (message delete failed) carries the store's error as its
+ * description: these say the message is not there; any other (the store
+ * closed, a snapshot in progress, a block that did not load) is a refusal,
+ * to be tried again. */
+static const char *const gone_descriptions[] = {
+	"no message found", "stream store EOF", "deleted message", NULL,
+};
+
+/* Gone: deleted now (success), or before: 10037 no message found, 10043
+ * sequence not found (a delete asked again of a message in the middle of
+ * the stream), or a 10057 whose description says so. */
+int
+queue_nats_delete_gone(const char *answer, int len)
 {
-	jv r = jv_parse_sized(data, len);
+	jv r = jv_parse_sized(answer, len);
 	if (jv_get_kind(r) != JV_KIND_OBJECT) {
 		jv_free(r);
 		return 0;
 	}
 	jv ok = jv_object_get(jv_copy(r), jv_string("success"));
 	jv error = jv_object_get(r, jv_string("error"));
-	jv code = jv_get_kind(error) == JV_KIND_OBJECT
-	    ? jv_object_get(error, jv_string("err_code"))
-	    : (jv_free(error), jv_invalid());
+	int code = 0;
+	const char *text = "";
+	if (jv_get_kind(error) == JV_KIND_OBJECT) {
+		jv c = jv_object_get(jv_copy(error), jv_string("err_code"));
+		code = jv_get_kind(c) == JV_KIND_NUMBER ? (int)jv_number_value(c) : 0;
+		jv_free(c);
+		jv d = jv_object_get(jv_copy(error), jv_string("description"));
+		if (jv_get_kind(d) == JV_KIND_STRING)
+			text = jv_string_value(d);
+		jv_free(error);
+		error = d; /* keeps text alive */
+	}
 	int gone = jv_get_kind(ok) == JV_KIND_TRUE ||
-	    (jv_get_kind(code) == JV_KIND_NUMBER &&
-		((int)jv_number_value(code) == JSNoMessageFoundErr ||
-		    (int)jv_number_value(code) == JSStreamMsgDeleteFailed));
+	    code == JSNoMessageFoundErr || code == JSSequenceNotFoundErr;
+	for (int i = 0; !gone && code == JSStreamMsgDeleteFailed &&
+	     gone_descriptions[i]; i++)
+		gone = strcmp(text, gone_descriptions[i]) == 0;
 	jv_free(ok);
-	jv_free(code);
+	jv_free(error);
 	return gone;
 }
 
@@ -712,7 +747,7 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 		const char *dot = strrchr(natsMsg_GetSubject(answer), '.');
 		size_t i = dot ? (size_t)strtoull(dot + 1, NULL, 10) : n;
 		if (i < n && rcs[i] == -1) {
-			rcs[i] = delete_answered(natsMsg_GetData(answer),
+			rcs[i] = queue_nats_delete_gone(natsMsg_GetData(answer),
 			    natsMsg_GetDataLength(answer)) ? 0 : EX_TEMPFAIL;
 			if (rcs[i] == 0)
 				nq->unanswered_until = 0;
