@@ -63,11 +63,15 @@
 struct held {
 	natsMsg *msg;
 	uint64_t seq;
+	unsigned generation; /* n->generation when received */
 };
 
 struct sub {
 	char *key; /* queue|sandbox|visibility */
 	natsSubscription *sub;
+	const char *stream;
+	char name[120], filter[200];
+	int64_t ack_wait;
 };
 
 typedef struct nats_queue {
@@ -84,6 +88,9 @@ typedef struct nats_queue {
 	struct held *held; /* received, not yet answered: handle = index */
 	size_t held_n;
 	int64_t unanswered_until; /* see unanswered() */
+	int reconnected;          /* set by the client's thread: check again */
+	unsigned generation;      /* of the consumers; see heal_behind() */
+	uint64_t stale_above;     /* the stream's end when one was healed */
 } nats_queue;
 
 #define NQ(q) ((nats_queue *)(q)->impl)
@@ -377,6 +384,81 @@ nats_send(bakery_queue *q, const char *queue, queue_item *items, size_t count)
 
 /* ---- receive and answers ---- */
 
+/* The stream's last sequence below what the consumer has delivered: a
+ * nats-server 2.9 SIGKILLed between emptying its last block and rewriting
+ * its index comes back with a lower last sequence, and new messages take
+ * numbers the consumer has passed, never to be delivered. Found at start
+ * and after a reconnect (a restarted server), the consumer is made again,
+ * delivering all the stream holds: what is still owed, and what a 2.9
+ * server brought back, which the subscribers absorb. Messages held from
+ * before lie above the stream's end: they were deleted, so their answers
+ * are dropped (see held_is_stale()). Returns 1 when the consumer went. */
+static int
+heal_behind(nats_queue *n, const char *stream, const char *name,
+    jsConsumerInfo *ci)
+{
+	jsStreamInfo *si = NULL;
+	if (js_GetStreamInfo(&si, n->js, stream, NULL, NULL) != NATS_OK)
+		return 0;
+	uint64_t last = si->State.LastSeq;
+	jsStreamInfo_Destroy(si);
+	if (ci->Delivered.Stream <= last)
+		return 0;
+	char l[24], d[24];
+	snprintf(l, sizeof l, "%llu", (unsigned long long)last);
+	snprintf(d, sizeof d, "%llu", (unsigned long long)ci->Delivered.Stream);
+	bakery_log(LOG_WARN, "stream_behind_consumer", "stream", stream,
+	    "consumer", name, "last_seq", l, "delivered_seq", d, (char *)NULL);
+	if (js_DeleteConsumer(n->js, stream, name, NULL, NULL) != NATS_OK)
+		return 0;
+	n->generation++;
+	if (!n->stale_above || last < n->stale_above)
+		n->stale_above = last ? last : 1;
+	return 1;
+}
+
+/* The durable consumer name on stream, made when missing (or healed, see
+ * heal_behind()), its AckWait the visibility asked. */
+static natsStatus
+ensure_consumer(nats_queue *n, const char *stream, const char *name,
+    const char *filter, int64_t ack_wait)
+{
+	jsConsumerInfo *ci = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetConsumerInfo(&ci, n->js, stream, name, NULL, &jerr);
+	if (s == NATS_OK && heal_behind(n, stream, name, ci)) {
+		jsConsumerInfo_Destroy(ci);
+		ci = NULL;
+		s = NATS_NOT_FOUND;
+	}
+	if (s == NATS_OK && ci->Config->AckWait != ack_wait) {
+		/* The visibility is the consumer's AckWait: follow the caller. */
+		jsConsumerConfig cfg = *ci->Config;
+		cfg.AckWait = ack_wait;
+		jsConsumerInfo *up = NULL;
+		s = js_UpdateConsumer(&up, n->js, stream, &cfg, NULL, &jerr);
+		jsConsumerInfo_Destroy(up);
+	} else if (s != NATS_OK && (s == NATS_NOT_FOUND ||
+		       jerr == JSConsumerNotFoundErr)) {
+		jsConsumerConfig cfg;
+		jsConsumerConfig_Init(&cfg);
+		cfg.Durable = name;
+		cfg.AckPolicy = js_AckExplicit;
+		cfg.DeliverPolicy = js_DeliverAll;
+		cfg.AckWait = ack_wait;
+		cfg.MaxDeliver = -1; /* consume.c counts and dead-letters */
+		cfg.FilterSubject = filter;
+		jsConsumerInfo *made = NULL;
+		jerr = 0;
+		s = js_AddConsumer(&made, n->js, stream, &cfg, NULL, &jerr);
+		jsConsumerInfo_Destroy(made);
+	}
+	jsConsumerInfo_Destroy(ci);
+	if (s != NATS_OK)
+		nats_failed(EX_TEMPFAIL, name, s, jerr);
+	return s;
+}
+
 static int
 consumer_for(nats_queue *n, const char *queue, const char *sandbox,
     int visibility_s, natsSubscription **out)
@@ -406,34 +488,10 @@ consumer_for(nats_queue *n, const char *queue, const char *sandbox,
 		snprintf(filter, sizeof filter, "%s.>", prefix_of(queue));
 	}
 	int64_t ack_wait = (int64_t)visibility_s * 1000000000LL;
-	jsConsumerInfo *ci = NULL;
-	jsErrCode jerr = 0;
-	natsStatus s = js_GetConsumerInfo(&ci, n->js, stream, name, NULL, &jerr);
-	if (s == NATS_OK && ci->Config->AckWait != ack_wait) {
-		/* The visibility is the consumer's AckWait: follow the caller. */
-		jsConsumerConfig cfg = *ci->Config;
-		cfg.AckWait = ack_wait;
-		jsConsumerInfo *up = NULL;
-		s = js_UpdateConsumer(&up, n->js, stream, &cfg, NULL, &jerr);
-		jsConsumerInfo_Destroy(up);
-	} else if (s != NATS_OK && (s == NATS_NOT_FOUND ||
-		       jerr == JSConsumerNotFoundErr)) {
-		jsConsumerConfig cfg;
-		jsConsumerConfig_Init(&cfg);
-		cfg.Durable = name;
-		cfg.AckPolicy = js_AckExplicit;
-		cfg.DeliverPolicy = js_DeliverAll;
-		cfg.AckWait = ack_wait;
-		cfg.MaxDeliver = -1; /* consume.c counts and dead-letters */
-		cfg.FilterSubject = filter;
-		jsConsumerInfo *made = NULL;
-		jerr = 0;
-		s = js_AddConsumer(&made, n->js, stream, &cfg, NULL, &jerr);
-		jsConsumerInfo_Destroy(made);
-	}
-	jsConsumerInfo_Destroy(ci);
+	natsStatus s = ensure_consumer(n, stream, name, filter, ack_wait);
 	if (s != NATS_OK)
-		return nats_failed(EX_TEMPFAIL, name, s, jerr);
+		return EX_TEMPFAIL; /* ensure_consumer said why */
+	jsErrCode jerr = 0;
 	jsSubOptions so;
 	jsSubOptions_Init(&so);
 	so.Stream = stream;
@@ -443,8 +501,13 @@ consumer_for(nats_queue *n, const char *queue, const char *sandbox,
 	s = js_PullSubscribe(&sub, n->js, filter, name, NULL, &so, &jerr);
 	if (s != NATS_OK)
 		return nats_failed(EX_TEMPFAIL, name, s, jerr);
-	n->subs[free_slot].key = bakery_xstrdup(key);
-	n->subs[free_slot].sub = sub;
+	struct sub *slot = &n->subs[free_slot];
+	slot->key = bakery_xstrdup(key);
+	slot->sub = sub;
+	slot->stream = stream;
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	snprintf(slot->filter, sizeof slot->filter, "%s", filter);
+	slot->ack_wait = ack_wait;
 	*out = sub;
 	return 0;
 }
@@ -462,7 +525,7 @@ hold(nats_queue *n, natsMsg *msg, uint64_t seq)
 {
 	for (size_t i = 0; i < n->held_n; i++)
 		if (!n->held[i].msg) {
-			n->held[i] = (struct held){ msg, seq };
+			n->held[i] = (struct held){ msg, seq, n->generation };
 			return (int)i;
 		}
 	struct held *grown = realloc(n->held, (n->held_n + 16) * sizeof *grown);
@@ -470,8 +533,36 @@ hold(nats_queue *n, natsMsg *msg, uint64_t seq)
 		bakery_die(EX_OSERR, "out of memory");
 	memset(grown + n->held_n, 0, 16 * sizeof *grown);
 	n->held = grown;
-	n->held[n->held_n] = (struct held){ msg, seq };
+	n->held[n->held_n] = (struct held){ msg, seq, n->generation };
 	return (int)n->held_n++;
+}
+
+/* Called on the client's thread when a connection came back: perhaps a
+ * restarted server, whose stream may have moved back (heal_behind()). */
+static void
+on_reconnected(natsConnection *nc, void *closure)
+{
+	(void)nc;
+	nats_queue *n = closure;
+	pthread_mutex_lock(&n->mu);
+	n->reconnected = 1;
+	pthread_mutex_unlock(&n->mu);
+}
+
+/* After a reconnect, the consumers this process uses are checked again
+ * before the next fetch; a pull subscription follows its consumer's name,
+ * so one made again serves it. */
+static void
+recheck_consumers(nats_queue *n)
+{
+	pthread_mutex_lock(&n->mu);
+	int again = n->reconnected;
+	n->reconnected = 0;
+	pthread_mutex_unlock(&n->mu);
+	for (int i = 0; again && i < MAX_SUBS; i++)
+		if (n->subs[i].key)
+			ensure_consumer(n, n->subs[i].stream, n->subs[i].name,
+			    n->subs[i].filter, n->subs[i].ack_wait);
 }
 
 static int
@@ -480,6 +571,7 @@ nats_receive(bakery_queue *q, const char *queue, const char *sandbox,
 {
 	nats_queue *n = NQ(q);
 	natsSubscription *sub;
+	recheck_consumers(n);
 	int rc = consumer_for(n, queue, sandbox, visibility_s, &sub);
 	if (rc)
 		return rc;
@@ -533,6 +625,21 @@ held_of(nats_queue *n, queue_message *m)
 		return NULL;
 	}
 	return &n->held[m->handle];
+}
+
+/* A message held from before its consumer was made again, above the
+ * stream's end then: deleted already (heal_behind()), and its number may
+ * now be another message's, which a delete would remove unapplied. */
+static int
+held_is_stale(nats_queue *n, struct held *h, const char *id)
+{
+	if (h->generation == n->generation || h->seq <= n->stale_above)
+		return 0;
+	char sq[24];
+	snprintf(sq, sizeof sq, "%llu", (unsigned long long)h->seq);
+	bakery_log(LOG_WARN, "stale_lease_dropped", "id", id, "seq", sq,
+	    (char *)NULL);
+	return 1;
 }
 
 static void
@@ -686,6 +793,10 @@ nats_ack(bakery_queue *q, const char *queue, queue_message *m)
 	struct held *h = held_of(n, m);
 	if (!h)
 		return EX_SOFTWARE;
+	if (held_is_stale(n, h, m->id)) {
+		release(h); /* its ack would reach the consumer made again */
+		return 0;
+	}
 	int rc = forget(n, queue, h->seq);
 	if (rc) {
 		release(h); /* unacked: it comes back after AckWait */
@@ -727,6 +838,12 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 	for (size_t i = 0; i < n; i++) {
 		rcs[i] = EX_TEMPFAIL;
 		held[i] = held_of(nq, m[i]);
+		if (held[i] && held_is_stale(nq, held[i], m[i]->id)) {
+			rcs[i] = 0; /* its ack would reach the consumer made again */
+			release(held[i]);
+			held[i] = NULL;
+			continue;
+		}
 		if (!held[i] || s != NATS_OK)
 			continue;
 		char reply[128], body[64];
@@ -833,8 +950,9 @@ nats_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		return nats_failed(EX_UNAVAILABLE, "dead-letter", s, jerr);
 	}
 	bakery_crash_point("nats.after_dlq_publish");
-	int rc = forget(n, QUEUE_EVENTS, h->seq);
-	if (!rc)
+	int stale = held_is_stale(n, h, m->id);
+	int rc = stale ? 0 : forget(n, QUEUE_EVENTS, h->seq);
+	if (!rc && !stale)
 		natsMsg_Term(h->msg, NULL);
 	release(h);
 	return rc;
@@ -1068,6 +1186,8 @@ queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **out)
 		s = natsOptions_SetReconnectWait(opts, 100);
 	if (s == NATS_OK)
 		s = natsOptions_SetMaxReconnect(opts, 100);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectedCB(opts, on_reconnected, n);
 	if (s == NATS_OK)
 		s = natsConnection_Connect(&n->nc, opts);
 	natsOptions_Destroy(opts);
