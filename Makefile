@@ -166,9 +166,12 @@ sqlite-cache: $(SQLITE_DIR)/sqlite3.o $(SQLITE_DIR)/sqlite3
 $(NATS_SERVER_DIR)/SOURCE:
 	mk/nats-fetch $(NATS_SERVER_VERSION) $(NATS_SERVER_CACHE) build/nats-server
 
+# make sees the binary's date through the link: the link is checked, and
+# made again only when it points elsewhere.
 bin/nats-server: $(NATS_SERVER_DIR)/SOURCE
 	@mkdir -p bin
-	ln -sfn $(abspath $(NATS_SERVER_DIR))/nats-server $@
+	@[ "$$(readlink $@)" = $(abspath $(NATS_SERVER_DIR))/nats-server ] || \
+		ln -sfnv $(abspath $(NATS_SERVER_DIR))/nats-server $@
 
 # With the system's server, none left in bin/.
 nats-server-system:

@@ -13,7 +13,9 @@
 # fetches (NATS_SERVER unset or "cached"); Debian 12's own 2.9 with
 # NATS_SERVER=system; or NATS_SERVER=/path/to/nats-server. NATS_SERVER_BIN
 # is the one chosen; a missing one fails the test that starts it, with a
-# word on how to get it.
+# word on how to get it. NATS_SYNC=always (or a duration) starts every
+# server with jetstream { sync_interval: NATS_SYNC } (2.10 and later): an
+# fsync per write with always.
 case ${NATS_SERVER:-cached} in
 cached) NATS_SERVER_BIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/nats-server" ;;
 system) NATS_SERVER_BIN=/usr/sbin/nats-server ;;
@@ -56,8 +58,13 @@ nats_start() {
 # shellcheck disable=SC2034 # NATS_PID: for the caller
 nats_restart() {
 	local dir=$1
+	local conf=()
 	nats_server_ready || return
-	"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
+	if [ -n "${NATS_SYNC:-}" ]; then
+		echo "jetstream { sync_interval: $NATS_SYNC }" >"$dir/sync.conf"
+		conf=(-c "$dir/sync.conf")
+	fi
+	"$NATS_SERVER_BIN" "${conf[@]}" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
 		-l "$dir/server.log" &
 	NATS_PID=$!
 	nats_wait_port "$NATS_PORT"
@@ -86,7 +93,7 @@ nats_node_start() {
 	cat >"$dir/n$i.conf" <<CONF
 server_name: n$i
 listen: 127.0.0.1:${NATS_PORTS[$i]}
-jetstream { store_dir: "$dir/n$i" }
+jetstream { store_dir: "$dir/n$i"${NATS_SYNC:+, sync_interval: $NATS_SYNC} }
 cluster {
   name: bakery
   listen: 127.0.0.1:${NATS_CPORTS[$i]}
