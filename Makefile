@@ -57,6 +57,24 @@ SQLITE_SHELL = sqlite-shell-system
 else
 $(error SQLITE is 'linked' or 'system', not '$(SQLITE)')
 endif
+# nats-server for the NATS tests, the soaks and the bench (docs/nats.md).
+# NATS_SERVER=cached: Debian trixie's binary package of NATS_SERVER_VERSION,
+# fetched and checked by mk/nats-fetch, unpacked in NATS_SERVER_CACHE (make
+# clean keeps it), linked as bin/nats-server, first on the tests' PATH.
+# NATS_SERVER=system: Debian 12's own /usr/sbin/nats-server (2.9), for the
+# tests that show what 2.9 does; tests/nats.bash reads the same variable.
+NATS_SERVER ?= cached
+NATS_SERVER_VERSION = 2.10.27-1+b2
+NATS_SERVER_CACHE ?= .cache/nats-server
+NATS_SERVER_DIR = $(NATS_SERVER_CACHE)/$(firstword $(subst -, ,$(NATS_SERVER_VERSION)))
+ifeq ($(NATS_SERVER),cached)
+NATS_SERVER_BIN = bin/nats-server
+else ifeq ($(NATS_SERVER),system)
+NATS_SERVER_BIN = nats-server-system
+else
+$(error NATS_SERVER is 'cached' or 'system', not '$(NATS_SERVER)')
+endif
+export NATS_SERVER
 override CFLAGS += $(SQLITE_CPPFLAGS) -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
 # libcrypto, libcurl and libnats are not linked: lib/lazy.c loads each on
 # first use, by the soname the linker would have recorded (lib/lazy.h).
@@ -144,6 +162,21 @@ sqlite-shell-system:
 # make deps readies the linked library whichever SQLITE is chosen.
 sqlite-cache: $(SQLITE_DIR)/sqlite3.o $(SQLITE_DIR)/sqlite3
 
+# The server, fetched once per version (mk/nats-fetch says what it checks).
+$(NATS_SERVER_DIR)/SOURCE:
+	mk/nats-fetch $(NATS_SERVER_VERSION) $(NATS_SERVER_CACHE) build/nats-server
+
+# make sees the binary's date through the link: the link is checked, and
+# made again only when it points elsewhere.
+bin/nats-server: $(NATS_SERVER_DIR)/SOURCE
+	@mkdir -p bin
+	@[ "$$(readlink $@)" = $(abspath $(NATS_SERVER_DIR))/nats-server ] || \
+		ln -sfnv $(abspath $(NATS_SERVER_DIR))/nats-server $@
+
+# With the system's server, none left in bin/.
+nats-server-system:
+	@rm -f bin/nats-server
+
 DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq libssl-dev \
 	libcurl4-openssl-dev libnats-dev nats-server bats bats-assert \
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
@@ -161,7 +194,7 @@ deps:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
 			--no-install-recommends $$missing; \
 	fi
-	@$(MAKE) --no-print-directory sqlite-cache
+	@$(MAKE) --no-print-directory sqlite-cache $(NATS_SERVER_BIN)
 
 demo: deps
 	$(MAKE) all
@@ -500,6 +533,6 @@ boot: deb build/tests/checker
 clean:
 	rm -rf build bin build-system build-linked
 
-.PHONY: all deps sqlite-cache sqlite-shell-system demo check check-nats check-nats-cluster \
+.PHONY: all deps sqlite-cache sqlite-shell-system nats-server-system demo check check-nats check-nats-cluster \
 	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb boot clean FORCE
 .SECONDARY:

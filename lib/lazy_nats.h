@@ -17,7 +17,7 @@
 	X(jsMsgMetaData_Destroy) X(jsOptions_Init) X(jsPubAck_Destroy) \
 	X(jsPubOptions_Init) X(jsStreamConfig_Init) X(jsStreamInfo_Destroy) \
 	X(jsSubOptions_Init) X(js_AddConsumer) X(js_AddStream) X(js_CreateKeyValue) \
-	X(js_DeleteMsg) X(js_DirectGetMsg) X(js_GetConsumerInfo) \
+	X(natsConnection_RequestString) X(js_DirectGetMsg) X(js_GetConsumerInfo) \
 	X(js_GetStreamInfo) X(js_KeyValue) X(js_PublishAsyncComplete) \
 	X(js_PublishAsyncGetPendingList) X(js_PublishMsg) X(js_PublishMsgAsync) \
 	X(js_PullSubscribe) X(js_PurgeStream) X(js_UpdateConsumer) \
@@ -35,7 +35,8 @@
 	X(natsSubscription_Fetch) X(nats_CloseAndWait) X(natsInbox_Create) X(natsInbox_Destroy) \
 	X(natsConnection_SubscribeSync) X(natsConnection_PublishRequestString) \
 	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
-	X(nats_GetVersion) X(nats_Now) X(nats_Sleep)
+	X(nats_GetVersion) X(nats_Now) X(nats_Sleep) X(js_DeleteConsumer) \
+	X(natsOptions_SetReconnectedCB)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
 
@@ -53,7 +54,7 @@ int lazy_nats(void);
 #define js_AddConsumer (*lazy_js_AddConsumer)
 #define js_AddStream (*lazy_js_AddStream)
 #define js_CreateKeyValue (*lazy_js_CreateKeyValue)
-#define js_DeleteMsg (*lazy_js_DeleteMsg)
+#define natsConnection_RequestString (*lazy_natsConnection_RequestString)
 #define js_DirectGetMsg (*lazy_js_DirectGetMsg)
 #define js_GetConsumerInfo (*lazy_js_GetConsumerInfo)
 #define js_GetStreamInfo (*lazy_js_GetStreamInfo)
@@ -110,5 +111,7 @@ int lazy_nats(void);
 #define nats_GetVersion (*lazy_nats_GetVersion)
 #define nats_Now (*lazy_nats_Now)
 #define nats_Sleep (*lazy_nats_Sleep)
+#define js_DeleteConsumer (*lazy_js_DeleteConsumer)
+#define natsOptions_SetReconnectedCB (*lazy_natsOptions_SetReconnectedCB)
 
 #endif

@@ -49,5 +49,9 @@ struct bakery_queue {
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
     bakery_queue **q);
 int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);
+/* 1 when a JetStream answer to a message delete (its JSON) says the
+ * message is gone, deleted now or before; 0 when the delete must be tried
+ * again (refused, or not an answer). queue_nats.c; docs/nats.md. */
+int queue_nats_delete_gone(const char *answer, int len);
 
 #endif

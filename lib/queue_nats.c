@@ -63,11 +63,15 @@
 struct held {
 	natsMsg *msg;
 	uint64_t seq;
+	unsigned generation; /* n->generation when received */
 };
 
 struct sub {
 	char *key; /* queue|sandbox|visibility */
 	natsSubscription *sub;
+	const char *stream;
+	char name[120], filter[200];
+	int64_t ack_wait;
 };
 
 typedef struct nats_queue {
@@ -84,6 +88,9 @@ typedef struct nats_queue {
 	struct held *held; /* received, not yet answered: handle = index */
 	size_t held_n;
 	int64_t unanswered_until; /* see unanswered() */
+	int reconnected;          /* set by the client's thread: check again */
+	unsigned generation;      /* of the consumers; see heal_behind() */
+	uint64_t stale_above;     /* the stream's end when one was healed */
 } nats_queue;
 
 #define NQ(q) ((nats_queue *)(q)->impl)
@@ -377,6 +384,81 @@ nats_send(bakery_queue *q, const char *queue, queue_item *items, size_t count)
 
 /* ---- receive and answers ---- */
 
+/* The stream's last sequence below what the consumer has delivered: a
+ * nats-server 2.9 SIGKILLed between emptying its last block and rewriting
+ * its index comes back with a lower last sequence, and new messages take
+ * numbers the consumer has passed, never to be delivered. Found at start
+ * and after a reconnect (a restarted server), the consumer is made again,
+ * delivering all the stream holds: what is still owed, and what a 2.9
+ * server brought back, which the subscribers absorb. Messages held from
+ * before lie above the stream's end: they were deleted, so their answers
+ * are dropped (see held_is_stale()). Returns 1 when the consumer went. */
+static int
+heal_behind(nats_queue *n, const char *stream, const char *name,
+    jsConsumerInfo *ci)
+{
+	jsStreamInfo *si = NULL;
+	if (js_GetStreamInfo(&si, n->js, stream, NULL, NULL) != NATS_OK)
+		return 0;
+	uint64_t last = si->State.LastSeq;
+	jsStreamInfo_Destroy(si);
+	if (ci->Delivered.Stream <= last)
+		return 0;
+	char l[24], d[24];
+	snprintf(l, sizeof l, "%llu", (unsigned long long)last);
+	snprintf(d, sizeof d, "%llu", (unsigned long long)ci->Delivered.Stream);
+	bakery_log(LOG_WARN, "stream_behind_consumer", "stream", stream,
+	    "consumer", name, "last_seq", l, "delivered_seq", d, (char *)NULL);
+	if (js_DeleteConsumer(n->js, stream, name, NULL, NULL) != NATS_OK)
+		return 0;
+	n->generation++;
+	if (!n->stale_above || last < n->stale_above)
+		n->stale_above = last ? last : 1;
+	return 1;
+}
+
+/* The durable consumer name on stream, made when missing (or healed, see
+ * heal_behind()), its AckWait the visibility asked. */
+static natsStatus
+ensure_consumer(nats_queue *n, const char *stream, const char *name,
+    const char *filter, int64_t ack_wait)
+{
+	jsConsumerInfo *ci = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetConsumerInfo(&ci, n->js, stream, name, NULL, &jerr);
+	if (s == NATS_OK && heal_behind(n, stream, name, ci)) {
+		jsConsumerInfo_Destroy(ci);
+		ci = NULL;
+		s = NATS_NOT_FOUND;
+	}
+	if (s == NATS_OK && ci->Config->AckWait != ack_wait) {
+		/* The visibility is the consumer's AckWait: follow the caller. */
+		jsConsumerConfig cfg = *ci->Config;
+		cfg.AckWait = ack_wait;
+		jsConsumerInfo *up = NULL;
+		s = js_UpdateConsumer(&up, n->js, stream, &cfg, NULL, &jerr);
+		jsConsumerInfo_Destroy(up);
+	} else if (s != NATS_OK && (s == NATS_NOT_FOUND ||
+		       jerr == JSConsumerNotFoundErr)) {
+		jsConsumerConfig cfg;
+		jsConsumerConfig_Init(&cfg);
+		cfg.Durable = name;
+		cfg.AckPolicy = js_AckExplicit;
+		cfg.DeliverPolicy = js_DeliverAll;
+		cfg.AckWait = ack_wait;
+		cfg.MaxDeliver = -1; /* consume.c counts and dead-letters */
+		cfg.FilterSubject = filter;
+		jsConsumerInfo *made = NULL;
+		jerr = 0;
+		s = js_AddConsumer(&made, n->js, stream, &cfg, NULL, &jerr);
+		jsConsumerInfo_Destroy(made);
+	}
+	jsConsumerInfo_Destroy(ci);
+	if (s != NATS_OK)
+		nats_failed(EX_TEMPFAIL, name, s, jerr);
+	return s;
+}
+
 static int
 consumer_for(nats_queue *n, const char *queue, const char *sandbox,
     int visibility_s, natsSubscription **out)
@@ -406,34 +488,10 @@ consumer_for(nats_queue *n, const char *queue, const char *sandbox,
 		snprintf(filter, sizeof filter, "%s.>", prefix_of(queue));
 	}
 	int64_t ack_wait = (int64_t)visibility_s * 1000000000LL;
-	jsConsumerInfo *ci = NULL;
-	jsErrCode jerr = 0;
-	natsStatus s = js_GetConsumerInfo(&ci, n->js, stream, name, NULL, &jerr);
-	if (s == NATS_OK && ci->Config->AckWait != ack_wait) {
-		/* The visibility is the consumer's AckWait: follow the caller. */
-		jsConsumerConfig cfg = *ci->Config;
-		cfg.AckWait = ack_wait;
-		jsConsumerInfo *up = NULL;
-		s = js_UpdateConsumer(&up, n->js, stream, &cfg, NULL, &jerr);
-		jsConsumerInfo_Destroy(up);
-	} else if (s != NATS_OK && (s == NATS_NOT_FOUND ||
-		       jerr == JSConsumerNotFoundErr)) {
-		jsConsumerConfig cfg;
-		jsConsumerConfig_Init(&cfg);
-		cfg.Durable = name;
-		cfg.AckPolicy = js_AckExplicit;
-		cfg.DeliverPolicy = js_DeliverAll;
-		cfg.AckWait = ack_wait;
-		cfg.MaxDeliver = -1; /* consume.c counts and dead-letters */
-		cfg.FilterSubject = filter;
-		jsConsumerInfo *made = NULL;
-		jerr = 0;
-		s = js_AddConsumer(&made, n->js, stream, &cfg, NULL, &jerr);
-		jsConsumerInfo_Destroy(made);
-	}
-	jsConsumerInfo_Destroy(ci);
+	natsStatus s = ensure_consumer(n, stream, name, filter, ack_wait);
 	if (s != NATS_OK)
-		return nats_failed(EX_TEMPFAIL, name, s, jerr);
+		return EX_TEMPFAIL; /* ensure_consumer said why */
+	jsErrCode jerr = 0;
 	jsSubOptions so;
 	jsSubOptions_Init(&so);
 	so.Stream = stream;
@@ -443,8 +501,13 @@ consumer_for(nats_queue *n, const char *queue, const char *sandbox,
 	s = js_PullSubscribe(&sub, n->js, filter, name, NULL, &so, &jerr);
 	if (s != NATS_OK)
 		return nats_failed(EX_TEMPFAIL, name, s, jerr);
-	n->subs[free_slot].key = bakery_xstrdup(key);
-	n->subs[free_slot].sub = sub;
+	struct sub *slot = &n->subs[free_slot];
+	slot->key = bakery_xstrdup(key);
+	slot->sub = sub;
+	slot->stream = stream;
+	snprintf(slot->name, sizeof slot->name, "%s", name);
+	snprintf(slot->filter, sizeof slot->filter, "%s", filter);
+	slot->ack_wait = ack_wait;
 	*out = sub;
 	return 0;
 }
@@ -462,7 +525,7 @@ hold(nats_queue *n, natsMsg *msg, uint64_t seq)
 {
 	for (size_t i = 0; i < n->held_n; i++)
 		if (!n->held[i].msg) {
-			n->held[i] = (struct held){ msg, seq };
+			n->held[i] = (struct held){ msg, seq, n->generation };
 			return (int)i;
 		}
 	struct held *grown = realloc(n->held, (n->held_n + 16) * sizeof *grown);
@@ -470,8 +533,36 @@ hold(nats_queue *n, natsMsg *msg, uint64_t seq)
 		bakery_die(EX_OSERR, "out of memory");
 	memset(grown + n->held_n, 0, 16 * sizeof *grown);
 	n->held = grown;
-	n->held[n->held_n] = (struct held){ msg, seq };
+	n->held[n->held_n] = (struct held){ msg, seq, n->generation };
 	return (int)n->held_n++;
+}
+
+/* Called on the client's thread when a connection came back: perhaps a
+ * restarted server, whose stream may have moved back (heal_behind()). */
+static void
+on_reconnected(natsConnection *nc, void *closure)
+{
+	(void)nc;
+	nats_queue *n = closure;
+	pthread_mutex_lock(&n->mu);
+	n->reconnected = 1;
+	pthread_mutex_unlock(&n->mu);
+}
+
+/* After a reconnect, the consumers this process uses are checked again
+ * before the next fetch; a pull subscription follows its consumer's name,
+ * so one made again serves it. */
+static void
+recheck_consumers(nats_queue *n)
+{
+	pthread_mutex_lock(&n->mu);
+	int again = n->reconnected;
+	n->reconnected = 0;
+	pthread_mutex_unlock(&n->mu);
+	for (int i = 0; again && i < MAX_SUBS; i++)
+		if (n->subs[i].key)
+			ensure_consumer(n, n->subs[i].stream, n->subs[i].name,
+			    n->subs[i].filter, n->subs[i].ack_wait);
 }
 
 static int
@@ -480,6 +571,7 @@ nats_receive(bakery_queue *q, const char *queue, const char *sandbox,
 {
 	nats_queue *n = NQ(q);
 	natsSubscription *sub;
+	recheck_consumers(n);
 	int rc = consumer_for(n, queue, sandbox, visibility_s, &sub);
 	if (rc)
 		return rc;
@@ -535,6 +627,21 @@ held_of(nats_queue *n, queue_message *m)
 	return &n->held[m->handle];
 }
 
+/* A message held from before its consumer was made again, above the
+ * stream's end then: deleted already (heal_behind()), and its number may
+ * now be another message's, which a delete would remove unapplied. */
+static int
+held_is_stale(nats_queue *n, struct held *h, const char *id)
+{
+	if (h->generation == n->generation || h->seq <= n->stale_above)
+		return 0;
+	char sq[24];
+	snprintf(sq, sizeof sq, "%llu", (unsigned long long)h->seq);
+	bakery_log(LOG_WARN, "stale_lease_dropped", "id", id, "seq", sq,
+	    (char *)NULL);
+	return 1;
+}
+
 static void
 release(struct held *h)
 {
@@ -564,7 +671,8 @@ still_waiting(nats_queue *n)
 }
 
 /* One delete: 0 when the message is gone, deleted now or before (another
- * consumer, a purge); EX_TEMPFAIL when refused or not answered.
+ * consumer, a purge); EX_TEMPFAIL when refused or not answered. The same
+ * request as nats_ack_many's, its answer read by queue_nats_delete_gone().
  *
  * A plain delete, not an erase. nats-server 2.9 keeps a delete of a message
  * inside a block only in the block's index, written lazily, so a SIGKILLed
@@ -574,20 +682,35 @@ still_waiting(nats_queue *n)
  * deliver it, absorbed). An erase stays erased, but under the soak's
  * server kills 2.9.10 then lost track of live messages in the block being
  * written ("no message found" for a message on disk): retried events were
- * never delivered again, lost. See docs/nats.md. */
+ * never delivered again, lost. 2.10 writes a tombstone for each delete:
+ * nothing comes back. See docs/nats.md. */
 static int
 delete_once(nats_queue *n, const char *queue, uint64_t seq)
 {
-	jsErrCode jerr = 0;
-	natsStatus s = js_DeleteMsg(n->js, stream_of(queue), seq, NULL, &jerr);
-	if (s == NATS_OK || s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr ||
-	    jerr == JSStreamMsgDeleteFailed) {
-		n->unanswered_until = 0;
-		return 0;
+	char subject[80], body[64];
+	snprintf(subject, sizeof subject, "$JS.API.STREAM.MSG.DELETE.%s",
+	    stream_of(queue));
+	snprintf(body, sizeof body, "{\"seq\":%llu,\"no_erase\":true}",
+	    (unsigned long long)seq);
+	natsMsg *answer = NULL;
+	natsStatus s = natsConnection_RequestString(&answer, n->nc, subject,
+	    body, PUBLISH_WAIT_MS);
+	if (s == NATS_OK) {
+		int gone = queue_nats_delete_gone(natsMsg_GetData(answer),
+		    natsMsg_GetDataLength(answer));
+		char why[200];
+		one_line(natsMsg_GetData(answer), why, sizeof why);
+		natsMsg_Destroy(answer);
+		if (gone) {
+			n->unanswered_until = 0;
+			return 0;
+		}
+		return bakery_fail(EX_TEMPFAIL, "nats: delete of %llu refused: %s",
+		    (unsigned long long)seq, why);
 	}
 	if (s == NATS_TIMEOUT)
 		unanswered(n);
-	return nats_failed(EX_TEMPFAIL, "delete", s, jerr);
+	return nats_failed(EX_TEMPFAIL, "delete", s, 0);
 }
 
 /* After a delete went unanswered: asked again while the process waits. */
@@ -620,27 +743,46 @@ forget(nats_queue *n, const char *queue, uint64_t seq)
 	return rc;
 }
 
-/* 1 when a JetStream answer to a message delete says it is gone: deleted
- * now, or before (as delete_once() counts them). */
-static int
-delete_answered(const char *data, int len)
+/* 10057 (message delete failed) carries the store's error as its
+ * description: these say the message is not there; any other (the store
+ * closed, a snapshot in progress, a block that did not load) is a refusal,
+ * to be tried again. */
+static const char *const gone_descriptions[] = {
+	"no message found", "stream store EOF", "deleted message", NULL,
+};
+
+/* Gone: deleted now (success), or before: 10037 no message found, 10043
+ * sequence not found (a delete asked again of a message in the middle of
+ * the stream), or a 10057 whose description says so. */
+int
+queue_nats_delete_gone(const char *answer, int len)
 {
-	jv r = jv_parse_sized(data, len);
+	jv r = jv_parse_sized(answer, len);
 	if (jv_get_kind(r) != JV_KIND_OBJECT) {
 		jv_free(r);
 		return 0;
 	}
 	jv ok = jv_object_get(jv_copy(r), jv_string("success"));
 	jv error = jv_object_get(r, jv_string("error"));
-	jv code = jv_get_kind(error) == JV_KIND_OBJECT
-	    ? jv_object_get(error, jv_string("err_code"))
-	    : (jv_free(error), jv_invalid());
+	int code = 0;
+	const char *text = "";
+	if (jv_get_kind(error) == JV_KIND_OBJECT) {
+		jv c = jv_object_get(jv_copy(error), jv_string("err_code"));
+		code = jv_get_kind(c) == JV_KIND_NUMBER ? (int)jv_number_value(c) : 0;
+		jv_free(c);
+		jv d = jv_object_get(jv_copy(error), jv_string("description"));
+		if (jv_get_kind(d) == JV_KIND_STRING)
+			text = jv_string_value(d);
+		jv_free(error);
+		error = d; /* keeps text alive */
+	}
 	int gone = jv_get_kind(ok) == JV_KIND_TRUE ||
-	    (jv_get_kind(code) == JV_KIND_NUMBER &&
-		((int)jv_number_value(code) == JSNoMessageFoundErr ||
-		    (int)jv_number_value(code) == JSStreamMsgDeleteFailed));
+	    code == JSNoMessageFoundErr || code == JSSequenceNotFoundErr;
+	for (int i = 0; !gone && code == JSStreamMsgDeleteFailed &&
+	     gone_descriptions[i]; i++)
+		gone = strcmp(text, gone_descriptions[i]) == 0;
 	jv_free(ok);
-	jv_free(code);
+	jv_free(error);
 	return gone;
 }
 
@@ -651,6 +793,10 @@ nats_ack(bakery_queue *q, const char *queue, queue_message *m)
 	struct held *h = held_of(n, m);
 	if (!h)
 		return EX_SOFTWARE;
+	if (held_is_stale(n, h, m->id)) {
+		release(h); /* its ack would reach the consumer made again */
+		return 0;
+	}
 	int rc = forget(n, queue, h->seq);
 	if (rc) {
 		release(h); /* unacked: it comes back after AckWait */
@@ -692,6 +838,12 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 	for (size_t i = 0; i < n; i++) {
 		rcs[i] = EX_TEMPFAIL;
 		held[i] = held_of(nq, m[i]);
+		if (held[i] && held_is_stale(nq, held[i], m[i]->id)) {
+			rcs[i] = 0; /* its ack would reach the consumer made again */
+			release(held[i]);
+			held[i] = NULL;
+			continue;
+		}
 		if (!held[i] || s != NATS_OK)
 			continue;
 		char reply[128], body[64];
@@ -712,7 +864,7 @@ nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 		const char *dot = strrchr(natsMsg_GetSubject(answer), '.');
 		size_t i = dot ? (size_t)strtoull(dot + 1, NULL, 10) : n;
 		if (i < n && rcs[i] == -1) {
-			rcs[i] = delete_answered(natsMsg_GetData(answer),
+			rcs[i] = queue_nats_delete_gone(natsMsg_GetData(answer),
 			    natsMsg_GetDataLength(answer)) ? 0 : EX_TEMPFAIL;
 			if (rcs[i] == 0)
 				nq->unanswered_until = 0;
@@ -798,8 +950,9 @@ nats_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		return nats_failed(EX_UNAVAILABLE, "dead-letter", s, jerr);
 	}
 	bakery_crash_point("nats.after_dlq_publish");
-	int rc = forget(n, QUEUE_EVENTS, h->seq);
-	if (!rc)
+	int stale = held_is_stale(n, h, m->id);
+	int rc = stale ? 0 : forget(n, QUEUE_EVENTS, h->seq);
+	if (!rc && !stale)
 		natsMsg_Term(h->msg, NULL);
 	release(h);
 	return rc;
@@ -1033,6 +1186,8 @@ queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **out)
 		s = natsOptions_SetReconnectWait(opts, 100);
 	if (s == NATS_OK)
 		s = natsOptions_SetMaxReconnect(opts, 100);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectedCB(opts, on_reconnected, n);
 	if (s == NATS_OK)
 		s = natsConnection_Connect(&n->nc, opts);
 	natsOptions_Destroy(opts);

@@ -4,6 +4,11 @@ NATS text protocol over a socket.
 
   nats-tool.py HOST:PORT reset            delete bakery's streams and bucket
   nats-tool.py HOST:PORT leader STREAM    print the stream's leader's name
+  nats-tool.py HOST:PORT scan STREAM      the store by sequence, a JSON line
+                                          each: the stream's state, each
+                                          consumer's, then every sequence
+                                          from first to last with its
+                                          Bakery-Id or why it is not there
   nats-tool.py HOST:PORT pub SUBJECT BODY [KEY=VALUE...]
                                           publish with headers to JetStream,
                                           exit 1 unless the stream acked it
@@ -16,6 +21,7 @@ NATS text protocol over a socket.
                                           did the work, the client never
                                           hears (a leader that died)
 """
+import base64
 import json
 import socket
 import sys
@@ -133,6 +139,35 @@ class Proxy:
             self.serve(client)
 
 
+def header(hdrs, key):
+    for line in base64.b64decode(hdrs).decode(errors="replace").split("\r\n")[1:]:
+        k, _, v = line.partition(":")
+        if k.strip().lower() == key.lower():
+            return v.strip()
+    return None
+
+
+def scan(c, stream):
+    info = json.loads(c.request("$JS.API.STREAM.INFO." + stream))
+    state = info.get("state", {})
+    print(json.dumps({"stream": stream, "state": state}))
+    names = json.loads(c.request("$JS.API.CONSUMER.NAMES." + stream))
+    for name in names.get("consumers") or []:
+        ci = json.loads(c.request("$JS.API.CONSUMER.INFO.%s.%s" % (stream, name)))
+        print(json.dumps({"consumer": name, **{k: ci.get(k) for k in (
+            "delivered", "ack_floor", "num_ack_pending", "num_redelivered",
+            "num_pending")}}))
+    for seq in range(state.get("first_seq", 1), state.get("last_seq", 0) + 1):
+        r = json.loads(c.request("$JS.API.STREAM.MSG.GET." + stream,
+                                 json.dumps({"seq": seq}).encode()))
+        m = r.get("message")
+        if m:
+            print(json.dumps({"seq": seq, "id": header(m.get("hdrs", ""), "Bakery-Id"),
+                              "subject": m.get("subject"), "time": m.get("time")}))
+        else:
+            print(json.dumps({"seq": seq, "missing": r.get("error", {}).get("description")}))
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[2] == "proxy":
         Proxy(sys.argv[1], sys.argv[4], int(sys.argv[5])).run(int(sys.argv[3]))
@@ -144,6 +179,8 @@ def main():
     elif cmd == "leader":
         info = json.loads(c.request("$JS.API.STREAM.INFO." + sys.argv[3]))
         print(info.get("cluster", {}).get("leader", ""))
+    elif cmd == "scan":
+        scan(c, sys.argv[3])
     elif cmd == "pub":
         headers = [a.split("=", 1) for a in sys.argv[5:]]
         ack = json.loads(c.request(sys.argv[3], sys.argv[4].encode(), headers))

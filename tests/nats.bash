@@ -8,6 +8,28 @@
 #   nats_node_start DIR I     (re)starts node I of the cluster
 #   nats_stop PID             SIGTERM, then waits for it to go
 
+#
+# The server: bin/nats-server, the nats-server >= 2.10 that make deps
+# fetches (NATS_SERVER unset or "cached"); Debian 12's own 2.9 with
+# NATS_SERVER=system; or NATS_SERVER=/path/to/nats-server. NATS_SERVER_BIN
+# is the one chosen; a missing one fails the test that starts it, with a
+# word on how to get it. NATS_SYNC=always (or a duration) starts every
+# server with jetstream { sync_interval: NATS_SYNC } (2.10 and later): an
+# fsync per write with always.
+case ${NATS_SERVER:-cached} in
+cached) NATS_SERVER_BIN="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/bin/nats-server" ;;
+system) NATS_SERVER_BIN=/usr/sbin/nats-server ;;
+/*) NATS_SERVER_BIN=$NATS_SERVER ;;
+*) NATS_SERVER_BIN="NATS_SERVER '$NATS_SERVER' is cached, system or an absolute path" ;;
+esac
+
+# Whether the chosen server is there; says how to get it when not.
+nats_server_ready() {
+	[ -x "$NATS_SERVER_BIN" ] && return 0
+	echo "nats-server: $NATS_SERVER_BIN: missing (make deps fetches it; NATS_SERVER=system takes the system's)" >&2
+	return 69
+}
+
 # A TCP port nothing listens on now.
 nats_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -36,7 +58,13 @@ nats_start() {
 # shellcheck disable=SC2034 # NATS_PID: for the caller
 nats_restart() {
 	local dir=$1
-	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
+	local conf=()
+	nats_server_ready || return
+	if [ -n "${NATS_SYNC:-}" ]; then
+		echo "jetstream { sync_interval: $NATS_SYNC }" >"$dir/sync.conf"
+		conf=(-c "$dir/sync.conf")
+	fi
+	"$NATS_SERVER_BIN" "${conf[@]}" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$dir/store" \
 		-l "$dir/server.log" &
 	NATS_PID=$!
 	nats_wait_port "$NATS_PORT"
@@ -65,14 +93,15 @@ nats_node_start() {
 	cat >"$dir/n$i.conf" <<CONF
 server_name: n$i
 listen: 127.0.0.1:${NATS_PORTS[$i]}
-jetstream { store_dir: "$dir/n$i" }
+jetstream { store_dir: "$dir/n$i"${NATS_SYNC:+, sync_interval: $NATS_SYNC} }
 cluster {
   name: bakery
   listen: 127.0.0.1:${NATS_CPORTS[$i]}
   routes: [ $(echo "$routes" | sed 's/,/, /g') ]
 }
 CONF
-	nats-server -c "$dir/n$i.conf" -l "$dir/n$i.log" &
+	nats_server_ready || return
+	"$NATS_SERVER_BIN" -c "$dir/n$i.conf" -l "$dir/n$i.log" &
 	NATS_PIDS[$i]=$!
 	nats_wait_port "${NATS_PORTS[$i]}"
 }

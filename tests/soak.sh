@@ -242,6 +242,24 @@ owed_in_streams() {
 	comm -23 <(sort -u <<<"$ids" | sed '/^$/d') <(done_ids 2>/dev/null | sort -u) | wc -l
 }
 
+# A NATS soak that lost or doubled an event keeps its folder and says, per
+# event the checker named, where the store's scan and the consumers' lines
+# put it: at which sequence, against which floors, delivered how often.
+explain_nats() {
+	local what id at seen
+	KEEP=1
+	echo "soak: kept $W (the store by sequence: $W/scan.jsonl)"
+	jq -c 'select(.stream or .consumer)' "$W/scan.jsonl"
+	sed -n -e 's/^checker: lost: \(evt_[0-9a-z]*\).*/lost \1/p' \
+		-e 's/^checker: applied twice: \(evt_[0-9a-z]*\).*/twice \1/p' "$W/check.err" |
+		while read -r what id; do
+			at=$(jq -c --arg id "$id" 'select(.id == $id) | .seq' "$W/scan.jsonl" | tr '\n' ' ')
+			seen=$(cat "$W"/out.consume* "$W/out.final" |
+				jq -Rc --arg id "$id" 'fromjson? | select(.id? == $id) | [.delivery, .outcome]' | tr '\n' ' ')
+			echo "soak: $what $id: at sequence ${at:-none} in the store; deliveries (delivery, outcome): ${seen:-none}"
+		done
+}
+
 sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "$d"; done; }
 queued() { bakery-queue stats | jq '[.[] | .ready + .leased + .delayed] | add // 0'; }
 # What is still owed anywhere: queued messages, dead letters, outbox rows.
@@ -371,6 +389,13 @@ if [ "$QUEUE_KIND" = nats ]; then
 	[ "$left" = 0 ] && back=$((back - left)) ||
 		{ rc=1; echo "soak: the streams still owe $left messages" >>"$W/check.err"; }
 fi
+# On NATS, the store by sequence while the server still runs (both
+# streams, their consumers' floors): a loss is explained, not only counted.
+if [ "$QUEUE_KIND" = nats ]; then
+	for st in BAKERY_EVENTS BAKERY_EVENTS_DLQ; do
+		"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" scan "$st"
+	done >"$W/scan.jsonl" 2>>"$W/check.err"
+fi
 # Receipts: every paid order mailed; one Message-ID (its OrderPaid's id) an
 # order; a mail sent again only when a consumer died between the mailer's
 # answer and bakery's record of it (docs/design.md, "Subscribers outside
@@ -400,6 +425,8 @@ echo "soak: receipts (exec:receipt-mailer): $(wc -l <"$W/paid") paid orders, $ma
 [ "$rc" = 0 ] || head -20 "$W/check.err"
 lost=$(echo "$result" | jq .lost)
 twice=$(echo "$result" | jq .applied_twice)
+[ "$QUEUE_KIND" = nats ] && { [ "$rc" != 0 ] || [ "$lost" != 0 ] || [ "$twice" != 0 ]; } &&
+	explain_nats
 dup=$(echo "$result" | jq .duplicated)
 # The retries, from the consumers' lines (a killed one's last line may be
 # cut short): how many, why, and at which delivery each retried message

@@ -48,6 +48,9 @@ main(int argc, char **argv)
 	jsOptions jo;
 	jsOptions_Init(&jo);
 	jo.PublishAsync.MaxPending = 4096;
+	/* A server that syncs every write (sync_interval: always) acks slower
+	 * than this publishes: wait for room rather than fail. */
+	jo.PublishAsync.StallWait = 60000;
 	check(natsConnection_JetStream(&js, nc, &jo), "jetstream");
 
 	jsStreamConfig sc;

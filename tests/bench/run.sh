@@ -339,36 +339,30 @@ B5_RSS_LAST=$(calc "$B5_RSS_END / 1024")
 fi
 
 if want 6; then
-# B6 — NATS: the hop on bakery's NATS driver against raw nats.c.
+# B6 — NATS: the hop on bakery's NATS driver against raw nats.c, on the
+# nats-server the tests use (tests/nats.bash: make deps's 2.10), with its
+# default sync (every two minutes) and with sync_interval: always (an fsync
+# per write: an acked publish survives a power cut; docs/nats.md).
 note "B6 NATS"
 B6_STATE=blocked
-if [ "${BENCH_PEERS:-1}" = 1 ] &&
-	command -v nats-server > /dev/null && [ -x "$BENCH/raw-nats" ]; then
-	port=$((20000 + $$ % 20000))
-	nats-server -js -a 127.0.0.1 -p "$port" -sd "$SCRATCH/nats" \
-		> "$SCRATCH/nats.log" 2>&1 &
-	NATS_PID=$!
-	sleep 1
-	url=nats://127.0.0.1:$port
-	driver=0
-	fresh
-	if bakery-queue --queue "$url" stats > /dev/null 2>&1; then
-		driver=1
-	fi
-	for _ in $(seq "$RUNS"); do
-		out=$("$BENCH/raw-nats" "$url" "$B2_N")
-		add b6_raw "$(figure "$out" msgs_per_s)"
-		if [ "$driver" = 1 ]; then
+# shellcheck disable=SC1091 # nats_start, nats_stop, nats_server_ready
+. "$TOP/tests/nats.bash"
+if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready && [ -x "$BENCH/raw-nats" ]; then
+	for sync in default always; do
+		suffix=${sync#default}
+		suffix=${suffix:+_$suffix}
+		NATS_SYNC=${sync#default} nats_start "$SCRATCH/nats$suffix" > /dev/null
+		for _ in $(seq "$RUNS"); do
+			out=$("$BENCH/raw-nats" "$NATS_URL" "$B2_N")
+			add "b6_raw$suffix" "$(figure "$out" msgs_per_s)"
 			fresh
-			out=$(BAKERY_QUEUE=$url "$BENCH/hop" "$B2_N")
-			add b6_bakery "$(figure "$out" msgs_per_s)"
-		fi
+			out=$(BAKERY_QUEUE=$NATS_URL "$BENCH/hop" "$B2_N")
+			add "b6_bakery$suffix" "$(figure "$out" msgs_per_s)"
+		done
+		nats_stop "$NATS_PID"
+		NATS_PID=
 	done
-	[ "$driver" = 1 ] && B6_STATE=measured ||
-		B6_STATE="blocked: bakery-queue does not take a nats:// URL yet"
-	kill "$NATS_PID"
-	wait "$NATS_PID" 2>/dev/null || true
-	NATS_PID=
+	B6_STATE=measured
 fi
 fi
 
@@ -385,6 +379,8 @@ B4_RATIO=$(ratio b4_order b4_sqlite)
 B5_BACKLOG=$(ratio "b5_backlog_$B5_LARGE" "b5_backlog_$B5_SMALL")
 B5_ALARM=$(ratio "b5_alarm_$B5_MANY" "b5_alarm_$B5_FEW")
 B6_RATIO=$(ratio b6_bakery b6_raw)
+B6_RATIO_ALWAYS=$(ratio b6_bakery_always b6_raw_always)
+B6_SYNC_COST=$(ratio b6_bakery_always b6_bakery)
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -440,6 +436,10 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	if has b6_bakery; then
 		row "B6 hop on the NATS driver" b6_bakery msgs/s
 		line "B6 b6_vs_raw_nats" "$B6_RATIO" "target ≥ 0.7"
+		row "B6 raw nats.c, sync_interval always" b6_raw_always msgs/s
+		row "B6 hop on the NATS driver, sync_interval always" b6_bakery_always msgs/s
+		line "B6 b6_vs_raw_nats, sync_interval always" "$B6_RATIO_ALWAYS" ""
+		line "B6 hop, always ÷ default sync" "$B6_SYNC_COST" ""
 	else
 		line "B6 b6_vs_raw_nats" "-" "$B6_STATE"
 	fi
@@ -471,6 +471,8 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b5_alarm_ratio "$(num "$B5_ALARM")" \
 		--argjson b5_rss_mib "$B5_RSS" \
 		--argjson b6_vs_raw_nats "$(num "$B6_RATIO")" \
+		--argjson b6_vs_raw_nats_sync_always "$(num "$B6_RATIO_ALWAYS")" \
+		--argjson b6_sync_always_vs_default "$(num "$B6_SYNC_COST")" \
 		--arg b6_state "$B6_STATE" \
 		'$ARGS.named' > "$BENCH_JSON"
 fi

@@ -35,7 +35,7 @@ outbox_rows() {
 	[[ "$stderr" == *relay_error* ]]
 	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "select attempts from outbox")" 2
 	# The same port and store again.
-	nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$BATS_TEST_TMPDIR/nats/store" \
+	"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$BATS_TEST_TMPDIR/nats/store" \
 		-l "$BATS_TEST_TMPDIR/nats/server2.log" &
 	NATS_PID=$!
 	nats_wait_port "$NATS_PORT"
@@ -261,3 +261,87 @@ proxy_swallowing() {
 	[[ "$stderr" == *delete_asked_again* ]]
 	assert_equal "$(bakery-queue stats | jq -c '[."bakery-events".ready, ."bakery-events-dlq".ready]')" '[0,1]'
 }
+
+@test "a lost answer to the delete of a message in the middle of the stream is asked again and settled at once: no 30 s stall" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	port=$(nats_free_port)
+	export BAKERY_QUEUE=nats://127.0.0.1:$port
+	proxy_swallowing "$port" 1
+	bakery-queue init >/dev/null
+	# shop2's OrderPlaced before and after default's: default's is in the
+	# middle of the stream, and a delete asked again there is answered
+	# "sequence N not found" (10043), not "no message found".
+	BAKERY_SANDBOX=shop2 place ada >/dev/null
+	id=$(place bea)
+	BAKERY_SANDBOX=shop2 place cy >/dev/null
+	start=$(date +%s%N)
+	run --separate-stderr bakery-consume -s default
+	took=$((($(date +%s%N) - start) / 1000000))
+	echo "# consume with a lost delete answer: $took ms" >&3
+	assert_success
+	[[ "$stderr" == *delete_asked_again* ]]
+	assert_equal "$(jq -sc 'map(.outcome)' <<<"$output")" '["acked"]'
+	# The answer waited for is 5 s; asked again it is settled at once,
+	# not after the 30 s an unsettled delete is asked for.
+	[ "$took" -lt 20000 ]
+	assert_equal "$(bakery-queue stats | jq -c '."bakery-events" | [.ready, .leased]')" "[2,0]"
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+}
+
+# stream_moved_back: stops the server, removes BAKERY_EVENTS's message
+# blocks and index (msgs/) and keeps its configuration and its consumers'
+# state (obs/), then starts it again on the same port and store:
+# the stream's last sequence is below what bakery-all delivered, as a
+# SIGKILL between nats-server 2.9's emptying of the last block and its
+# rewrite of the index leaves it.
+stream_moved_back() {
+	local msgs="$BATS_TEST_TMPDIR/nats/store/jetstream/\$G/streams/BAKERY_EVENTS/msgs"
+	nats_stop "$NATS_PID"
+	[ -d "$msgs" ]
+	rm -f "$msgs"/*
+	nats_restart "$BATS_TEST_TMPDIR/nats"
+}
+
+@test "a stream whose last sequence moved below bakery-all's delivered one is found at start and its consumer made again: new events are delivered" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	for c in ada bea cy; do place "$c" >/dev/null; done
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_equal "$(jq -s 'map(select(.outcome == "acked")) | length' <<<"$output")" 3
+	stream_moved_back
+	# New events take the sequence numbers bakery-all already passed.
+	id=$(place dora)
+	assert_equal "$(bakery-queue stats | jq '."bakery-events" | .ready + .leased')" 1
+	run --separate-stderr bakery-consume
+	assert_success
+	[[ "$stderr" == *stream_behind_consumer* ]]
+	assert_equal "$(jq -sc 'map(.outcome)' <<<"$output")" '["acked"]'
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+}
+
+@test "a stream whose last sequence moved back while a consumer follows is found after the reconnect: new events are delivered to it" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-queue init >/dev/null
+	for c in ada bea cy; do place "$c" >/dev/null; done
+	bakery-consume --follow >"$BATS_TEST_TMPDIR/follow.out" 2>"$BATS_TEST_TMPDIR/follow.err" &
+	follow=$!
+	for _ in $(seq 100); do
+		[ "$(grep -c '"acked"' "$BATS_TEST_TMPDIR/follow.out")" = 3 ] && break
+		sleep 0.1
+	done
+	stream_moved_back
+	id=$(place dora)
+	for _ in $(seq 150); do
+		[ "$(grep -c '"acked"' "$BATS_TEST_TMPDIR/follow.out")" = 4 ] && break
+		sleep 0.1
+	done
+	kill "$follow"
+	wait "$follow" || true
+	grep -q stream_behind_consumer "$BATS_TEST_TMPDIR/follow.err"
+	assert_equal "$(grep -c '"acked"' "$BATS_TEST_TMPDIR/follow.out")" 4
+	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+}
+
