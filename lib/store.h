@@ -114,6 +114,10 @@ void store_drop_unborn(sqlite3 *db, const char *path);
  * schema->read_from and schema->count. */
 int store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **db);
+/* The same reader for any SQLite file, whatever its schema (bakery-doctor's
+ * quick_check, bakery-backup's VACUUM INTO): nothing created, nothing
+ * written, query_only. EX_NOINPUT when the file is missing. */
+int store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
 /* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
  * store_open (object_open passes STORE_CREATE_BEGUN). */
 int store_open_object(bakery_ctx *ctx, const char *sandbox,
@@ -150,6 +154,9 @@ char *store_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);
 char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
 int store_mkdirs(const char *dir);
+/* Removes path and everything under it, links not followed; a missing
+ * path is 0 (the wipe's aside folder, a backup's unfinished copy). */
+int store_remove_tree(const char *path);
 
 /* relaxed=1: the connection's next commits run at synchronous=NORMAL,
  * for a commit whose loss on a power cut loses and doubles nothing (the
