@@ -1,0 +1,383 @@
+/*
+ * backup.c — copy a home while it runs: held still by the sandboxes'
+ * locks and the queue's write lock, copied with VACUUM INTO, renamed into
+ * place when whole.
+ */
+#define _GNU_SOURCE
+#include "backup.h"
+#include "file.h"
+#include "queue.h"
+#include "store.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct copy {
+	bakery_ctx *ctx;
+	const char *to;   /* the unfinished copy's folder */
+	const char *queue; /* the queue's file, copied first */
+	long files, databases;
+	long long bytes;
+	int rc;
+};
+
+/* nftw takes no argument: the copy under way. */
+static struct copy *copying;
+
+static int
+ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+	return n >= m && strcmp(s + n - m, end) == 0;
+}
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sandboxes: folders under HOME/sandboxes and the home's .NAME.lock
+ * files (a wiped sandbox keeps its lock file and its clock floor). */
+static size_t
+sandbox_names(bakery_ctx *ctx, char ***out)
+{
+	char **names = NULL;
+	size_t n = 0;
+	const char *dirs[2] = { ctx->sandboxes, ctx->home };
+	for (int i = 0; i < 2; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			char *name = i == 0 ? bakery_xstrdup(e->d_name)
+			    : e->d_name[0] == '.' && ends_with(e->d_name, ".lock")
+			    ? bakery_xasprintf("%.*s", (int)strlen(e->d_name) - 6,
+				e->d_name + 1) : NULL;
+			int seen = 0;
+			for (size_t j = 0; name && j < n && !seen; j++)
+				seen = strcmp(names[j], name) == 0;
+			if (!name || seen || !bakery_name_valid(name) ||
+			    (i == 0 && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)) {
+				free(name);
+				continue;
+			}
+			names = bakery_xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = name;
+		}
+		if (d)
+			closedir(d);
+	}
+	qsort(names, n, sizeof *names, compare_names);
+	*out = names;
+	return n;
+}
+
+static int
+copy_bytes(const char *from, const char *to, long long *bytes)
+{
+	int rc = 0, in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	const char *failed = in < 0 ? from : to;
+	char buf[65536];
+	ssize_t n = 0;
+	while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			failed = to;
+			n = -1;
+			break;
+		}
+		*bytes += n;
+	}
+	if (in < 0 || out < 0 || n < 0)
+		rc = bakery_fail(store_errno_code(errno ? errno : EIO),
+		    "cannot copy '%s': %s", failed, strerror(errno ? errno : EIO));
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/* VACUUM INTO from a read-only connection: the file's committed state,
+ * its -wal folded in, in one read transaction. */
+static int
+vacuum_into(bakery_ctx *ctx, const char *from, const char *to,
+    long long *bytes)
+{
+	sqlite3 *db;
+	int rc = store_open_reader(ctx, from, &db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	/* query_only would refuse the copy's own writes; the connection is
+	 * SQLITE_OPEN_READONLY, so the file copied is never written. */
+	int src = sqlite3_exec(db, "PRAGMA query_only=OFF", NULL, NULL, NULL);
+	if (src == SQLITE_OK)
+		src = sqlite3_prepare_v2(db, "VACUUM INTO ?1", -1, &st, NULL);
+	if (src == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, to, -1, SQLITE_STATIC);
+		src = sqlite3_step(st);
+		sqlite3_finalize(st);
+		src = src == SQLITE_DONE ? SQLITE_OK : src;
+	}
+	if (src != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot copy '%s'", from);
+		rc = store_fail(db, src, what);
+		free(what);
+	}
+	sqlite3_close(db);
+	struct stat sb;
+	if (!rc && stat(to, &sb) == 0)
+		*bytes += sb.st_size;
+	return rc;
+}
+
+static int
+copy_file(struct copy *c, const char *from, const char *to,
+    const struct stat *st)
+{
+	c->files++;
+	if (ends_with(from, ".db") && st->st_size > 0) {
+		c->databases++;
+		return vacuum_into(c->ctx, from, to, &c->bytes);
+	}
+	return copy_bytes(from, to, &c->bytes);
+}
+
+static int
+copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	struct copy *c = copying;
+	const char *base = path + ftw->base;
+	if (ftw->level == 0)
+		return FTW_CONTINUE;
+	/* A wipe's folder aside is removed by the wipe; a WAL, its index and
+	 * a journal are folded into VACUUM INTO's copy; .new- is a file
+	 * being made (store.c). */
+	if (strncmp(base, ".wipe-", 6) == 0)
+		return FTW_SKIP_SUBTREE;
+	if (ends_with(base, "-wal") || ends_with(base, "-shm") ||
+	    ends_with(base, "-journal") || strncmp(base, ".new-", 5) == 0)
+		return FTW_CONTINUE;
+	char *to = bakery_xasprintf("%s/%s", c->to,
+	    path + strlen(c->ctx->home) + 1);
+	if (flag == FTW_D) {
+		if (mkdir(to, 0700) != 0)
+			c->rc = bakery_fail(store_errno_code(errno), "cannot "
+			    "create folder '%s': %s", to, strerror(errno));
+	} else if (flag == FTW_F && S_ISREG(st->st_mode)) {
+		/* The queue is copied already (copy_home). */
+		if (!(ftw->level == 1 && strcmp(base, "queue.db") == 0))
+			c->rc = copy_file(c, path, to, st);
+	} else if (flag == FTW_DNR || flag == FTW_NS) {
+		c->rc = bakery_fail(store_errno_code(errno), "cannot read "
+		    "'%s': %s", path, strerror(errno));
+	} else {
+		bakery_log(LOG_WARN, "backup_skipped", "path", path, "why",
+		    "not a file or a folder", (char *)NULL);
+	}
+	free(to);
+	return c->rc ? FTW_STOP : FTW_CONTINUE;
+}
+
+static int
+sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+	    (flag == FTW_DP ? O_DIRECTORY : 0));
+	int ok = fd >= 0 && fsync(fd) == 0;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!ok) {
+		copying->rc = bakery_fail(store_errno_code(err), "cannot sync "
+		    "'%s': %s", path, strerror(err));
+		return FTW_STOP;
+	}
+	return FTW_CONTINUE;
+}
+
+/* Held still: every sandbox's lock, then the queue's write lock. */
+struct hold {
+	int *locks;
+	size_t n;
+	sqlite3 *queue;
+};
+
+static void
+release(struct hold *h)
+{
+	if (h->queue) {
+		sqlite3_exec(h->queue, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(h->queue);
+	}
+	for (size_t i = 0; i < h->n; i++)
+		store_unlock_sandbox(h->locks[i]);
+	free(h->locks);
+	memset(h, 0, sizeof *h);
+}
+
+static int
+hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
+{
+	memset(h, 0, sizeof *h);
+	char **names;
+	size_t n = sandbox_names(ctx, &names);
+	int rc = 0;
+	h->locks = bakery_xmalloc((n + 1) * sizeof *h->locks);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && !(rc = store_lock_sandbox(ctx, names[i], 1, 0,
+			    &h->locks[h->n])))
+			h->n++;
+		free(names[i]);
+	}
+	free(names);
+	if (rc || access(queue, F_OK) != 0)
+		return rc;
+	int src = sqlite3_open_v2(queue, &h->queue, SQLITE_OPEN_READWRITE, NULL);
+	if (src == SQLITE_OK) {
+		sqlite3_busy_timeout(h->queue, ctx->busy_timeout_ms);
+		src = sqlite3_exec(h->queue, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	}
+	if (src != SQLITE_OK)
+		rc = store_fail(h->queue, src, "cannot hold the queue still");
+	return rc;
+}
+
+/* The copy itself, while the home is held. */
+static int
+copy_home(struct copy *c)
+{
+	/* The queue first: what changes after it is only what the objects
+	 * already show. One outside the home (sqlite:PATH) becomes the
+	 * copy's queue.db; the home's own is copied first all the same. */
+	char *own = bakery_xasprintf("%s/queue.db", c->ctx->home);
+	const char *queue = strcmp(c->queue, own) != 0 ? c->queue : own;
+	char *to = bakery_xasprintf("%s/queue.db", c->to);
+	struct stat sb;
+	if (stat(queue, &sb) == 0)
+		c->rc = copy_file(c, queue, to, &sb);
+	free(to);
+	free(own);
+	copying = c;
+	if (!c->rc)
+		nftw(c->ctx->home, copy_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	copying = NULL;
+	return c->rc;
+}
+
+static int
+check_target(bakery_ctx *ctx, const char *dir, char **parent)
+{
+	struct stat sb;
+	if (lstat(dir, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			return bakery_fail(EX_CANTCREAT, "'%s' exists and is not "
+			    "a folder", dir);
+		DIR *d = opendir(dir);
+		struct dirent *e;
+		int empty = d != NULL;
+		while (d && empty && (e = readdir(d)))
+			empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+		if (d)
+			closedir(d);
+		if (!empty)
+			return bakery_fail(EX_CANTCREAT, "'%s' exists and is not "
+			    "empty", dir);
+	}
+	char *copy = bakery_xstrdup(dir), real[PATH_MAX], home[PATH_MAX];
+	*parent = realpath(dirname(copy), NULL);
+	free(copy);
+	if (!*parent)
+		return bakery_fail(EX_CANTCREAT, "cannot use '%s': %s", dir,
+		    strerror(errno));
+	snprintf(real, sizeof real, "%s/", *parent);
+	if (realpath(ctx->home, home) && strlen(home) < sizeof home - 1 &&
+	    strncmp(real, strcat(home, "/"), strlen(home)) == 0)
+		return bakery_fail(EX_USAGE, "'%s' is inside the home", dir);
+	return 0;
+}
+
+/* Syncs the copy, renames it dir, syncs dir's folder. */
+static int
+finish(struct copy *c, const char *dir, const char *parent)
+{
+	copying = c;
+	nftw(c->to, sync_one, 16, FTW_PHYS | FTW_DEPTH | FTW_ACTIONRETVAL);
+	copying = NULL;
+	if (c->rc)
+		return c->rc;
+	bakery_crash_point("backup.before_rename");
+	if (rename(c->to, dir) != 0)
+		return bakery_fail(errno == ENOTEMPTY || errno == EEXIST ||
+		    errno == ENOTDIR ? EX_CANTCREAT : store_errno_code(errno),
+		    "cannot rename the copy to '%s': %s", dir, strerror(errno));
+	file_sync_dir(parent);
+	return 0;
+}
+
+int
+backup_run(bakery_ctx *ctx, const char *dir, jv *report)
+{
+	*report = jv_invalid();
+	char *queue = queue_file(ctx), *parent = NULL;
+	int rc = store_home_exists(ctx);
+	if (!rc && !queue)
+		rc = bakery_fail(EX_CONFIG, "the queue is on NATS: bakery-backup "
+		    "copies an embedded queue (back up the stream with NATS's "
+		    "tools)");
+	if (!rc)
+		rc = check_target(ctx, dir, &parent);
+	char *base = bakery_xstrdup(dir);
+	char *tmp = rc ? NULL : bakery_xasprintf("%s/.%s.partial-XXXXXX",
+	    parent, basename(base));
+	if (tmp && !mkdtemp(tmp))
+		rc = bakery_fail(store_errno_code(errno), "cannot create a "
+		    "folder beside '%s': %s", dir, strerror(errno));
+	struct copy c = { .ctx = ctx, .to = tmp, .queue = queue };
+	mode_t mask = umask(077);
+	int64_t held = 0;
+	if (!rc) {
+		struct hold h;
+		int64_t start = bakery_monotonic_ms();
+		rc = hold_still(ctx, queue, &h);
+		if (!rc)
+			rc = copy_home(&c);
+		release(&h);
+		held = bakery_monotonic_ms() - start;
+	}
+	if (!rc)
+		rc = finish(&c, dir, parent);
+	umask(mask);
+	if (rc && tmp && access(tmp, F_OK) == 0)
+		store_remove_tree(tmp);
+	if (!rc) {
+		jv r = jv_object();
+		r = jv_object_set(r, jv_string("backup"), jv_string(dir));
+		r = jv_object_set(r, jv_string("home"), jv_string(ctx->home));
+		r = jv_object_set(r, jv_string("files"), jv_number(c.files));
+		r = jv_object_set(r, jv_string("databases"),
+		    jv_number(c.databases));
+		r = jv_object_set(r, jv_string("bytes"), jv_number(c.bytes));
+		*report = jv_object_set(r, jv_string("held_ms"),
+		    jv_number((double)held));
+	}
+	free(queue);
+	free(parent);
+	free(base);
+	free(tmp);
+	return rc;
+}
