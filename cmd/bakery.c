@@ -16,6 +16,7 @@
 #define USAGE \
 	"usage: bakery COMMAND [ARGS...]\n" \
 	"commands: order relay consume dlq redrive queue fault show status trace wipe webhook\n" \
+	"          doctor backup\n" \
 	"each has its own --help; see bakery(7)\n"
 
 static int
