@@ -35,13 +35,6 @@ struct copy {
 static struct copy *copying;
 
 static int
-ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), m = strlen(end);
-	return n >= m && strcmp(s + n - m, end) == 0;
-}
-
-static int
 compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -60,14 +53,12 @@ sandbox_names(bakery_ctx *ctx, char ***out)
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
 			char *name = i == 0 ? bakery_xstrdup(e->d_name)
-			    : e->d_name[0] == '.' && ends_with(e->d_name, ".lock")
-			    ? bakery_xasprintf("%.*s", (int)strlen(e->d_name) - 6,
-				e->d_name + 1) : NULL;
+					    : store_lock_file_sandbox(e->d_name);
 			int seen = 0;
 			for (size_t j = 0; name && j < n && !seen; j++)
 				seen = strcmp(names[j], name) == 0;
-			if (!name || seen || !bakery_name_valid(name) ||
-			    (i == 0 && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)) {
+			if (!name || seen || !bakery_name_valid(name) || (i == 0
+			    && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)) {
 				free(name);
 				continue;
 			}
@@ -148,7 +139,7 @@ copy_file(struct copy *c, const char *from, const char *to,
     const struct stat *st)
 {
 	c->files++;
-	if (ends_with(from, ".db") && st->st_size > 0) {
+	if (bakery_ends_with(from, ".db") && st->st_size > 0) {
 		c->databases++;
 		return vacuum_into(c->ctx, from, to, &c->bytes);
 	}
@@ -167,8 +158,8 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	 * being made (store.c). */
 	if (strncmp(base, ".wipe-", 6) == 0)
 		return FTW_SKIP_SUBTREE;
-	if (ends_with(base, "-wal") || ends_with(base, "-shm") ||
-	    ends_with(base, "-journal") || strncmp(base, ".new-", 5) == 0)
+	if (bakery_ends_with(base, "-wal") || bakery_ends_with(base, "-shm") ||
+	    bakery_ends_with(base, "-journal") || strncmp(base, ".new-", 5) == 0)
 		return FTW_CONTINUE;
 	char *to = bakery_xasprintf("%s/%s", c->to,
 	    path + strlen(c->ctx->home) + 1);

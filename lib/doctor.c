@@ -175,25 +175,13 @@ type_name(mode_t m)
 	    : S_ISBLK(m) ? "a block device" : "not a file";
 }
 
-static int
-ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), m = strlen(end);
-	return n >= m && strcmp(s + n - m, end) == 0;
-}
-
 /* A top-level .NAME.lock: the sandbox's lock and clock floor. */
 static void
 note_lock(struct doctor *d, const char *base)
 {
-	size_t n = strlen(base);
-	if (base[0] != '.' || !ends_with(base, ".lock") || n <= 6)
+	char *name = store_lock_file_sandbox(base);
+	if (!name)
 		return;
-	char *name = bakery_xasprintf("%.*s", (int)(n - 6), base + 1);
-	if (!bakery_name_valid(name)) {
-		free(name);
-		return;
-	}
 	d->locks = bakery_xrealloc(d->locks, (d->n_locks + 1) * sizeof *d->locks);
 	d->locks[d->n_locks++] = name;
 }
@@ -228,7 +216,7 @@ check_entry(struct doctor *d, const char *rel, const char *base,
 						       : "read and write",
 		    rel, who, (unsigned)(st->st_mode & 07777));
 	}
-	if (S_ISREG(st->st_mode) && ends_with(base, ".db"))
+	if (S_ISREG(st->st_mode) && bakery_ends_with(base, ".db"))
 		d->databases++;
 	if (top && S_ISREG(st->st_mode))
 		note_lock(d, base);
@@ -461,7 +449,8 @@ sqlite_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)ftw;
 	struct doctor *d = walking;
-	if (flag != FTW_F || !S_ISREG(st->st_mode) || !ends_with(path, ".db"))
+	if (flag != FTW_F || !S_ISREG(st->st_mode) ||
+	    !bakery_ends_with(path, ".db"))
 		return 0;
 	if (quick_check(d->ctx, path))
 		found(d, F_SQLITE, "%s", bakery_error());

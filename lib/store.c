@@ -1342,6 +1342,19 @@ store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
 	return bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
 }
 
+char *
+store_lock_file_sandbox(const char *base)
+{
+	size_t n = strlen(base);
+	if (n <= 6 || base[0] != '.' || !bakery_ends_with(base, ".lock"))
+		return NULL;
+	char *name = bakery_xasprintf("%.*s", (int)(n - 6), base + 1);
+	if (bakery_name_valid(name))
+		return name;
+	free(name);
+	return NULL;
+}
+
 int
 store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd)

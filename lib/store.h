@@ -138,6 +138,9 @@ void store_unlock_sandbox(int fd); /* -1: nothing */
 /* The wipe's clock floor kept in the lock file fd (a store_lock_sandbox
  * fd), 0 if none: see wipe.h, "The clock floor". */
 int64_t store_lock_floor(int lock_fd);
+/* The sandbox whose lock file is named base (".default.lock" ->
+ * "default"; caller frees), or NULL when base is not one. */
+char *store_lock_file_sandbox(const char *base);
 /* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
 char *store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */
