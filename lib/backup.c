@@ -68,7 +68,8 @@ sandbox_names(bakery_ctx *ctx, char ***out)
 		if (d)
 			closedir(d);
 	}
-	qsort(names, n, sizeof *names, compare_names);
+	if (n)
+		qsort(names, n, sizeof *names, compare_names);
 	*out = names;
 	return n;
 }
@@ -203,6 +204,7 @@ sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 
 /* Held still: every sandbox's lock, then the queue's write lock. */
 struct hold {
+	char **names; /* the sandboxes held, in name order */
 	int *locks;
 	size_t n;
 	sqlite3 *queue;
@@ -215,8 +217,11 @@ release(struct hold *h)
 		sqlite3_exec(h->queue, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close(h->queue);
 	}
-	for (size_t i = 0; i < h->n; i++)
+	for (size_t i = 0; i < h->n; i++) {
 		store_unlock_sandbox(h->locks[i]);
+		free(h->names[i]);
+	}
+	free(h->names);
 	free(h->locks);
 	memset(h, 0, sizeof *h);
 }
@@ -225,17 +230,19 @@ static int
 hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
 {
 	memset(h, 0, sizeof *h);
-	char **names;
-	size_t n = sandbox_names(ctx, &names);
+	size_t n = sandbox_names(ctx, &h->names);
 	int rc = 0;
 	h->locks = bakery_xmalloc((n + 1) * sizeof *h->locks);
-	for (size_t i = 0; i < n; i++) {
-		if (!rc && !(rc = store_lock_sandbox(ctx, names[i], 1, 0,
-			    &h->locks[h->n])))
-			h->n++;
-		free(names[i]);
+	for (; h->n < n && !rc; h->n++) {
+		rc = store_lock_sandbox(ctx, h->names[h->n], 1, 0,
+		    &h->locks[h->n]);
+		/* No lock file and none can be made: not held, so refused. */
+		if (!rc && h->locks[h->n] < 0)
+			rc = bakery_fail(EX_NOPERM, "cannot lock sandbox '%s': "
+			    "no lock file, and none can be made", h->names[h->n]);
 	}
-	free(names);
+	for (size_t i = h->n; i < n; i++)
+		free(h->names[i]);
 	if (rc || access(queue, F_OK) != 0)
 		return rc;
 	int src = sqlite3_open_v2(queue, &h->queue, SQLITE_OPEN_READWRITE, NULL);
@@ -245,6 +252,25 @@ hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
 	}
 	if (src != SQLITE_OK)
 		rc = store_fail(h->queue, src, "cannot hold the queue still");
+	return rc;
+}
+
+/* A sandbox made while the home was held was not held: its objects may
+ * have changed beside the queue's copy. Rare (a first order in a new
+ * sandbox); the copy is refused, to be taken again. */
+static int
+same_sandboxes(bakery_ctx *ctx, const struct hold *h)
+{
+	char **now;
+	size_t n = sandbox_names(ctx, &now);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && (i >= h->n || strcmp(now[i], h->names[i]) != 0))
+			rc = bakery_fail(EX_TEMPFAIL, "sandbox '%s' was made "
+			    "during the backup: try again", now[i]);
+		free(now[i]);
+	}
+	free(now);
 	return rc;
 }
 
@@ -326,12 +352,12 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 	*report = jv_invalid();
 	char *queue = queue_file(ctx), *parent = NULL;
 	int rc = store_home_exists(ctx);
+	if (!rc)
+		rc = check_target(ctx, dir, &parent);
 	if (!rc && !queue)
 		rc = bakery_fail(EX_CONFIG, "the queue is on NATS: bakery-backup "
 		    "copies an embedded queue (back up the stream with NATS's "
 		    "tools)");
-	if (!rc)
-		rc = check_target(ctx, dir, &parent);
 	char *base = bakery_xstrdup(dir);
 	char *tmp = rc ? NULL : bakery_xasprintf("%s/.%s.partial-XXXXXX",
 	    parent, basename(base));
@@ -345,8 +371,12 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 		struct hold h;
 		int64_t start = bakery_monotonic_ms();
 		rc = hold_still(ctx, queue, &h);
-		if (!rc)
+		if (!rc) {
+			bakery_crash_point("backup.held");
 			rc = copy_home(&c);
+		}
+		if (!rc)
+			rc = same_sandboxes(ctx, &h);
 		release(&h);
 		held = bakery_monotonic_ms() - start;
 	}

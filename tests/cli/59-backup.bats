@@ -2,6 +2,7 @@
 # bakery-backup DIR: a consistent copy of the home taken while it runs;
 # the copy is a home the checker passes once it is consumed to the end.
 load helpers
+bats_require_minimum_version 1.5.0
 
 CHECKER="$TOP/build/tests/checker"
 
@@ -78,6 +79,51 @@ finish_restored() {
 	assert_success
 	assert_equal "$(echo "$output" | jq '.lost + .applied_twice + .unexpected')" 0
 	assert_equal "$(echo "$output" | jq .paid)" "$(BAKERY_HOME=$copy bakery-order list | jq -s '[.[] | select(.status == "paid")] | length')"
+}
+
+# stopped PID: waits until the process stands at its BAKERY_STOP_AT point.
+stopped() {
+	for _ in $(seq 200); do
+		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.05
+	done
+	echo "process $1 did not stop" >&2
+	return 1
+}
+
+@test "while the home is held a command waits, and past its busy timeout exits 75" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	BAKERY_STOP_AT=backup.held bakery-backup "$BATS_TEST_TMPDIR/copy" >"$BATS_TEST_TMPDIR/backup.out" &
+	backup=$!
+	stopped "$backup"
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 \
+		bakery-order place --customer bo --day "$DAY" cardamom-bun=1
+	assert_failure 75
+	kill -CONT "$backup"
+	wait "$backup"
+	[ -d "$BATS_TEST_TMPDIR/copy" ]
+	run bakery-order list
+	refute_output --partial '"customer":"bo"'
+}
+
+@test "a sandbox made while the home is held fails the backup with 75 and leaves no DIR" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	BAKERY_STOP_AT=backup.held bakery-backup "$BATS_TEST_TMPDIR/copy" \
+		>"$BATS_TEST_TMPDIR/backup.out" 2>"$BATS_TEST_TMPDIR/backup.err" &
+	backup=$!
+	stopped "$backup"
+	bakery-order -s fresh place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	kill -CONT "$backup"
+	rc=0
+	wait "$backup" || rc=$?
+	assert_equal "$rc" 75
+	run cat "$BATS_TEST_TMPDIR/backup.err"
+	assert_output "bakery-backup: error: sandbox 'fresh' was made during the backup: try again"
+	[ ! -e "$BATS_TEST_TMPDIR/copy" ]
+	run find "$BATS_TEST_TMPDIR" -maxdepth 1 -name '.copy.partial-*'
+	assert_output ""
 }
 
 @test "a backup killed before it is whole leaves no DIR" {
