@@ -6,6 +6,15 @@ bats_require_minimum_version 1.5.0
 
 CHECKER="$TOP/build/tests/checker"
 
+# What a test started in the background goes, whatever failed.
+teardown() {
+	local p
+	for p in ${consumer:-} ${clients:-} ${backup:-}; do
+		kill -CONT "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
+}
+
 # The tools on a restored home, with the clock moved past every lease
 # the running consumer held when the copy was taken and every alarm.
 finish_restored() {
