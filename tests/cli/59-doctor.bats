@@ -85,9 +85,9 @@ fails() {
 
 @test "a file writable by its group fails the modes check" {
 	healthy
-	chmod g+w "$BAKERY_HOME/queue.db"
+	chmod g+w "$BAKERY_HOME/sandboxes/default/kitchen/board.db"
 	fails modes
-	assert_line --partial "'queue.db' is 0620: writable by its group"
+	assert_line --partial "'sandboxes/default/kitchen/board.db' is 0620: writable by its group"
 }
 
 @test "a home writable by others fails the modes check" {
