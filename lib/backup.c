@@ -20,16 +20,75 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* What a SQLite file looked like when it was copied: its file's, its
+ * -wal's and its journal's inode, size and modification time. Any write
+ * to any of them sets the modification time to a tick of the file
+ * system's clock at least as late as the write; so when every one was
+ * older than a tick before the look, the same stamp later says no write
+ * came between. (Not the change time: SQLite, run as root, chowns a WAL
+ * to its database's owner on every open, readers' too, which changes
+ * it.) Nothing in bakery sets a time back. */
+struct stamp {
+	char *rel;
+	struct { ino_t ino; off_t size; struct timespec mtime; } f[3];
+	int quiet; /* every time a safe margin before the look */
+};
 
 struct copy {
 	bakery_ctx *ctx;
 	const char *to;   /* the unfinished copy's folder */
 	const char *queue; /* the queue's file, copied first */
-	long files, databases;
+	int held;         /* 0: the first pass, unheld; 1: the home held */
+	struct stamp *stamps; /* the first pass's, sorted by rel */
+	size_t n_stamps;
+	long files, databases, recopied;
 	long long bytes;
 	int rc;
 };
+
+static void
+stamp_of(const char *path, struct stamp *s)
+{
+	static const char *const suffix[3] = { "", "-wal", "-journal" };
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	s->quiet = 1;
+	for (int i = 0; i < 3; i++) {
+		char *p = bakery_xasprintf("%s%s", path, suffix[i]);
+		struct stat st;
+		memset(&s->f[i], 0, sizeof s->f[i]);
+		if (stat(p, &st) == 0) {
+			s->f[i].ino = st.st_ino;
+			s->f[i].size = st.st_size;
+			s->f[i].mtime = st.st_mtim;
+			/* 2 s: far more than a tick of the file system's
+			 * coarse clock */
+			s->quiet &= st.st_mtim.tv_sec < now.tv_sec - 2;
+		}
+		free(p);
+	}
+}
+
+static int
+stamp_equal(const struct stamp *a, const struct stamp *b)
+{
+	for (int i = 0; i < 3; i++)
+		if (a->f[i].ino != b->f[i].ino || a->f[i].size != b->f[i].size ||
+		    a->f[i].mtime.tv_sec != b->f[i].mtime.tv_sec ||
+		    a->f[i].mtime.tv_nsec != b->f[i].mtime.tv_nsec)
+			return 0;
+	return 1;
+}
+
+static int
+compare_stamps(const void *a, const void *b)
+{
+	return strcmp(((const struct stamp *)a)->rel,
+	    ((const struct stamp *)b)->rel);
+}
 
 /* nftw takes no argument: the copy under way. */
 static struct copy *copying;
@@ -75,7 +134,7 @@ sandbox_names(bakery_ctx *ctx, char ***out)
 }
 
 static int
-copy_bytes(const char *from, const char *to, long long *bytes)
+copy_bytes(const char *from, const char *to)
 {
 	int rc = 0, in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int out = in < 0 ? -1 : open(to, O_WRONLY | O_CREAT | O_EXCL |
@@ -89,7 +148,6 @@ copy_bytes(const char *from, const char *to, long long *bytes)
 			n = -1;
 			break;
 		}
-		*bytes += n;
 	}
 	if (in < 0 || out < 0 || n < 0)
 		rc = bakery_fail(store_errno_code(errno ? errno : EIO),
@@ -104,8 +162,7 @@ copy_bytes(const char *from, const char *to, long long *bytes)
 /* VACUUM INTO from a read-only connection: the file's committed state,
  * its -wal folded in, in one read transaction. */
 static int
-vacuum_into(bakery_ctx *ctx, const char *from, const char *to,
-    long long *bytes)
+vacuum_into(bakery_ctx *ctx, const char *from, const char *to)
 {
 	sqlite3 *db;
 	int rc = store_open_reader(ctx, from, &db);
@@ -129,9 +186,6 @@ vacuum_into(bakery_ctx *ctx, const char *from, const char *to,
 		free(what);
 	}
 	sqlite3_close(db);
-	struct stat sb;
-	if (!rc && stat(to, &sb) == 0)
-		*bytes += sb.st_size;
 	return rc;
 }
 
@@ -139,12 +193,38 @@ static int
 copy_file(struct copy *c, const char *from, const char *to,
     const struct stat *st)
 {
-	c->files++;
-	if (bakery_ends_with(from, ".db") && st->st_size > 0) {
-		c->databases++;
-		return vacuum_into(c->ctx, from, to, &c->bytes);
+	if (bakery_ends_with(from, ".db") && st->st_size > 0)
+		return vacuum_into(c->ctx, from, to);
+	return copy_bytes(from, to);
+}
+
+/* A SQLite file: copied in the first pass with its stamp; copied again
+ * while the home is held unless its stamp says it has not changed. */
+static int
+copy_database(struct copy *c, const char *path, const char *rel,
+    const char *to, const struct stat *st)
+{
+	struct stamp now = { .rel = (char *)rel };
+	stamp_of(path, &now);
+	if (!c->held) {
+		c->stamps = bakery_xrealloc(c->stamps, (c->n_stamps + 1) *
+		    sizeof *c->stamps);
+		now.rel = bakery_xstrdup(rel);
+		c->stamps[c->n_stamps++] = now;
+		int rc = copy_file(c, path, to, st);
+		if (rc) /* gone meanwhile, or anything else: again, held */
+			c->stamps[c->n_stamps - 1].quiet = 0;
+		return rc;
 	}
-	return copy_bytes(from, to, &c->bytes);
+	struct stamp *then = c->n_stamps ? bsearch(&now, c->stamps,
+	    c->n_stamps, sizeof now, compare_stamps) : NULL;
+	if (then && then->quiet && stamp_equal(then, &now))
+		return 0;
+	c->recopied++;
+	if (unlink(to) != 0 && errno != ENOENT)
+		return bakery_fail(store_errno_code(errno), "cannot replace "
+		    "'%s': %s", to, strerror(errno));
+	return copy_file(c, path, to, st);
 }
 
 static int
@@ -162,32 +242,61 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (bakery_ends_with(base, "-wal") || bakery_ends_with(base, "-shm") ||
 	    bakery_ends_with(base, "-journal") || strncmp(base, ".new-", 5) == 0)
 		return FTW_CONTINUE;
-	char *to = bakery_xasprintf("%s/%s", c->to,
-	    path + strlen(c->ctx->home) + 1);
+	const char *rel = path + strlen(c->ctx->home) + 1;
+	char *to = bakery_xasprintf("%s/%s", c->to, rel);
 	if (flag == FTW_D) {
-		if (mkdir(to, 0700) != 0)
+		if (mkdir(to, 0700) != 0 && !(c->held && errno == EEXIST))
 			c->rc = bakery_fail(store_errno_code(errno), "cannot "
 			    "create folder '%s': %s", to, strerror(errno));
 	} else if (flag == FTW_F && S_ISREG(st->st_mode)) {
-		/* The queue is copied already (copy_home). */
-		if (!(ftw->level == 1 && strcmp(base, "queue.db") == 0))
-			c->rc = copy_file(c, path, to, st);
-	} else if (flag == FTW_DNR || flag == FTW_NS) {
+		/* The queue is copied while the home is held (copy_held). */
+		if (ftw->level == 1 && strcmp(base, "queue.db") == 0)
+			;
+		else if (bakery_ends_with(base, ".db"))
+			c->rc = copy_database(c, path, rel, to, st);
+		else if (!c->held || unlink(to) == 0 || errno == ENOENT)
+			c->rc = copy_bytes(path, to);
+	} else if ((flag == FTW_DNR || flag == FTW_NS) && c->held) {
 		c->rc = bakery_fail(store_errno_code(errno), "cannot read "
 		    "'%s': %s", path, strerror(errno));
-	} else {
+	} else if (!c->held && flag != FTW_DNR && flag != FTW_NS) {
 		bakery_log(LOG_WARN, "backup_skipped", "path", path, "why",
 		    "not a file or a folder", (char *)NULL);
 	}
 	free(to);
+	/* The first pass only prepares: a file that went or failed is
+	 * copied while the home is held, and fails there if it must. */
+	if (!c->held)
+		c->rc = 0;
 	return c->rc ? FTW_STOP : FTW_CONTINUE;
 }
 
+/* While held: what the copy has and the home no longer has goes (an
+ * object removed, a sandbox wiped since the first pass). */
+static int
+prune_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	struct copy *c = copying;
+	const char *rel = path + strlen(c->to) + 1;
+	if (ftw->level == 0 || (ftw->level == 1 && !strcmp(rel, "queue.db")))
+		return FTW_CONTINUE;
+	char *home = bakery_xasprintf("%s/%s", c->ctx->home, rel);
+	struct stat sb;
+	if (lstat(home, &sb) != 0 && errno == ENOENT &&
+	    (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0)
+		c->rc = bakery_fail(store_errno_code(errno), "cannot remove "
+		    "'%s': %s", path, strerror(errno));
+	free(home);
+	return c->rc ? FTW_STOP : FTW_CONTINUE;
+}
+
+/* Syncs every file and folder of the copy, and counts them. */
 static int
 sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	(void)st;
 	(void)ftw;
+	struct copy *c = copying;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
 	    (flag == FTW_DP ? O_DIRECTORY : 0));
 	int ok = fd >= 0 && fsync(fd) == 0;
@@ -195,9 +304,14 @@ sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (fd >= 0)
 		close(fd);
 	if (!ok) {
-		copying->rc = bakery_fail(store_errno_code(err), "cannot sync "
+		c->rc = bakery_fail(store_errno_code(err), "cannot sync "
 		    "'%s': %s", path, strerror(err));
 		return FTW_STOP;
+	}
+	if (flag == FTW_F) {
+		c->files++;
+		c->databases += bakery_ends_with(path, ".db");
+		c->bytes += st->st_size;
 	}
 	return FTW_CONTINUE;
 }
@@ -274,13 +388,26 @@ same_sandboxes(bakery_ctx *ctx, const struct hold *h)
 	return rc;
 }
 
-/* The copy itself, while the home is held. */
+/* The first pass, unheld: every file but the queue, with the stamps. */
 static int
-copy_home(struct copy *c)
+copy_first(struct copy *c)
 {
-	/* The queue first: what changes after it is only what the objects
-	 * already show. One outside the home (sqlite:PATH) becomes the
-	 * copy's queue.db; the home's own is copied first all the same. */
+	copying = c;
+	nftw(c->ctx->home, copy_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	copying = NULL;
+	if (c->n_stamps)
+		qsort(c->stamps, c->n_stamps, sizeof *c->stamps,
+		    compare_stamps);
+	return c->rc;
+}
+
+/* The second pass, the home held: the queue, then every file changed
+ * since the first pass, then what went. */
+static int
+copy_held(struct copy *c)
+{
+	/* One outside the home (sqlite:PATH) becomes the copy's queue.db,
+	 * in place of the home's own. */
 	char *own = bakery_xasprintf("%s/queue.db", c->ctx->home);
 	const char *queue = strcmp(c->queue, own) != 0 ? c->queue : own;
 	char *to = bakery_xasprintf("%s/queue.db", c->to);
@@ -289,9 +416,13 @@ copy_home(struct copy *c)
 		c->rc = copy_file(c, queue, to, &sb);
 	free(to);
 	free(own);
+	c->held = 1;
 	copying = c;
 	if (!c->rc)
 		nftw(c->ctx->home, copy_one, 16, FTW_PHYS | FTW_ACTIONRETVAL);
+	if (!c->rc)
+		nftw(c->to, prune_one, 16, FTW_PHYS | FTW_DEPTH |
+		    FTW_ACTIONRETVAL);
 	copying = NULL;
 	return c->rc;
 }
@@ -368,18 +499,22 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 	mode_t mask = umask(077);
 	int64_t held = 0;
 	if (!rc) {
-		struct hold h;
+		struct hold h = { 0 };
+		rc = copy_first(&c);
+		bakery_crash_point("backup.first_pass");
 		int64_t start = bakery_monotonic_ms();
-		rc = hold_still(ctx, queue, &h);
-		if (!rc) {
+		if (!rc && !(rc = hold_still(ctx, queue, &h))) {
 			bakery_crash_point("backup.held");
-			rc = copy_home(&c);
+			rc = copy_held(&c);
+			if (!rc)
+				rc = same_sandboxes(ctx, &h);
 		}
-		if (!rc)
-			rc = same_sandboxes(ctx, &h);
 		release(&h);
 		held = bakery_monotonic_ms() - start;
 	}
+	for (size_t i = 0; i < c.n_stamps; i++)
+		free(c.stamps[i].rel);
+	free(c.stamps);
 	if (!rc)
 		rc = finish(&c, dir, parent);
 	umask(mask);
@@ -393,6 +528,8 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 		r = jv_object_set(r, jv_string("databases"),
 		    jv_number(c.databases));
 		r = jv_object_set(r, jv_string("bytes"), jv_number(c.bytes));
+		r = jv_object_set(r, jv_string("copied_held"),
+		    jv_number(c.recopied));
 		*report = jv_object_set(r, jv_string("held_ms"),
 		    jv_number((double)held));
 	}

@@ -10,6 +10,10 @@
  * outbox row before the object was), so the copy is taken with the home
  * held still where it matters:
  *
+ *   0. a first pass, unheld: every SQLite file but the queue copied with
+ *      VACUUM INTO from a read-only connection (store_open_reader), each
+ *      with a stamp of its file's, -wal's and journal's inode, size and
+ *      modification time; the other files as bytes;
  *   1. every sandbox's lock (store_lock_sandbox), exclusively, in name
  *      order, as the wipe takes one: no object of the home is open, so
  *      no outbox, seen table, alarm entry or clock floor changes;
@@ -17,12 +21,18 @@
  *      own), taken after the sandboxes' locks, the order in which a relay
  *      takes them (it holds its object while it sends): no send, ack,
  *      dead-lettering or redrive lands, while readers go on;
- *   3. every SQLite file copied with VACUUM INTO from a read-only
- *      connection (store_open_reader), the queue first; the home's other
- *      files (.gateway, routes, webhook-secret, the lock files with their
- *      clock floors) copied as bytes; -wal, -shm and journals are not
- *      copied (VACUUM INTO folds them in), nor a wipe's aside folder;
+ *   3. the second pass, held: the queue copied, then every SQLite file
+ *      copied again unless its stamp is the first pass's and was already
+ *      2 s old then (a write inside the same tick of the file system's
+ *      clock would not move it); the other files copied again; what the
+ *      home no longer has removed from the copy. -wal, -shm and journals
+ *      are not copied (VACUUM INTO folds them in), nor a wipe's aside
+ *      folder;
  *   4. the locks released; the copy synced, then renamed into place.
+ *
+ * So the home is held for the files that changed since the first pass,
+ * not for all of them. A sandbox made while the home is held was not
+ * held: the copy is refused (EX_TEMPFAIL), to be taken again.
  *
  * What the copy holds is then a state the home was in: an event is in an
  * outbox, in the queue, or applied, and what a subscriber applied after
@@ -48,7 +58,8 @@
 #include "ctx.h"
 
 /* Copies ctx's home into dir. On 0, *report is {"backup","home",
- * "files","databases","bytes","held_ms"}. EX_CANTCREAT when dir exists
+ * "files","databases","bytes","copied_held","held_ms"}: copied_held
+ * counts the SQLite files copied again while held, the queue aside. EX_CANTCREAT when dir exists
  * and is not an empty folder; EX_USAGE when it is inside the home;
  * EX_CONFIG for no home or a queue on NATS; EX_TEMPFAIL when a lock is
  * held past the busy timeout; I/O errors as store_errno_code. */

@@ -135,6 +135,44 @@ stopped() {
 	assert_output ""
 }
 
+@test "a file that changed after the first pass is copied again while the home is held" {
+	sqlite_only "copies the embedded queue"
+	a=$(paid_order ada)
+	bakery-consume >/dev/null
+	sleep 3 # every file quiet: its first copy will do unless it changes
+	BAKERY_STOP_AT=backup.first_pass bakery-backup "$BATS_TEST_TMPDIR/copy" >"$BATS_TEST_TMPDIR/backup.out" &
+	backup=$!
+	stopped "$backup"
+	b=$(paid_order bo)
+	bakery-consume >/dev/null
+	kill -CONT "$backup"
+	wait "$backup"
+	export BAKERY_HOME=$BATS_TEST_TMPDIR/copy
+	assert_effects_once "$b"
+	assert_effects_once "$a"
+	run "$CHECKER" --drained "$BAKERY_HOME"
+	assert_success
+	# the kitchen, the CRM and the schedule changed, and bo's files are new;
+	# ada's own were copied once
+	out=$(cat "$BATS_TEST_TMPDIR/backup.out")
+	[ "$(echo "$out" | jq .copied_held)" -ge 5 ]
+	[ "$(echo "$out" | jq '.copied_held < .databases')" = true ]
+}
+
+@test "a file that went after the first pass is not in the copy" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	bakery-consume >/dev/null
+	BAKERY_STOP_AT=backup.first_pass bakery-backup "$BATS_TEST_TMPDIR/copy" >/dev/null &
+	backup=$!
+	stopped "$backup"
+	rm "$BAKERY_HOME/sandboxes/default/inbox/ada.db"
+	kill -CONT "$backup"
+	wait "$backup"
+	[ -f "$BATS_TEST_TMPDIR/copy/sandboxes/default/kitchen/board.db" ]
+	[ ! -e "$BATS_TEST_TMPDIR/copy/sandboxes/default/inbox/ada.db" ]
+}
+
 @test "a backup killed before it is whole leaves no DIR" {
 	sqlite_only "copies the embedded queue"
 	paid_order ada >/dev/null
