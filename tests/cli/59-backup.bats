@@ -90,16 +90,6 @@ finish_restored() {
 	assert_equal "$(echo "$output" | jq .paid)" "$(BAKERY_HOME=$copy bakery-order list | jq -s '[.[] | select(.status == "paid")] | length')"
 }
 
-# stopped PID: waits until the process stands at its BAKERY_STOP_AT point.
-stopped() {
-	for _ in $(seq 200); do
-		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
-		sleep 0.05
-	done
-	echo "process $1 did not stop" >&2
-	return 1
-}
-
 @test "while the home is held a command waits, and past its busy timeout exits 75" {
 	sqlite_only "copies the embedded queue"
 	paid_order ada >/dev/null
