@@ -163,6 +163,22 @@ finish_restored() {
 	[ ! -e "$BATS_TEST_TMPDIR/copy/sandboxes/default/inbox/ada.db" ]
 }
 
+@test "a backup killed after its first pass leaves no DIR" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	crash_at backup.first_pass bakery-backup "$BATS_TEST_TMPDIR/copy"
+	[ ! -e "$BATS_TEST_TMPDIR/copy" ]
+}
+
+@test "a backup killed while it holds the home leaves no DIR and holds nothing" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	crash_at backup.held bakery-backup "$BATS_TEST_TMPDIR/copy"
+	[ ! -e "$BATS_TEST_TMPDIR/copy" ]
+	run env BAKERY_BUSY_TIMEOUT_MS=300 bakery-order place --customer bo --day "$DAY" cardamom-bun=1
+	assert_success
+}
+
 @test "a backup killed before it is whole leaves no DIR" {
 	sqlite_only "copies the embedded queue"
 	paid_order ada >/dev/null
