@@ -226,13 +226,13 @@ static int
 walk_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	struct doctor *d = walking;
-	if (ftw->level == 0)
-		return 0;
 	if (flag == FTW_DNR || flag == FTW_NS) {
 		d->walk_errno = errno ? errno : EACCES;
 		snprintf(d->walk_path, sizeof d->walk_path, "%s", path);
 		return 1;
 	}
+	if (ftw->level == 0)
+		return 0;
 	const char *rel = path + strlen(d->ctx->home) + 1;
 	check_entry(d, rel, path + ftw->base, st, ftw->level == 1);
 	return 0;

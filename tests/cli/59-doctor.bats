@@ -245,3 +245,14 @@ fails() {
 	assert_failure 78
 	assert_line --partial "no such user: 'no-such-user-here'"
 }
+
+@test "a home the doctor cannot read exits 69 with no verdict" {
+	root_only
+	healthy
+	others_reach
+	run runuser -u nobody -- env PATH="$PATH" BAKERY_MENU="$BAKERY_MENU" \
+		bakery-doctor -H "$BAKERY_HOME"
+	assert_failure 69
+	assert_output --partial "bakery-doctor: error: cannot read '$BAKERY_HOME': Permission denied"
+	refute_line --regexp '^ok    owner'
+}
