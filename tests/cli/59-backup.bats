@@ -39,6 +39,20 @@ finish_restored() {
 	assert_success
 }
 
+@test "a queue outside the home becomes the copy's queue.db" {
+	sqlite_only "a sqlite: queue"
+	export BAKERY_QUEUE=sqlite:$BATS_TEST_TMPDIR/queue.db
+	id=$(paid_order ada)
+	queued=$(queue_ids)
+	[ -n "$queued" ]
+	bakery-backup "$BATS_TEST_TMPDIR/copy" >/dev/null
+	unset BAKERY_QUEUE
+	export BAKERY_HOME=$BATS_TEST_TMPDIR/copy
+	assert_equal "$(queue_ids)" "$queued"
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+}
+
 @test "a backup keeps the gateway, the routes and the clock floor" {
 	sqlite_only "copies the embedded queue"
 	paid_order ada >/dev/null
