@@ -87,7 +87,7 @@ override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
-	bakery-status bakery-trace
+	bakery-status bakery-trace bakery-doctor bakery-backup
 LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)

@@ -19,6 +19,7 @@
 	"usage: bakery COMMAND [ARGS...]\n" \
 	"       bakery help [COMMAND]   its page (man), else its usage\n" \
 	"commands: order relay consume dlq redrive queue fault show status trace wipe webhook\n" \
+	"          doctor backup\n" \
 	"each has its own --help; see bakery(7)\n"
 
 static int

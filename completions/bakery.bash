@@ -2,7 +2,7 @@
 # Installed as bash-completion/completions/bakery, with a link per program.
 
 _bakery_programs="order relay consume dlq redrive queue fault show status
-trace wipe webhook"
+trace wipe webhook doctor backup"
 _bakery_common="-h --help -V --version -H --home -s --sandbox --queue
 -q --quiet -v --verbose"
 
@@ -25,6 +25,8 @@ _bakery_options()
 	bakery-webhook) echo "--signature= --secret-file= --tolerance=
 		--max-body=" ;;
 	bakery-wipe) echo "--all --resume --daily --dry-run" ;;
+	bakery-doctor) echo "--json --user= --min-free= --routes-file=
+		--stripe-key-file=" ;;
 	esac
 }
 
@@ -107,7 +109,10 @@ _bakery()
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
 	--visibility | --retry-delay | --subscriber-timeout | --limit | --replicas | --max-age | --signature | \
-	--tolerance | --max-body)
+	--tolerance | --max-body | --min-free)
+		return ;;
+	--user)
+		mapfile -t COMPREPLY < <(compgen -u -- "$cur")
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -134,6 +139,9 @@ _bakery()
 		words="kitchen-refuses queue-refuses" ;;
 	bakery-order:gateway)
 		words="test stripe" ;;
+	bakery-backup:*)
+		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return ;;
 	bakery-order:place)
 		# ITEM=QTY: the menu's items, the quantity typed next.
 		words=$(sed -n 's/^\([a-z0-9-]*\)\t.*/\1=/p' \
@@ -145,4 +153,5 @@ _bakery()
 
 complete -F _bakery bakery bakery-order bakery-relay bakery-consume \
 	bakery-dlq bakery-redrive bakery-queue bakery-fault bakery-show \
-	bakery-status bakery-trace bakery-wipe bakery-webhook
+	bakery-status bakery-trace bakery-wipe bakery-webhook bakery-doctor \
+	bakery-backup

@@ -2,7 +2,7 @@
 
 set -l __bakery_programs bakery-order bakery-relay bakery-consume bakery-dlq \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-status \
-	bakery-trace bakery-wipe bakery-webhook
+	bakery-trace bakery-wipe bakery-webhook bakery-doctor bakery-backup
 
 # Runs a bakery program quietly with the -H, -s and --queue typed so far.
 function __bakery_run
@@ -33,9 +33,9 @@ for p in bakery $__bakery_programs
 	complete -c $p -s v -l verbose -d 'log more'
 end
 
-complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
+complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup'
 complete -c bakery -n __fish_use_subcommand -f -a help -d 'show a page'
-complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook'
+complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup'
 
 set -l order_cmds place pay gateway show list events refunded
 complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"
@@ -108,3 +108,12 @@ complete -c bakery-webhook -l signature -x -d 'Stripe-Signature header'
 complete -c bakery-webhook -l secret-file -r -d 'webhook secret file'
 complete -c bakery-webhook -l tolerance -x -d seconds
 complete -c bakery-webhook -l max-body -x -d bytes
+
+complete -c bakery-doctor -f
+complete -c bakery-doctor -l json -d 'a JSON line per check'
+complete -c bakery-doctor -l user -x -a '(__fish_complete_users)' -d 'who must write the home'
+complete -c bakery-doctor -l min-free -x -d 'free space below which disk fails (100M)'
+complete -c bakery-doctor -l routes-file -r -d 'routes file'
+complete -c bakery-doctor -l stripe-key-file -r -d 'file with the Stripe key'
+
+complete -c bakery-backup -x -a '(__fish_complete_directories)' -d 'new folder for the copy'

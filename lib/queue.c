@@ -23,6 +23,16 @@ queue_url_check(const char *url)
 	    "want sqlite:PATH or nats://HOST:PORT[,HOST:PORT...]");
 }
 
+char *
+queue_file(bakery_ctx *ctx)
+{
+	const char *url = ctx->queue_url;
+	if (url && strncmp(url, "sqlite:", 7) != 0)
+		return NULL;
+	return url ? bakery_xstrdup(url + 7)
+		   : bakery_xasprintf("%s/queue.db", ctx->home);
+}
+
 /* How a queue is opened: made when missing (a send), read as it is (the
  * readers: nothing made, nothing migrated), or written but never made when
  * --queue or BAKERY_QUEUE names it (the consumers). */
@@ -42,8 +52,7 @@ open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 	if (url && strncmp(url, "nats://", 7) == 0) {
 		rc = queue_nats_open(ctx, url, q);
 	} else {
-		char *path = url ? bakery_xstrdup(url + 7)
-				 : bakery_xasprintf("%s/queue.db", ctx->home);
+		char *path = queue_file(ctx);
 		if (how != MAKE && (url || how == LOOK) &&
 		    access(path, F_OK) != 0)
 			rc = url ? bakery_fail(EX_CONFIG, "no queue at '%s' "

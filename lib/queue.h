@@ -68,6 +68,9 @@ typedef struct bakery_queue bakery_queue;
 
 /* EX_CONFIG unless url (NULL: the default) names a known driver. */
 int queue_url_check(const char *url);
+/* The embedded queue's file (caller frees): a sqlite: URL's PATH, else
+ * HOME/queue.db; NULL when the queue is on NATS. */
+char *queue_file(bakery_ctx *ctx);
 /* The context's queue, opened on first use from ctx->queue_url. */
 int queue_get(bakery_ctx *ctx, bakery_queue **q);
 /* Like queue_get, but for tools that only look (bakery-status,

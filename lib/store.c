@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -438,6 +439,26 @@ store_parse_address(const char *address, char *kind, char *key)
 	if (!bakery_name_valid(key))
 		return bakery_fail(EX_USAGE, "bad address: '%s': %s", address,
 		    "bad key, want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
+	return 0;
+}
+
+static int
+remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	int r = flag == FTW_DP ? rmdir(path) : unlink(path);
+	return r != 0 && errno != ENOENT ? -1 : 0;
+}
+
+int
+store_remove_tree(const char *path)
+{
+	if (access(path, F_OK) != 0)
+		return 0;
+	if (nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		return bakery_fail(EX_IOERR, "cannot remove '%s': %s", path,
+		    strerror(errno));
 	return 0;
 }
 
@@ -1250,28 +1271,63 @@ read_version(bakery_ctx *ctx, const char *path, int ro_shm, sqlite3 **db,
 	return rc;
 }
 
+/* The reader of path and its user_version, or an SQLite code. */
+static int
+open_version(bakery_ctx *ctx, const char *path, sqlite3 **db, int *version)
+{
+	walvfs_register();
+	char *shm = bakery_xasprintf("%s-shm", path);
+	int ro_shm = access(shm, F_OK) == 0;
+	free(shm);
+	int rc = read_version(ctx, path, ro_shm, db, version);
+	if (ro_shm && (rc & 0xff) == SQLITE_CANTOPEN) {
+		/* The -shm went away since (a shell's close): as without. */
+		sqlite3_close(*db);
+		rc = read_version(ctx, path, 0, db, version);
+	}
+	return rc;
+}
+
+/* 0 when path is there to read as an SQLite file: 66 when it is not
+ * there, 78 when it is not a regular file (refuse_odd_file). */
+static int
+reader_path_ok(const char *path)
+{
+	if (access(path, F_OK) != 0)
+		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
+	return refuse_odd_file(path);
+}
+
+int
+store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
+{
+	*out = NULL;
+	int bad = reader_path_ok(path);
+	if (bad)
+		return bad;
+	int version = -1;
+	int rc = open_version(ctx, path, out, &version);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot read '%s'", path);
+		rc = store_fail(*out, rc, what);
+		free(what);
+		sqlite3_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int
 store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **out)
 {
 	*out = NULL;
-	if (access(path, F_OK) != 0)
-		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
-	int odd = refuse_odd_file(path);
-	if (odd)
-		return odd;
-	walvfs_register();
-	char *shm = bakery_xasprintf("%s-shm", path);
-	int ro_shm = access(shm, F_OK) == 0;
-	free(shm);
+	int bad = reader_path_ok(path);
+	if (bad)
+		return bad;
 	sqlite3 *db;
 	int version = -1;
-	int rc = read_version(ctx, path, ro_shm, &db, &version);
-	if (ro_shm && (rc & 0xff) == SQLITE_CANTOPEN) {
-		/* The -shm went away since (a shell's close): as without. */
-		sqlite3_close(db);
-		rc = read_version(ctx, path, 0, &db, &version);
-	}
+	int rc = open_version(ctx, path, &db, &version);
 	char *what = bakery_xasprintf("cannot read '%s'", path);
 	if (rc != SQLITE_OK)
 		rc = store_fail(db, rc, what);
@@ -1323,6 +1379,19 @@ char *
 store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
 {
 	return bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
+}
+
+char *
+store_lock_file_sandbox(const char *base)
+{
+	size_t n = strlen(base);
+	if (n <= 6 || base[0] != '.' || !bakery_ends_with(base, ".lock"))
+		return NULL;
+	char *name = bakery_xasprintf("%.*s", (int)(n - 6), base + 1);
+	if (bakery_name_valid(name))
+		return name;
+	free(name);
+	return NULL;
 }
 
 int

@@ -116,6 +116,10 @@ void store_drop_unborn(sqlite3 *db, const char *path);
  * schema->read_from and schema->count. */
 int store_open_readonly(bakery_ctx *ctx, const char *path,
     const store_schema *schema, sqlite3 **db);
+/* The same reader for any SQLite file, whatever its schema (bakery-doctor's
+ * quick_check, bakery-backup's VACUUM INTO): nothing created, nothing
+ * written, query_only. EX_NOINPUT when the file is missing. */
+int store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
 /* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
  * store_open (object_open passes STORE_CREATE_BEGUN). */
 int store_open_object(bakery_ctx *ctx, const char *sandbox,
@@ -136,6 +140,9 @@ void store_unlock_sandbox(int fd); /* -1: nothing */
 /* The wipe's clock floor kept in the lock file fd (a store_lock_sandbox
  * fd), 0 if none: see wipe.h, "The clock floor". */
 int64_t store_lock_floor(int lock_fd);
+/* The sandbox whose lock file is named base (".default.lock" ->
+ * "default"; caller frees), or NULL when base is not one. */
+char *store_lock_file_sandbox(const char *base);
 /* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
 char *store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */
@@ -155,6 +162,9 @@ char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
  * files and names that are not sandbox names are left out. */
 jv store_sandbox_names(bakery_ctx *ctx);
 int store_mkdirs(const char *dir);
+/* Removes path and everything under it, links not followed; a missing
+ * path is 0 (the wipe's aside folder, a backup's unfinished copy). */
+int store_remove_tree(const char *path);
 
 /* relaxed=1: the connection's next commits run at synchronous=NORMAL,
  * for a commit whose loss on a power cut loses and doubles nothing (the

@@ -430,6 +430,13 @@ bakery_currency_valid(const char *s)
 }
 
 int
+bakery_ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+	return n >= m && strcmp(s + n - m, end) == 0;
+}
+
+int
 bakery_name_valid(const char *name)
 {
 	size_t n = strlen(name);

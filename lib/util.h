@@ -105,6 +105,9 @@ int bakery_text_valid(const char *s, size_t max);
 /* Whether s is a currency as Stripe writes one: three lowercase letters. */
 int bakery_currency_valid(const char *s);
 
+/* Whether s ends with end ("queue.db-wal", "-wal"). */
+int bakery_ends_with(const char *s, const char *end);
+
 /* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
 int bakery_name_valid(const char *name);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */

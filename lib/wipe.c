@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,26 +166,6 @@ fail:
 	return rc;
 }
 
-static int
-remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	int r = flag == FTW_DP ? rmdir(path) : unlink(path);
-	return r != 0 && errno != ENOENT ? -1 : 0;
-}
-
-static int
-remove_tree(const char *path)
-{
-	if (access(path, F_OK) != 0)
-		return 0;
-	if (nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
-		return bakery_fail(EX_IOERR, "cannot remove '%s': %s", path,
-		    strerror(errno));
-	return 0;
-}
-
 /* Writes the floor, synced: it must outlive the folder's removal. */
 static int
 set_floor(bakery_ctx *ctx, const char *sandbox, int64_t ms)
@@ -264,7 +243,7 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 		    strerror(errno));
 	store_unlock_sandbox(lock);
 	if (!rc)
-		rc = remove_tree(aside);
+		rc = store_remove_tree(aside);
 	free(live);
 	free(aside);
 	return rc;

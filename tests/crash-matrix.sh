@@ -56,11 +56,15 @@ declare -A PASSES=(
 )
 
 # Points whose scenario needs a nats-server, or a home of the layout of
-# before (sandboxes in HOME itself, which the programs of today never make):
-# killed by the named test instead (it must name the point), not here.
+# before (sandboxes in HOME itself, which the programs of today never make),
+# or that are not on an order's path (the backup's): killed by the named
+# test instead (it must name the point), not here.
 declare -A ELSEWHERE=(
 	[nats.after_dlq_publish]="tests/cli/55-nats.bats"
 	[layout.after_move]="tests/cli/44-home.bats"
+	[backup.first_pass]="tests/cli/59-backup.bats"
+	[backup.held]="tests/cli/59-backup.bats"
+	[backup.before_rename]="tests/cli/59-backup.bats"
 )
 QUEUE_KIND=${CRASH_QUEUE:-sqlite}
 case $QUEUE_KIND in

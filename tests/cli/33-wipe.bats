@@ -13,16 +13,6 @@ teardown() {
 	done
 }
 
-# stopped PID: waits until the process stands at its BAKERY_STOP_AT point.
-stopped() {
-	for _ in $(seq 200); do
-		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
-		sleep 0.05
-	done
-	echo "process $1 did not stop" >&2
-	return 1
-}
-
 # Every event an object of the default sandbox applied was recorded by an
 # order or billing object that still exists.
 assert_applied_were_recorded() {

@@ -44,7 +44,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run complete_bash bakery st
 	assert_output "$(printf '%s\n' status)"
 	run complete_bash bakery ""
-	for c in order relay consume dlq redrive queue fault show status trace wipe webhook; do
+	for c in order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup; do
 		assert_line "$c"
 	done
 	run complete_bash bakery-order ""

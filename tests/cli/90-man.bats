@@ -66,6 +66,8 @@ run_examples() {
 @test "bakery-wipe.1 examples work" { run_examples bakery-wipe.1; }
 @test "bakery-status.1 examples work" { run_examples bakery-status.1; }
 @test "bakery-trace.1 examples work" { run_examples bakery-trace.1; }
+@test "bakery-doctor.1 examples work" { run_examples bakery-doctor.1; }
+@test "bakery-backup.1 examples work" { run_examples bakery-backup.1; }
 
 @test "bakery-order.1 documents paying through Stripe: options, environment, exits 69 and 70" {
 	local page="$MAN/bakery-order.1"

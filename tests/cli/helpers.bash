@@ -59,6 +59,16 @@ crash_at() {
 	}
 }
 
+# stopped PID: waits until the process stands at its BAKERY_STOP_AT point.
+stopped() {
+	for _ in $(seq 200); do
+		[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ] && return 0
+		sleep 0.05
+	done
+	echo "process $1 did not stop" >&2
+	return 1
+}
+
 # Asserts every effect of order $1 happened exactly once.
 assert_effects_once() {
 	local id=$1 customer day

@@ -1,0 +1,120 @@
+/*
+ * bakery-doctor — checks a home as an operator would before trusting it:
+ * one line per check, exit 0 only when every check passes. Reads, never
+ * writes (lib/doctor.h).
+ */
+#include "../lib/cli.h"
+#include "../lib/doctor.h"
+#include "../lib/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE \
+	"usage: bakery-doctor [--json] [--user NAME] [--min-free SIZE]\n" \
+	"                     [--routes-file FILE] [--stripe-key-file FILE]\n" \
+	"one line per check: ok, warn or FAIL; exits 1 when a check fails\n" \
+	"  --json                 a JSON line per check\n" \
+	"  --user NAME            who must write the home (default its owner)\n" \
+	"  --min-free SIZE        free space below which disk fails (100M;\n" \
+	"                         K, M, G or T)\n" \
+	"  --routes-file FILE     the routes to check (default: as consume)\n" \
+	"  --stripe-key-file FILE the Stripe key file (else BAKERY_STRIPE_KEY)\n" \
+	CLI_COMMON_USAGE
+
+enum { OPT_JSON = CLI_OPT_FIRST_FREE, OPT_USER, OPT_MIN_FREE, OPT_ROUTES,
+	OPT_KEY };
+
+static const struct option options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "user", required_argument, NULL, OPT_USER },
+	{ "min-free", required_argument, NULL, OPT_MIN_FREE },
+	{ "routes-file", required_argument, NULL, OPT_ROUTES },
+	{ "stripe-key-file", required_argument, NULL, OPT_KEY },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* "100M" and the like, in bytes; 0 when malformed. */
+static uint64_t
+parse_size(const char *s)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	int shift = !*end ? 0 : strchr("kK", *end) ? 10 : strchr("mM", *end)
+	    ? 20 : strchr("gG", *end) ? 30 : strchr("tT", *end) ? 40 : -1;
+	if (shift < 0 || (*end && end[1]) || n >= (1ULL << (63 - shift)))
+		return 0;
+	return (uint64_t)n << shift;
+}
+
+static void
+print_plain(void *arg, enum doctor_status s, const char *check,
+    const char *detail)
+{
+	(void)arg;
+	printf("%-4s  %s: %s\n", doctor_status_name(s), check, detail);
+}
+
+static void
+print_json(void *arg, enum doctor_status s, const char *check,
+    const char *detail)
+{
+	(void)arg;
+	jv line = jv_object();
+	line = jv_object_set(line, jv_string("check"), jv_string(check));
+	line = jv_object_set(line, jv_string("status"),
+	    jv_string(doctor_status_name(s)));
+	line = jv_object_set(line, jv_string("detail"), jv_string(detail));
+	cli_print(line);
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE, .argv = argv };
+	doctor_options o = { .min_free = 100 << 20 };
+	int json = 0, opt;
+	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
+		switch (opt) {
+		case OPT_JSON: json = 1; break;
+		case OPT_USER: o.user = optarg; break;
+		case OPT_ROUTES: o.routes_file = optarg; break;
+		case OPT_KEY: o.stripe_key_file = optarg; break;
+		case OPT_MIN_FREE:
+			if (!(o.min_free = parse_size(optarg)) &&
+			    strspn(optarg, "0") != strlen(optarg))
+				cli_usage_error(&c, "bad min-free: '%s': want "
+				    "bytes, or a number and K, M, G or T", optarg);
+			if (!*optarg)
+				cli_usage_error(&c, "--min-free needs a size");
+			break;
+		default: cli_common(&c, opt, optarg);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	if (o.user && !*o.user)
+		cli_usage_error(&c, "--user needs a name");
+	doctor_report_fn print = json ? print_json : print_plain;
+	/* A home that is not a folder is a FAIL line, not ctx_init's 78. */
+	char *home = c.home ? bakery_xstrdup(c.home) : store_default_home();
+	int failed, rc = doctor_home(home, print, NULL, &failed);
+	free(home);
+	if (rc)
+		bakery_die_last(rc);
+	if (failed)
+		return bakery_close_stdout() ? EX_IOERR : 1;
+	bakery_ctx ctx;
+	store_look_only = 1;
+	cli_context(&c, &ctx);
+	rc = doctor_run(&ctx, &o, print, NULL, &failed);
+	if (rc) {
+		ctx_free(&ctx);
+		bakery_die_last(rc);
+	}
+	cli_exit(&ctx, failed ? 1 : 0);
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env bats
+# bakery-doctor: a healthy home passes with exit 0; each check, broken
+# the way an operator meets it, is a FAIL line and exit 1.
+load helpers
+
+# A home that has seen a paid order delivered.
+healthy() {
+	paid_order ada >/dev/null
+	bakery-consume >/dev/null
+}
+
+# root_only: owners and other users' rights need root to set up.
+root_only() {
+	[ "$(id -u)" = 0 ] || skip "needs root to chown"
+}
+
+# others_reach: lets another user pass through the test's own folders
+# (0700) to the home, as /var/lib lets the bakery user.
+others_reach() {
+	chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
+}
+
+# Runs bakery-doctor ARGS and asserts CHECK is a FAIL line and exit 1.
+fails() {
+	local check=$1
+	shift
+	run bakery-doctor "$@"
+	assert_failure 1
+	assert_line --regexp "^FAIL  $check: "
+}
+
+@test "a healthy home passes every check with exit 0" {
+	healthy
+	run bakery-doctor
+	assert_success
+	refute_line --regexp '^FAIL'
+	for c in home owner modes types gateway routes secrets writable queue sqlite clock-floor disk; do
+		assert_line --regexp "^ok    $c: "
+	done
+}
+
+@test "bakery doctor runs bakery-doctor" {
+	healthy
+	run bakery doctor
+	assert_success
+	assert_line --regexp '^ok    home: '
+}
+
+@test "--json prints one JSON line per check that jq reads" {
+	healthy
+	chmod 0644 "$BAKERY_HOME/webhook-secret"
+	run bakery-doctor --json
+	assert_failure 1
+	[ "$(echo "$output" | jq -s 'length')" -ge 13 ]
+	assert_equal "$(echo "$output" | jq -r 'select(.status == "FAIL") | .check')" secrets
+}
+
+@test "a home that does not exist fails the home check" {
+	run bakery-doctor -H "$BATS_TEST_TMPDIR/nowhere"
+	assert_failure 1
+	assert_line --regexp "^FAIL  home: '.*/nowhere' does not exist"
+	[ ! -e "$BATS_TEST_TMPDIR/nowhere" ]
+}
+
+@test "a folder the user cannot pass through on the way to the home fails the writable check" {
+	root_only
+	healthy
+	chown -R nobody "$BAKERY_HOME"
+	fails writable
+	assert_line --partial "nobody cannot reach the home: '$BATS_RUN_TMPDIR' is 0700"
+}
+
+@test "a home that is a file fails the home check" {
+	echo x >"$BATS_TEST_TMPDIR/file"
+	fails home -H "$BATS_TEST_TMPDIR/file"
+}
+
+@test "a file owned by another user fails the owner check" {
+	root_only
+	healthy
+	chown nobody "$BAKERY_HOME/sandboxes/default/kitchen/board.db"
+	fails owner
+	assert_line --partial "'sandboxes/default/kitchen/board.db' is owned by nobody"
+}
+
+@test "a file writable by its group fails the modes check" {
+	healthy
+	chmod g+w "$BAKERY_HOME/sandboxes/default/kitchen/board.db"
+	fails modes
+	assert_line --partial "'sandboxes/default/kitchen/board.db' is 0620: writable by its group"
+}
+
+@test "a home writable by others fails the modes check" {
+	healthy
+	chmod 0703 "$BAKERY_HOME"
+	fails modes
+}
+
+@test "a symlink where bakery keeps files fails the types check" {
+	healthy
+	ln -s /etc/passwd "$BAKERY_HOME/sandboxes/default/order/ord_x.db"
+	fails types
+	assert_line --partial "'sandboxes/default/order/ord_x.db' is a symlink"
+}
+
+@test "a FIFO in the home fails the types check" {
+	healthy
+	mkfifo "$BAKERY_HOME/sandboxes/default/kitchen/x.db"
+	fails types
+	assert_line --partial "is a FIFO"
+}
+
+@test "a webhook secret readable by others fails the secrets check" {
+	healthy
+	chmod 0604 "$BAKERY_HOME/webhook-secret"
+	fails secrets
+}
+
+@test "a route's secret file readable by others fails the secrets check" {
+	healthy
+	printf 'whsec_c2VjcmV0\n' >"$BATS_TEST_TMPDIR/erp.whsec"
+	chmod 0644 "$BATS_TEST_TMPDIR/erp.whsec"
+	printf 'OrderPaid https://erp.example/hook name=erp secret=%s\n' \
+		"$BATS_TEST_TMPDIR/erp.whsec" >"$BAKERY_HOME/routes"
+	chmod 0600 "$BAKERY_HOME/routes"
+	fails secrets
+	assert_line --partial "erp.whsec' is 0644: readable by others"
+}
+
+@test "a home another user must run cannot be written by that user" {
+	root_only
+	healthy
+	others_reach
+	fails writable --user nobody
+	assert_line --partial "nobody cannot"
+}
+
+@test "a file root made in the home of another user fails owner and writable" {
+	root_only
+	healthy
+	others_reach
+	chown -R nobody "$BAKERY_HOME"
+	run bakery-doctor
+	assert_success
+	# as bakery's programs make it: 0600, root's
+	bakery-order place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	run bakery-doctor
+	assert_failure 1
+	assert_line --regexp "^FAIL  owner: .* is owned by root, the home by nobody"
+	assert_line --regexp "^FAIL  writable: nobody cannot read and write '"
+}
+
+@test "a home with no gateway chosen fails the gateway check" {
+	healthy
+	rm "$BAKERY_HOME/.gateway"
+	fails gateway
+}
+
+@test "a stripe home with no key fails the stripe-key check" {
+	healthy
+	echo stripe >"$BAKERY_HOME/.gateway"
+	fails stripe-key
+	assert_line --partial "no key"
+}
+
+@test "a stripe key file readable by others fails the secrets check" {
+	healthy
+	echo stripe >"$BAKERY_HOME/.gateway"
+	echo sk_test_bakery4f1c9a0e27d35b86 >"$BATS_TEST_TMPDIR/key"
+	chmod 0600 "$BATS_TEST_TMPDIR/key"
+	run bakery-doctor --stripe-key-file "$BATS_TEST_TMPDIR/key"
+	assert_line --regexp '^ok    stripe-key: '
+	chmod 0644 "$BATS_TEST_TMPDIR/key"
+	fails secrets --stripe-key-file "$BATS_TEST_TMPDIR/key"
+	assert_line --partial "the Stripe key file"
+}
+
+@test "a queue file that is not SQLite fails the queue check" {
+	sqlite_only "the queue's file"
+	healthy
+	head -c 8192 /dev/urandom >"$BAKERY_HOME/queue.db"
+	rm -f "$BAKERY_HOME/queue.db-wal" "$BAKERY_HOME/queue.db-shm"
+	fails queue
+}
+
+@test "a NATS queue that does not answer fails the queue check" {
+	healthy
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	fails queue --queue "nats://127.0.0.1:$port"
+}
+
+@test "a malformed routes file fails the routes check" {
+	healthy
+	echo 'OrderPaid nowhere:at-all' >"$BAKERY_HOME/routes"
+	chmod 0600 "$BAKERY_HOME/routes"
+	fails routes
+	assert_line --partial "routes:1:"
+}
+
+@test "a corrupt object file fails the sqlite check" {
+	healthy
+	db=$BAKERY_HOME/sandboxes/default/kitchen/board.db
+	sqlite3 "$db" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
+	# page 2 and after: the tables' b-trees, the schema on page 1 intact
+	size=$(stat -c %s "$db")
+	dd if=/dev/urandom of="$db" bs=1 seek=4096 count=$((size - 4096)) conv=notrunc 2>/dev/null
+	fails sqlite
+	assert_line --partial "kitchen/board.db'"
+}
+
+@test "a clock floor ahead of the clock fails the clock-floor check" {
+	healthy
+	BAKERY_NOW=2026-12-01T10:00:00Z bakery-wipe >/dev/null
+	BAKERY_NOW=2026-12-01T10:00:01Z run bakery-doctor
+	assert_line --regexp '^ok    clock-floor: '
+	BAKERY_NOW=2026-12-01T09:00:00Z fails clock-floor
+	assert_line --partial "sandbox default's floor 2026-12-01T10:00:00"
+}
+
+@test "less free space than --min-free fails the disk check" {
+	healthy
+	fails disk --min-free 8000000T
+	assert_line --partial "below --min-free"
+}
+
+@test "the checks write nothing in the home" {
+	healthy
+	before=$(cd "$BAKERY_HOME" && find . -type f -name '*.db' -exec md5sum {} + | sort)
+	names=$(cd "$BAKERY_HOME" && find . | sort)
+	run bakery-doctor
+	assert_success
+	assert_equal "$(cd "$BAKERY_HOME" && find . -type f -name '*.db' -exec md5sum {} + | sort)" "$before"
+	assert_equal "$(cd "$BAKERY_HOME" && find . | sort)" "$names"
+}
+
+@test "a bad --min-free is a usage error" {
+	run bakery-doctor --min-free 12Q
+	assert_failure 64
+	assert_line --partial "bad min-free: '12Q'"
+}
+
+@test "an unknown --user is a configuration error" {
+	healthy
+	run bakery-doctor --user no-such-user-here
+	assert_failure 78
+	assert_line --partial "no such user: 'no-such-user-here'"
+}
+
+@test "a home the doctor cannot read exits 69 with no verdict" {
+	root_only
+	healthy
+	others_reach
+	run runuser -u nobody -- env PATH="$PATH" BAKERY_MENU="$BAKERY_MENU" \
+		bakery-doctor -H "$BAKERY_HOME"
+	assert_failure 69
+	assert_output --partial "bakery-doctor: error: cannot read '$BAKERY_HOME': Permission denied"
+	refute_line --regexp '^ok    owner'
+}
