@@ -8,6 +8,7 @@
 #include "../lib/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +75,9 @@ man_has(const char *page)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		freopen("/dev/null", "w", stdout);
-		freopen("/dev/null", "w", stderr);
+		int null = open("/dev/null", O_WRONLY);
+		if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+			_exit(127);
 		execlp("man", "man", "-w", page, (char *)NULL);
 		_exit(127);
 	}
