@@ -57,7 +57,7 @@ finish_restored() {
 	sqlite_only "copies the embedded queue"
 	paid_order ada >/dev/null
 	printf 'OrderPaid builtin:kitchen\n' >"$BAKERY_HOME/routes"
-	BAKERY_NOW=2026-12-01T10:00:00Z bakery-wipe >/dev/null
+	BAKERY_NOW=2026-12-01T10:00:00Z bakery-wipe --all >/dev/null
 	bakery-backup "$BATS_TEST_TMPDIR/copy" >/dev/null
 	for f in .gateway routes .default.lock webhook-secret; do
 		cmp "$BAKERY_HOME/$f" "$BATS_TEST_TMPDIR/copy/$f"
