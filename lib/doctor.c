@@ -186,12 +186,36 @@ note_lock(struct doctor *d, const char *base)
 	d->locks[d->n_locks++] = name;
 }
 
+/* The home's routes as a link to a regular file: the package's layout
+ * (its tmpfiles.d entry links /var/lib/bakery/routes to the conffile
+ * /etc/bakery/routes, root's), judged by what it links to: a regular
+ * file that no group or other may write and that the user may read. */
+static void
+check_routes_link(struct doctor *d, const char *rel)
+{
+	char *path = bakery_xasprintf("%s/%s", d->ctx->home, rel);
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		found(d, F_TYPES, "'%s' is a symlink to no regular file", rel);
+	else if (st.st_mode & 022)
+		found(d, F_MODES, "'%s' links to a file writable by %s", rel,
+		    (st.st_mode & 020) ? "its group" : "others");
+	else if (!user_may(&d->user, &st, 4))
+		found(d, F_WRITABLE, "%s cannot read what '%s' links to",
+		    d->user.name, rel);
+	free(path);
+}
+
 static void
 check_entry(struct doctor *d, const char *rel, const char *base,
     const struct stat *st, int top)
 {
 	char who[64];
 	d->entries++;
+	if (top && S_ISLNK(st->st_mode) && strcmp(base, "routes") == 0) {
+		check_routes_link(d, rel);
+		return;
+	}
 	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
 		found(d, F_TYPES, "'%s' is %s", rel, type_name(st->st_mode));
 		return;

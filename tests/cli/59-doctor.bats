@@ -103,6 +103,36 @@ fails() {
 	assert_line --partial "'sandboxes/default/order/ord_x.db' is a symlink"
 }
 
+@test "the home's routes as a link to a conffile root owns passes, as the package lays the home out" {
+	root_only
+	healthy
+	cp "$TOP/share/routes" "$BATS_TEST_TMPDIR/routes.conf"
+	chmod 0644 "$BATS_TEST_TMPDIR/routes.conf"
+	ln -s "$BATS_TEST_TMPDIR/routes.conf" "$BAKERY_HOME/routes"
+	chown -R nobody "$BAKERY_HOME"
+	chown -h nobody "$BAKERY_HOME/routes"
+	others_reach
+	run bakery-doctor
+	assert_success
+	assert_line --regexp '^ok    types: '
+}
+
+@test "the home's routes linked to a file others may write fails the modes check" {
+	healthy
+	cp "$TOP/share/routes" "$BATS_TEST_TMPDIR/routes.conf"
+	chmod 0666 "$BATS_TEST_TMPDIR/routes.conf"
+	ln -s "$BATS_TEST_TMPDIR/routes.conf" "$BAKERY_HOME/routes"
+	fails modes
+	assert_line --partial "'routes' links to a file writable by"
+}
+
+@test "the home's routes linked to nothing fails the types check" {
+	healthy
+	ln -s "$BATS_TEST_TMPDIR/none" "$BAKERY_HOME/routes"
+	fails types
+	assert_line --partial "'routes' is a symlink to no regular file"
+}
+
 @test "a FIFO in the home fails the types check" {
 	healthy
 	mkfifo "$BAKERY_HOME/sandboxes/default/kitchen/x.db"
@@ -210,7 +240,7 @@ fails() {
 
 @test "a clock floor ahead of the clock fails the clock-floor check" {
 	healthy
-	BAKERY_NOW=2026-12-01T10:00:00Z bakery-wipe >/dev/null
+	BAKERY_NOW=2026-12-01T10:00:00Z bakery-wipe --all >/dev/null
 	BAKERY_NOW=2026-12-01T10:00:01Z run bakery-doctor
 	assert_line --regexp '^ok    clock-floor: '
 	BAKERY_NOW=2026-12-01T09:00:00Z fails clock-floor
