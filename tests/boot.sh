@@ -47,8 +47,8 @@
 #    waits for a relay tick after the last kill (30 s at most), then until
 #    bakery-status shows no outbox row and no message in either queue.
 # 6. The checker (build/tests/checker, copied in) as bakery on the home,
-#    --drained, with the orders placed and paid; and every file of the
-#    home owned by bakery.
+#    --drained, with the orders placed and paid; every file of the home
+#    owned by bakery; and bakery-doctor, run as bakery, passing the home.
 # 7. apt remove stops the units; apt purge keeps the home, and removes it
 #    with BAKERY_PURGE_HOME=yes.
 #
@@ -331,6 +331,11 @@ lost=$(printf '%s\n' "$out" | jq '.lost // 0')
 twice=$(printf '%s\n' "$out" | jq '.applied_twice // 0')
 others=$(ct find /var/lib/bakery ! -user bakery)
 [ -z "$others" ] || { log "files of the home not owned by bakery: $others"; rc=1; }
+# bakery-doctor, as an operator runs it, passes the home the package laid
+# out and the units wrote (its warnings, such as an unsynchronised clock
+# in a container, do not fail it).
+as_bakery bakery-doctor >"$W/doctor.log" 2>&1 ||
+	{ log "bakery-doctor failed: $(grep -v '^ok' "$W/doctor.log" | head -5)"; rc=1; }
 # The kills' own lines aside, no bakery unit logged an error.
 errors=$(ct journalctl -u 'bakery-*' -p err --no-pager -q |
 	grep -v "Main process exited, code=killed, status=9/KILL\|Failed with result 'signal'" | head -5)
