@@ -76,87 +76,92 @@ plain(const char *s)
 	return 1;
 }
 
-/* Parses one route's fields into r; the line's other routes are in t. */
+/* A builtin:KIND subscriber into r. */
 static int
-parse_route(char **f, int nf, const char *file, int line, const routes *t,
-    route *r)
+parse_builtin(const char *sub, const char *name, const char *secret,
+    const char *file, int line, route *r)
 {
-	memset(r, 0, sizeof *r);
-	r->line = line;
-	if (nf < 2)
-		return bad_line(file, line, "want EVENT-TYPE SUBSCRIBER");
-	if (!envelope_type_known(f[0]))
-		return bad_line(file, line, "unknown event type");
-	snprintf(r->type, sizeof r->type, "%s", f[0]);
-	const char *sub = f[1];
-	const char *name = NULL, *secret = NULL;
-	for (int i = 2; i < nf; i++) {
-		if (strncmp(f[i], "name=", 5) == 0 && !name)
-			name = f[i] + 5;
-		else if (strncmp(f[i], "secret=", 7) == 0 && !secret)
-			secret = f[i] + 7;
-		else
-			return bad_line(file, line, "unknown or repeated option "
-			    "(want name=NAME, secret=FILE)");
-	}
-	if (strncmp(sub, "builtin:", 8) == 0) {
-		const routing_builtin *b = builtin_find(sub + 8);
-		if (!b)
-			return bad_line(file, line, "unknown built-in subscriber");
-		if (!builtin_applies(b, r->type))
-			return bad_line(file, line, "builtin:%s cannot apply %s",
-			    b->kind, r->type);
-		if (name || secret)
-			return bad_line(file, line, "a built-in takes no options");
-		r->how = ROUTE_BUILTIN;
-		snprintf(r->kind, sizeof r->kind, "%s", b->kind);
-		r->key_field = b->key_field;
-		if (b->key)
-			snprintf(r->key, sizeof r->key, "%s", b->key);
+	const routing_builtin *b = builtin_find(sub + 8);
+	if (!b)
+		return bad_line(file, line, "unknown built-in subscriber");
+	if (!builtin_applies(b, r->type))
+		return bad_line(file, line, "builtin:%s cannot apply %s",
+		    b->kind, r->type);
+	if (name || secret)
+		return bad_line(file, line, "a built-in takes no options");
+	r->how = ROUTE_BUILTIN;
+	snprintf(r->kind, sizeof r->kind, "%s", b->kind);
+	r->key_field = b->key_field;
+	if (b->key)
+		snprintf(r->key, sizeof r->key, "%s", b->key);
+	return 0;
+}
+
+/* An http(s) subscriber's URL and secret=. */
+static int
+check_http(const char *sub, const char *secret, const char *file, int line)
+{
+	if (strlen(sub) > 2048 || !plain(sub))
+		return bad_line(file, line, "want a URL of at most "
+		    "2048 printable ASCII characters");
+	/* http only to this machine: its signed body would travel in
+	 * clear (url.h). */
+	const char *why;
+	int rc = url_check_http(sub, &why);
+	if (rc == EX_CONFIG)
+		return bad_line(file, line, "%s", why);
+	if (rc)
+		return rc;
+	if (!secret || secret[0] != '/')
+		return bad_line(file, line, "an http(s) subscriber "
+		    "wants secret=/ABSOLUTE/FILE");
+	if (strlen(secret) >= PATH_MAX || !plain(secret))
+		return bad_line(file, line, "secret= wants a path "
+		    "of printable ASCII");
+	return 0;
+}
+
+/* An exec: or http(s) subscriber into r. */
+static int
+parse_external(const char *sub, const char *name, const char *secret,
+    const char *file, int line, route *r)
+{
+	if (strncmp(sub, "exec:", 5) == 0) {
+		r->how = ROUTE_EXEC;
+		if (sub[5] != '/')
+			return bad_line(file, line, "exec: wants an "
+			    "absolute path");
+		if (strlen(sub + 5) >= PATH_MAX || !plain(sub))
+			return bad_line(file, line, "exec: wants a path of "
+			    "printable ASCII");
+		if (secret)
+			return bad_line(file, line, "exec: takes no "
+			    "secret=");
+	} else if (strncasecmp(sub, "https:", 6) == 0 ||
+	    strncasecmp(sub, "http:", 5) == 0) {
+		r->how = ROUTE_HTTP;
+		int rc = check_http(sub, secret, file, line);
+		if (rc)
+			return rc;
 	} else {
-		if (strncmp(sub, "exec:", 5) == 0) {
-			r->how = ROUTE_EXEC;
-			if (sub[5] != '/')
-				return bad_line(file, line, "exec: wants an "
-				    "absolute path");
-			if (strlen(sub + 5) >= PATH_MAX || !plain(sub))
-				return bad_line(file, line, "exec: wants a path of "
-				    "printable ASCII");
-			if (secret)
-				return bad_line(file, line, "exec: takes no "
-				    "secret=");
-		} else if (strncasecmp(sub, "https:", 6) == 0 ||
-		    strncasecmp(sub, "http:", 5) == 0) {
-			r->how = ROUTE_HTTP;
-			if (strlen(sub) > 2048 || !plain(sub))
-				return bad_line(file, line, "want a URL of at most "
-				    "2048 printable ASCII characters");
-			/* http only to this machine: its signed body would
-			 * travel in clear (url.h). */
-			const char *why;
-			int rc = url_check_http(sub, &why);
-			if (rc == EX_CONFIG)
-				return bad_line(file, line, "%s", why);
-			if (rc)
-				return rc;
-			if (!secret || secret[0] != '/')
-				return bad_line(file, line, "an http(s) subscriber "
-				    "wants secret=/ABSOLUTE/FILE");
-			if (strlen(secret) >= PATH_MAX || !plain(secret))
-				return bad_line(file, line, "secret= wants a path "
-				    "of printable ASCII");
-		} else {
-			return bad_line(file, line, "unknown subscriber kind: want "
-			    "builtin:, exec:, https: or http:");
-		}
-		if (!name || !bakery_name_valid(name))
-			return bad_line(file, line, "an external subscriber wants "
-			    "name=NAME ([a-z0-9][a-z0-9_.-]{0,63})");
-		snprintf(r->kind, sizeof r->kind, "external");
-		snprintf(r->key, sizeof r->key, "%s", name);
-		r->target = bakery_xstrdup(r->how == ROUTE_EXEC ? sub + 5 : sub);
-		r->secret_file = secret ? bakery_xstrdup(secret) : NULL;
+		return bad_line(file, line, "unknown subscriber kind: want "
+		    "builtin:, exec:, https: or http:");
 	}
+	if (!name || !bakery_name_valid(name))
+		return bad_line(file, line, "an external subscriber wants "
+		    "name=NAME ([a-z0-9][a-z0-9_.-]{0,63})");
+	snprintf(r->kind, sizeof r->kind, "external");
+	snprintf(r->key, sizeof r->key, "%s", name);
+	r->target = bakery_xstrdup(r->how == ROUTE_EXEC ? sub + 5 : sub);
+	r->secret_file = secret ? bakery_xstrdup(secret) : NULL;
+	return 0;
+}
+
+/* r against the line's earlier routes t: no subscriber twice for a type,
+ * one meaning for a name=, at most ROUTING_MAX_SUBSCRIBERS a type. */
+static int
+check_against(const routes *t, const route *r, const char *file, int line)
+{
 	size_t same_type = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		const route *o = &t->r[i];
@@ -181,6 +186,35 @@ parse_route(char **f, int nf, const char *file, int line, const routes *t,
 		return bad_line(file, line, "more than %d subscribers of %s",
 		    ROUTING_MAX_SUBSCRIBERS, r->type);
 	return 0;
+}
+
+/* Parses one route's fields into r; the line's other routes are in t. */
+static int
+parse_route(char **f, int nf, const char *file, int line, const routes *t,
+    route *r)
+{
+	memset(r, 0, sizeof *r);
+	r->line = line;
+	if (nf < 2)
+		return bad_line(file, line, "want EVENT-TYPE SUBSCRIBER");
+	if (!envelope_type_known(f[0]))
+		return bad_line(file, line, "unknown event type");
+	snprintf(r->type, sizeof r->type, "%s", f[0]);
+	const char *sub = f[1];
+	const char *name = NULL, *secret = NULL;
+	for (int i = 2; i < nf; i++) {
+		if (strncmp(f[i], "name=", 5) == 0 && !name)
+			name = f[i] + 5;
+		else if (strncmp(f[i], "secret=", 7) == 0 && !secret)
+			secret = f[i] + 7;
+		else
+			return bad_line(file, line, "unknown or repeated option "
+			    "(want name=NAME, secret=FILE)");
+	}
+	int rc = strncmp(sub, "builtin:", 8) == 0
+	    ? parse_builtin(sub, name, secret, file, line, r)
+	    : parse_external(sub, name, secret, file, line, r);
+	return rc ? rc : check_against(t, r, file, line);
 }
 
 static void
