@@ -144,9 +144,17 @@ trap 'exit 130' INT TERM
 systemd-nspawn --quiet --boot --register=no --keep-unit --console=pipe --private-network \
 	--machine=bakery-boot -D "$ROOT" </dev/null >"$W/console.log" 2>&1 &
 NSPAWN=$!
-for _ in $(seq 100); do
-	CPID=$(cat "/proc/$NSPAWN/task/$NSPAWN/children" 2>/dev/null | awk '{ print $1 }')
+# The container's init is the nspawn child in a PID namespace of its own:
+# nspawn first forks an outer child in this PID namespace, which forks the
+# init and exits, so the first child seen may be that one and soon gone.
+host_pidns=$(readlink /proc/$$/ns/pid)
+for _ in $(seq 300); do
+	for p in $(cat "/proc/$NSPAWN/task/$NSPAWN/children" 2>/dev/null); do
+		ns=$(readlink "/proc/$p/ns/pid" 2>/dev/null) || continue
+		[ "$ns" = "$host_pidns" ] || CPID=$p
+	done
 	[ -n "$CPID" ] && break
+	kill -0 "$NSPAWN" 2>/dev/null || break
 	sleep 0.1
 done
 [ -n "$CPID" ] || { tail -20 "$W/console.log" >&2; fail "systemd-nspawn started no container"; }
@@ -161,7 +169,8 @@ as_bakery() {
 }
 
 state=
-for _ in $(seq 120); do
+# Up to 3 minutes: a first boot beside make check's other stages is slow.
+for _ in $(seq 360); do
 	state=$(ct systemctl is-system-running 2>/dev/null)
 	case $state in running | degraded) break ;; esac
 	sleep 0.5
@@ -169,7 +178,11 @@ done
 case $state in
 running) ;;
 degraded) log "the container booted degraded: $(ct systemctl --failed --no-legend --plain | tr '\n' ' ')" ;;
-*) tail -20 "$W/console.log" >&2; fail "the container's systemd did not reach running: '$state'" ;;
+*)
+	tail -20 "$W/console.log" >&2
+	ct systemctl is-system-running >&2
+	fail "the container's systemd (pid $CPID) did not reach running: '$state'"
+	;;
 esac
 log "booted ($(ct systemctl --version | head -1)) in $(($(date +%s) - start)) s"
 
