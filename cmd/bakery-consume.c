@@ -48,9 +48,8 @@ static const struct option options[] = {
 static int
 number(const cli *c, const char *name, const char *arg, int min, int max)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-	if (!*arg || *end || v < min || v > max)
+	long long v;
+	if (bakery_parse_number(arg, min, max, &v))
 		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
 		    max);
 	return (int)v;

@@ -1478,13 +1478,15 @@ store_lock_floor(int lock_fd)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	char *end;
-	errno = 0;
-	long long ms = strtoll(buf, &end, 10);
 	/* Anything else in the file (a hand edit, a torn write, a time past
 	 * the last bakery stamps) is no floor. */
-	return buf[0] >= '0' && buf[0] <= '9' && *end == '\n' && !errno &&
-	    ms > 0 && ms <= BAKERY_TIME_MAX_MS ? (int64_t)ms : 0;
+	char *nl = strchr(buf, '\n');
+	long long ms;
+	if (!nl)
+		return 0;
+	*nl = '\0';
+	return bakery_parse_number(buf, 1, BAKERY_TIME_MAX_MS, &ms) ? 0
+	    : (int64_t)ms;
 }
 
 void

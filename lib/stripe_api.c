@@ -44,13 +44,11 @@ env_long(const char *name, long dflt, long min, long max, long *out)
 	*out = dflt;
 	if (!v || !*v)
 		return 0;
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (errno || *end || n < min || n > max)
+	long long n;
+	if (bakery_parse_number(v, min, max, &n))
 		return bakery_fail(EX_CONFIG, "bad %s: '%s': want %ld to %ld",
 		    name, v, min, max);
-	*out = n;
+	*out = (long)n;
 	return 0;
 }
 
