@@ -174,7 +174,7 @@ spawn(const char *prog, const external_event *ev, struct run *r,
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
 	    pipe2(err, O_CLOEXEC)) {
-		answer(a, 503, 0, "cannot make pipes: %s",
+		answer(a, ANSWER_UNAVAILABLE, 0, "cannot make pipes: %s",
 		    strerror(errno));
 		close_pipes(in, out, err);
 		return EX_OSERR;
@@ -191,7 +191,7 @@ spawn(const char *prog, const external_event *ev, struct run *r,
 	close(out[1]);
 	close(err[1]);
 	if (pid < 0) {
-		answer(a, 503, 0, "cannot start it: %s",
+		answer(a, ANSWER_UNAVAILABLE, 0, "cannot start it: %s",
 		    strerror(errno));
 		close(in[1]);
 		close(out[0]);
@@ -326,22 +326,23 @@ answer_run(const struct run *r, int timeout_s, external_answer *a)
 	const char *sep = word[0] ? ": " : "";
 	int status = r->status;
 	if (r->timed_out && !r->reaped)
-		answer(a, 504, 0, "timed out after %d s%s%s", timeout_s, sep,
-		    word);
+		answer(a, ANSWER_TIMED_OUT, 0, "timed out after %d s%s%s",
+		    timeout_s, sep, word);
 	else if (WIFSIGNALED(status))
-		answer(a, 500, 0, "killed by signal %d%s%s", WTERMSIG(status),
-		    sep, word);
+		answer(a, ANSWER_FAILED, 0, "killed by signal %d%s%s",
+		    WTERMSIG(status), sep, word);
 	else if (WEXITSTATUS(status) == 0)
-		answer(a, 200, 0, "%s", "");
+		answer(a, ANSWER_APPLIED, 0, "%s", "");
 	else if (WEXITSTATUS(status) == EX_TEMPFAIL)
-		answer(a, 503, 0, "exit 75%s%s", sep, word);
+		answer(a, ANSWER_UNAVAILABLE, 0, "exit 75%s%s", sep, word);
 	else if (WEXITSTATUS(status) == EX_DATAERR)
-		answer(a, 422, 1, "exit 65%s%s", sep, word);
+		answer(a, ANSWER_MALFORMED, 1, "exit 65%s%s", sep, word);
 	else if (WEXITSTATUS(status) == 127)
-		answer(a, 500, 0, "exit 127: %s",
+		answer(a, ANSWER_FAILED, 0, "exit 127: %s",
 		    word[0] ? word : "cannot run the program");
 	else
-		answer(a, 500, 0, "exit %d%s%s", WEXITSTATUS(status), sep, word);
+		answer(a, ANSWER_FAILED, 0, "exit %d%s%s", WEXITSTATUS(status),
+		    sep, word);
 }
 
 int
@@ -498,13 +499,13 @@ external_http(const char *url, const char *secret_file,
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		rc = bakery_fail(EX_UNAVAILABLE, "curl_global_init failed");
 	if (rc) {
-		answer(a, 503, 0, "%s", bakery_error());
+		answer(a, ANSWER_UNAVAILABLE, 0, "%s", bakery_error());
 		return rc;
 	}
 	CURL *curl = curl_easy_init();
 	if (!curl) {
 		curl_global_cleanup();
-		answer(a, 503, 0, "curl_easy_init failed");
+		answer(a, ANSWER_UNAVAILABLE, 0, "curl_easy_init failed");
 		return EX_UNAVAILABLE;
 	}
 	char h_id[200], h_ts[64], h_sig[100];
@@ -549,22 +550,24 @@ external_http(const char *url, const char *secret_file,
 	external_last_word(b->buf, b->n, 0, word, sizeof word);
 	const char *sep = word[0] ? ": " : "";
 	if (c == CURLE_OPERATION_TIMEDOUT)
-		answer(a, 504, 0, "timed out after %d s", timeout_s);
+		answer(a, ANSWER_TIMED_OUT, 0, "timed out after %d s",
+		    timeout_s);
 	else if (c != CURLE_OK)
-		answer(a, 503, 0, "%s", errbuf[0] ? errbuf
-						 : curl_easy_strerror(c));
+		answer(a, ANSWER_UNAVAILABLE, 0, "%s", errbuf[0] ? errbuf
+		    : curl_easy_strerror(c));
 	else if (!b->headers_ended)
-		answer(a, 503, 0, "HTTP %ld: not a complete HTTP response (its "
-		    "headers never ended)", code);
+		answer(a, ANSWER_UNAVAILABLE, 0, "HTTP %ld: not a complete HTTP "
+		    "response (its headers never ended)", code);
 	else if (code >= 200 && code < 300)
-		answer(a, 200, 0, "%s", "");
+		answer(a, ANSWER_APPLIED, 0, "%s", "");
 	else if (code == 408 || code == 429 || code >= 500)
-		answer(a, 503, 0, "HTTP %ld%s%s", code, sep, word);
+		answer(a, ANSWER_UNAVAILABLE, 0, "HTTP %ld%s%s", code, sep,
+		    word);
 	else if (code >= 400)
-		answer(a, 422, 1, "HTTP %ld%s%s", code, sep, word);
+		answer(a, ANSWER_MALFORMED, 1, "HTTP %ld%s%s", code, sep, word);
 	else
-		answer(a, 500, 0, "HTTP %ld (redirects are not followed)%s%s",
-		    code, sep, word);
+		answer(a, ANSWER_FAILED, 0, "HTTP %ld (redirects are not "
+		    "followed)%s%s", code, sep, word);
 	free(b);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
