@@ -216,7 +216,7 @@ CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
 	check-powercut check-soak check-soak-kills check-soak-nats check-stress \
 	check-fuzz check-boot
 CHECK_JOBS ?= 3
-check: deps
+check: deps lint
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
 	$(MAKE) --no-print-directory -j2 -Otarget $(CHECK_STAGES)
 	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -j$(CHECK_JOBS) -f $(UNIT_BIN) tests/cli/*.bats
@@ -410,7 +410,6 @@ lint: deps layers
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/.
 layers:
 	mk/layers docs/design.md
-check: lint
 .PHONY: test lint layers
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.

@@ -48,9 +48,8 @@ static const struct option options[] = {
 static int
 number(const cli *c, const char *name, const char *arg, int min, int max)
 {
-	char *end;
-	long v = strtol(arg, &end, 10);
-	if (!*arg || *end || v < min || v > max)
+	long long v;
+	if (bakery_parse_number(arg, min, max, &v))
 		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
 		    max);
 	return (int)v;
@@ -77,98 +76,104 @@ deliver_line(void *arg, const char *line, size_t len, long lineno)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+enum mode { DRAIN, ONCE, FOLLOW };
+
+/* What the command line asks for, once parsed and checked. */
+struct args {
+	enum mode mode;
+	const char *mode_given; /* the mode option as given, or NULL */
+	int batch, visibility, from_stdin, show_routes;
+	const char *routes_file;
+	consume_options copt;
+};
+
+/* The options into a; a usage error exits 64. The option values live
+ * only here. */
+static void
+parse(cli *c, int argc, char **argv, struct args *a)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	enum { DRAIN, ONCE, FOLLOW } mode = DRAIN;
-	int batch = 10, visibility = 30, from_stdin = 0, show_routes = 0;
-	const char *routes_file = NULL;
-	const char *mode_given = NULL;
-	int mode_opt = 0;
-	consume_options copt = CONSUME_OPTIONS_DEFAULT;
-	int opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
+	*a = (struct args){ .mode = DRAIN, .batch = 10, .visibility = 30,
+		.copt = CONSUME_OPTIONS_DEFAULT };
+	int mode_opt = 0, opt;
+	while ((opt = cli_getopt(c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_DRAIN:
 		case OPT_ONCE:
 		case OPT_FOLLOW:
 			/* One mode: --drain --follow would quietly follow. */
-			if (mode_given && mode_opt != opt)
-				cli_usage_error(&c, "%s and %s together: want one "
-				    "of --drain, --once, --follow", mode_given,
+			if (a->mode_given && mode_opt != opt)
+				cli_usage_error(c, "%s and %s together: want one "
+				    "of --drain, --once, --follow", a->mode_given,
 				    argv[optind - 1]);
-			mode_given = argv[optind - 1];
+			a->mode_given = argv[optind - 1];
 			mode_opt = opt;
-			mode = opt == OPT_DRAIN ? DRAIN : opt == OPT_ONCE ? ONCE
-									  : FOLLOW;
+			a->mode = opt == OPT_DRAIN ? DRAIN
+			    : opt == OPT_ONCE ? ONCE : FOLLOW;
 			break;
-		case OPT_BATCH: batch = number(&c, "batch", optarg, 1, 100); break;
+		case OPT_BATCH:
+			a->batch = number(c, "batch", optarg, 1, 100);
+			break;
 		case OPT_MAX_RETRIES:
-			copt.max_retries = number(&c, "max-retries", optarg, 0, 100);
+			a->copt.max_retries = number(c, "max-retries", optarg, 0,
+			    100);
 			break;
 		case OPT_VISIBILITY:
-			visibility = number(&c, "visibility", optarg, 1, 43200);
+			a->visibility = number(c, "visibility", optarg, 1, 43200);
 			break;
 		case OPT_RETRY_DELAY:
-			if (consume_parse_delays(optarg, &copt))
-				cli_usage_error(&c, "bad retry-delay: '%s': %s",
+			if (consume_parse_delays(optarg, &a->copt))
+				cli_usage_error(c, "bad retry-delay: '%s': %s",
 				    optarg, bakery_error());
 			break;
-		case OPT_STDIN: from_stdin = 1; break;
-		case OPT_ROUTES: show_routes = 1; break;
+		case OPT_STDIN: a->from_stdin = 1; break;
+		case OPT_ROUTES: a->show_routes = 1; break;
 		case OPT_ROUTES_FILE:
 			if (!*optarg)
-				cli_usage_error(&c, "bad routes-file: want a file");
-			routes_file = optarg;
+				cli_usage_error(c, "bad routes-file: want a file");
+			a->routes_file = optarg;
 			break;
 		case OPT_SUBSCRIBER_TIMEOUT:
-			subscriber_set_timeout(number(&c, "subscriber-timeout",
+			subscriber_set_timeout(number(c, "subscriber-timeout",
 			    optarg, 1, EXTERNAL_MAX_TIMEOUT_S));
 			break;
-		default: cli_common(&c, opt, optarg);
+		default: cli_common(c, opt, optarg);
 		}
 	}
 	if (optind < argc)
-		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
-	if (from_stdin && mode_given)
-		cli_usage_error(&c, "--stdin and %s together: --stdin delivers "
-		    "its lines and ends", mode_given);
-	if (show_routes) {
-		if (routing_load(c.home, routes_file))
-			bakery_die_last(EX_CONFIG);
-		jv table = routing_describe();
-		jv_array_foreach(table, i, row)
-			cli_print(row);
-		jv_free(table);
-		cli_exit(NULL, 0);
-	}
-	bakery_ctx ctx;
-	cli_context(&c, &ctx);
-	/* A bad routes file stops the consumer before it takes a message. */
-	if (routing_load(ctx.home, routes_file))
+		cli_usage_error(c, "unexpected operand: '%s'", argv[optind]);
+	if (a->from_stdin && a->mode_given)
+		cli_usage_error(c, "--stdin and %s together: --stdin delivers "
+		    "its lines and ends", a->mode_given);
+}
+
+/* Prints the routes in effect and exits. */
+static void __attribute__((noreturn))
+print_routes(const cli *c, const char *routes_file)
+{
+	if (routing_load(c->home, routes_file))
 		bakery_die_last(EX_CONFIG);
-	if (from_stdin) {
-		struct stdin_state s = { &ctx, 0 };
-		envelope_each_line(stdin, deliver_line, &s);
-		cli_exit(&ctx, s.rc);
-	}
-	loop_catch_signals();
-	bakery_queue *q;
-	int rc = queue_get_named(&ctx, &q);
-	if (rc)
-		bakery_die_last(rc);
-	/* -s names one sandbox; without it every sandbox's events are ours. */
-	const char *only = c.sandbox ? ctx.sandbox : NULL;
-	queue_message *msgs = bakery_xmalloc((size_t)batch * sizeof *msgs);
-	jv *results = bakery_xmalloc((size_t)batch * sizeof *results);
+	jv table = routing_describe();
+	jv_array_foreach(table, i, row)
+		cli_print(row);
+	jv_free(table);
+	cli_exit(NULL, 0);
+}
+
+/* Takes batches from the queue and delivers them until the mode says to
+ * stop (or a signal does): 0, or the error that stopped it. */
+static int
+deliver_queue(bakery_ctx *ctx, bakery_queue *q, const char *only,
+    const struct args *a)
+{
+	queue_message *msgs = bakery_xmalloc((size_t)a->batch * sizeof *msgs);
+	jv *results = bakery_xmalloc((size_t)a->batch * sizeof *results);
 	long idle_ms = 0;
+	int rc = 0;
 	while (!loop_stopping()) {
 		size_t got;
-		if ((rc = queue_receive(q, QUEUE_EVENTS, only, (size_t)batch,
-			 visibility, msgs, &got))) {
-			if (rc != EX_TEMPFAIL || mode != FOLLOW)
+		if ((rc = queue_receive(q, QUEUE_EVENTS, only, (size_t)a->batch,
+			 a->visibility, msgs, &got))) {
+			if (rc != EX_TEMPFAIL || a->mode != FOLLOW)
 				break;
 			bakery_log(LOG_WARN, "queue_busy", "error", bakery_error(),
 			    (char *)NULL);
@@ -176,7 +181,8 @@ main(int argc, char **argv)
 			rc = 0;
 		}
 		if (got > 0) {
-			int mrc = consume_batch(&ctx, q, msgs, got, &copt, results);
+			int mrc = consume_batch(ctx, q, msgs, got, &a->copt,
+			    results);
 			for (size_t i = 0; i < got; i++) {
 				cli_print(results[i]);
 				queue_message_free(&msgs[i]);
@@ -185,10 +191,10 @@ main(int argc, char **argv)
 				rc = mrc;
 		}
 		fflush(stdout);
-		if (rc && mode != FOLLOW)
+		if (rc && a->mode != FOLLOW)
 			break;
 		rc = 0;
-		if (mode == ONCE || (mode == DRAIN && got == 0))
+		if (a->mode == ONCE || (a->mode == DRAIN && got == 0))
 			break;
 		if (got > 0) {
 			idle_ms = 0;
@@ -200,6 +206,35 @@ main(int argc, char **argv)
 	}
 	free(msgs);
 	free(results);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	bakery_init(argv[0]);
+	cli c = { .usage = USAGE, .argv = argv };
+	struct args a;
+	parse(&c, argc, argv, &a);
+	if (a.show_routes)
+		print_routes(&c, a.routes_file);
+	bakery_ctx ctx;
+	cli_context(&c, &ctx);
+	/* A bad routes file stops the consumer before it takes a message. */
+	if (routing_load(ctx.home, a.routes_file))
+		bakery_die_last(EX_CONFIG);
+	if (a.from_stdin) {
+		struct stdin_state s = { &ctx, 0 };
+		envelope_each_line(stdin, deliver_line, &s);
+		cli_exit(&ctx, s.rc);
+	}
+	loop_catch_signals();
+	bakery_queue *q;
+	int rc = queue_get_named(&ctx, &q);
+	if (rc)
+		bakery_die_last(rc);
+	/* -s names one sandbox; without it every sandbox's events are ours. */
+	rc = deliver_queue(&ctx, q, c.sandbox ? ctx.sandbox : NULL, &a);
 	if (rc)
 		bakery_die_last(rc);
 	cli_exit(&ctx, 0);

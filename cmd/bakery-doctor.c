@@ -7,6 +7,7 @@
 #include "../lib/doctor.h"
 #include "../lib/util.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,13 +40,18 @@ static const struct option options[] = {
 static uint64_t
 parse_size(const char *s)
 {
-	char *end;
-	if (*s < '0' || *s > '9')
+	char digits[24];
+	size_t k = strspn(s, "0123456789");
+	if (k == 0 || k >= sizeof digits)
 		return 0;
-	unsigned long long n = strtoull(s, &end, 10);
-	int shift = !*end ? 0 : strchr("kK", *end) ? 10 : strchr("mM", *end)
-	    ? 20 : strchr("gG", *end) ? 30 : strchr("tT", *end) ? 40 : -1;
-	if (shift < 0 || (*end && end[1]) || n >= (1ULL << (63 - shift)))
+	memcpy(digits, s, k);
+	digits[k] = '\0';
+	const char *unit = s + k;
+	int shift = !*unit ? 0 : strchr("kK", *unit) ? 10 : strchr("mM", *unit)
+	    ? 20 : strchr("gG", *unit) ? 30 : strchr("tT", *unit) ? 40 : -1;
+	long long n;
+	if (shift < 0 || (*unit && unit[1]) ||
+	    bakery_parse_number(digits, 0, LLONG_MAX >> shift, &n))
 		return 0;
 	return (uint64_t)n << shift;
 }

@@ -63,112 +63,192 @@ answer_then_send(bakery_object *o, const char *placed)
 	object_close(o);
 }
 
+/* What the command line asks for: the options, then the command and its
+ * operands (argv[0] is the command). */
+struct args {
+	order_request req;
+	payment_request pay;
+	int argc;
+	char **argv;
+};
+
+/* The options into a; a usage error exits 64. */
+static void
+parse(cli *c, int argc, char **argv, struct args *a)
+{
+	*a = (struct args){ 0 };
+	int opt;
+	while ((opt = cli_getopt(c, argc, argv, options)) != -1) {
+		switch (opt) {
+		case OPT_CUSTOMER: a->req.customer = optarg; break;
+		case OPT_DAY: a->req.day = optarg; break;
+		case OPT_DELIVERY: a->req.delivery = optarg; break;
+		case OPT_KEY: a->req.key = optarg; break;
+		case OPT_CARD: a->pay.card = optarg; break;
+		case OPT_PAYMENT_METHOD: a->pay.payment_method = optarg; break;
+		case OPT_STRIPE_KEY_FILE: a->pay.stripe_key_file = optarg; break;
+		default: cli_common(c, opt, optarg);
+		}
+	}
+	a->argc = argc - optind;
+	a->argv = argv + optind;
+	if (a->argc < 1)
+		cli_usage_error(c, "missing command");
+}
+
+static int
+place(cli *c, bakery_ctx *ctx, struct args *a)
+{
+	if (!a->req.customer || !a->req.day)
+		cli_usage_error(c, "place needs --customer and --day");
+	a->req.items = a->argv + 1;
+	a->req.n_items = a->argc - 1;
+	bakery_object *o;
+	jv out;
+	int rc = order_place(ctx, &a->req, &out, &o);
+	if (rc)
+		bakery_die_last(rc);
+	cli_print(jv_copy(out));
+	answer_then_send(o, envelope_str(out, "id"));
+	jv_free(out);
+	return 0;
+}
+
+/* 0 paid, 1 declined (the answer is printed all the same). */
+static int
+pay(cli *c, bakery_ctx *ctx, struct args *a)
+{
+	if (a->argc != 2)
+		cli_usage_error(c, "pay needs one ORDER");
+	if (a->pay.card && a->pay.payment_method)
+		cli_usage_error(c, "pay takes --card or --payment-method");
+	a->pay.order_id = a->argv[1];
+	bakery_object *billing;
+	jv out;
+	int rc = payment_pay(ctx, &a->pay, &out, &billing);
+	if (rc > 1)
+		bakery_die_last(rc);
+	if (rc == 1)
+		bakery_print_error("payment declined: '%s': %s", a->argv[1],
+		    envelope_str(out, "decline_code"));
+	cli_print(out);
+	answer_then_send(billing, NULL);
+	return rc;
+}
+
+static int
+gateway(cli *c, bakery_ctx *ctx, const struct args *a)
+{
+	int argc = a->argc;
+	if (argc > 2)
+		cli_usage_error(c, "gateway takes at most one NAME");
+	gateway_kind g = GATEWAY_NONE, was;
+	if (argc == 2 && (g = gateway_parse(a->argv[1])) == GATEWAY_NONE)
+		cli_usage_error(c, "unknown gateway: '%s': want test or "
+		    "stripe", a->argv[1]);
+	int rc = argc == 2 ? gateway_choose(ctx, g, &was)
+			   : gateway_read(ctx->home, &was);
+	if (rc)
+		bakery_die_last(rc);
+	jv out = jv_object_set(jv_object(), jv_string("home"),
+	    jv_string(ctx->home));
+	out = jv_object_set(out, jv_string("gateway"),
+	    argc == 2 ? jv_string(gateway_name(g))
+	    : was ? jv_string(gateway_name(was)) : jv_null());
+	if (argc == 2)
+		out = jv_object_set(out, jv_string("was"),
+		    was ? jv_string(gateway_name(was)) : jv_null());
+	cli_print(out);
+	return 0;
+}
+
+static int
+show(cli *c, bakery_ctx *ctx, const struct args *a)
+{
+	if (a->argc != 2)
+		cli_usage_error(c, "%s needs one ORDER", a->argv[0]);
+	jv out;
+	int rc = order_get(ctx, a->argv[1], &out);
+	if (rc)
+		bakery_die_last(rc);
+	cli_print(out);
+	return 0;
+}
+
+/* Prints each element of an array, one a line. */
+static void
+print_each(jv list)
+{
+	jv_array_foreach(list, i, e)
+		cli_print(e);
+	jv_free(list);
+}
+
+static int
+events(cli *c, bakery_ctx *ctx, const struct args *a)
+{
+	if (a->argc != 2)
+		cli_usage_error(c, "%s needs one ORDER", a->argv[0]);
+	jv out;
+	int rc = order_events(ctx, a->argv[1], &out);
+	if (rc)
+		bakery_die_last(rc);
+	print_each(out);
+	return 0;
+}
+
+static int
+list(cli *c, bakery_ctx *ctx, const struct args *a)
+{
+	if (a->argc != 1)
+		cli_usage_error(c, "list takes no operands");
+	jv out;
+	int rc = order_list(ctx, &out);
+	if (rc)
+		bakery_die_last(rc);
+	print_each(out);
+	return 0;
+}
+
+static int
+refunded(cli *c, bakery_ctx *ctx, const struct args *a)
+{
+	if (a->argc != 3)
+		cli_usage_error(c, "refunded needs ORDER and PAYMENT_INTENT");
+	jv out;
+	int rc = refunds_mark(ctx, a->argv[1], a->argv[2], &out);
+	if (rc)
+		bakery_die_last(rc);
+	cli_print(out);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
-	order_request req = { 0 };
-	payment_request pay = { 0 };
-	int opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		switch (opt) {
-		case OPT_CUSTOMER: req.customer = optarg; break;
-		case OPT_DAY: req.day = optarg; break;
-		case OPT_DELIVERY: req.delivery = optarg; break;
-		case OPT_KEY: req.key = optarg; break;
-		case OPT_CARD: pay.card = optarg; break;
-		case OPT_PAYMENT_METHOD: pay.payment_method = optarg; break;
-		case OPT_STRIPE_KEY_FILE: pay.stripe_key_file = optarg; break;
-		default: cli_common(&c, opt, optarg);
-		}
-	}
-	argc -= optind;
-	argv += optind;
-	if (argc < 1)
-		cli_usage_error(&c, "missing command");
-	const char *cmd = argv[0];
+	struct args a;
+	parse(&c, argc, argv, &a);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
-	int rc = 0;
-	jv out;
-	if (strcmp(cmd, "place") == 0) {
-		if (!req.customer || !req.day)
-			cli_usage_error(&c, "place needs --customer and --day");
-		req.items = argv + 1;
-		req.n_items = argc - 1;
-		bakery_object *o;
-		if ((rc = order_place(&ctx, &req, &out, &o)))
-			bakery_die_last(rc);
-		cli_print(jv_copy(out));
-		answer_then_send(o, envelope_str(out, "id"));
-		jv_free(out);
-	} else if (strcmp(cmd, "pay") == 0) {
-		if (argc != 2)
-			cli_usage_error(&c, "pay needs one ORDER");
-		if (pay.card && pay.payment_method)
-			cli_usage_error(&c, "pay takes --card or --payment-method");
-		pay.order_id = argv[1];
-		bakery_object *billing;
-		rc = payment_pay(&ctx, &pay, &out, &billing);
-		if (rc > 1)
-			bakery_die_last(rc);
-		if (rc == 1)
-			bakery_print_error("payment declined: '%s': %s", argv[1],
-			    envelope_str(out, "decline_code"));
-		cli_print(out);
-		answer_then_send(billing, NULL);
-	} else if (strcmp(cmd, "gateway") == 0) {
-		if (argc > 2)
-			cli_usage_error(&c, "gateway takes at most one NAME");
-		gateway_kind g = GATEWAY_NONE, was;
-		if (argc == 2 && (g = gateway_parse(argv[1])) == GATEWAY_NONE)
-			cli_usage_error(&c, "unknown gateway: '%s': want test or "
-			    "stripe", argv[1]);
-		rc = argc == 2 ? gateway_choose(&ctx, g, &was)
-			       : gateway_read(ctx.home, &was);
-		if (rc)
-			bakery_die_last(rc);
-		out = jv_object_set(jv_object(), jv_string("home"),
-		    jv_string(ctx.home));
-		out = jv_object_set(out, jv_string("gateway"),
-		    argc == 2 ? jv_string(gateway_name(g))
-		    : was ? jv_string(gateway_name(was)) : jv_null());
-		if (argc == 2)
-			out = jv_object_set(out, jv_string("was"),
-			    was ? jv_string(gateway_name(was)) : jv_null());
-		cli_print(out);
-	} else if (strcmp(cmd, "show") == 0 || strcmp(cmd, "events") == 0) {
-		if (argc != 2)
-			cli_usage_error(&c, "%s needs one ORDER", cmd);
-		rc = cmd[0] == 's' ? order_get(&ctx, argv[1], &out)
-				   : order_events(&ctx, argv[1], &out);
-		if (rc)
-			bakery_die_last(rc);
-		if (cmd[0] == 's') {
-			cli_print(out);
-		} else {
-			jv_array_foreach(out, i, e)
-				cli_print(e);
-			jv_free(out);
-		}
-	} else if (strcmp(cmd, "list") == 0) {
-		if (argc != 1)
-			cli_usage_error(&c, "list takes no operands");
-		if ((rc = order_list(&ctx, &out)))
-			bakery_die_last(rc);
-		jv_array_foreach(out, i, e)
-			cli_print(e);
-		jv_free(out);
-	} else if (strcmp(cmd, "refunded") == 0) {
-		if (argc != 3)
-			cli_usage_error(&c, "refunded needs ORDER and "
-			    "PAYMENT_INTENT");
-		if ((rc = refunds_mark(&ctx, argv[1], argv[2], &out)))
-			bakery_die_last(rc);
-		cli_print(out);
-	} else {
+	const char *cmd = a.argv[0];
+	int rc;
+	if (strcmp(cmd, "place") == 0)
+		rc = place(&c, &ctx, &a);
+	else if (strcmp(cmd, "pay") == 0)
+		rc = pay(&c, &ctx, &a);
+	else if (strcmp(cmd, "gateway") == 0)
+		rc = gateway(&c, &ctx, &a);
+	else if (strcmp(cmd, "show") == 0)
+		rc = show(&c, &ctx, &a);
+	else if (strcmp(cmd, "events") == 0)
+		rc = events(&c, &ctx, &a);
+	else if (strcmp(cmd, "list") == 0)
+		rc = list(&c, &ctx, &a);
+	else if (strcmp(cmd, "refunded") == 0)
+		rc = refunded(&c, &ctx, &a);
+	else
 		cli_usage_error(&c, "unknown command: '%s'", cmd);
-	}
 	cli_exit(&ctx, rc);
 }

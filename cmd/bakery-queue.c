@@ -94,17 +94,14 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	int dlq = 0, replicas = 0, opt;
-	long limit = 100;
+	long long limit = 100;
 	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_DLQ: dlq = 1; break;
-		case OPT_LIMIT: {
-			char *end;
-			limit = strtol(optarg, &end, 10);
-			if (!*optarg || *end || limit < 1 || limit > 1000000)
+		case OPT_LIMIT:
+			if (bakery_parse_number(optarg, 1, 1000000, &limit))
 				cli_usage_error(&c, "bad limit: '%s'", optarg);
 			break;
-		}
 		case OPT_REPLICAS:
 			if (strlen(optarg) != 1 || optarg[0] < '1' || optarg[0] > '5')
 				cli_usage_error(&c, "bad replicas: '%s': want 1 to 5",

@@ -123,19 +123,16 @@ main(int argc, char **argv)
 	cli c = { .usage = USAGE, .argv = argv };
 	int json = 0, opt;
 	const char *prom = NULL;
-	long max_age = 300;
+	long long max_age = 300;
 	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (opt) {
 		case OPT_JSON: json = 1; break;
 		case OPT_PROM: prom = optarg; break;
-		case OPT_MAX_AGE: {
-			char *end;
-			max_age = strtol(optarg, &end, 10);
-			if (!*optarg || *end || max_age < 0 || max_age > 31622400)
+		case OPT_MAX_AGE:
+			if (bakery_parse_number(optarg, 0, 31622400, &max_age))
 				cli_usage_error(&c, "bad max-age: '%s': want 0 to "
 				    "31622400 seconds", optarg);
 			break;
-		}
 		default: cli_common(&c, opt, optarg);
 		}
 	}

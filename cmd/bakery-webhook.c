@@ -17,6 +17,7 @@
 #include "../lib/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +112,10 @@ read_body(ssize_t want, size_t max, size_t *len)
 static long
 number_arg(const cli *c, const char *name, const char *arg, long max)
 {
-	char *end;
-	errno = 0;
-	long n = strtol(arg, &end, 10);
-	if (errno || !*arg || *end || n < 1 || n > max)
+	long long n;
+	if (bakery_parse_number(arg, 1, max, &n))
 		cli_usage_error(c, "bad %s: '%s': want 1 to %ld", name, arg, max);
-	return n;
+	return (long)n;
 }
 
 int
@@ -157,17 +156,13 @@ main(int argc, char **argv)
 	if (cgi) {
 		const char *method = getenv("REQUEST_METHOD");
 		const char *length = getenv("CONTENT_LENGTH");
-		char *end = NULL;
-		errno = 0;
-		long long n = length ? strtoll(length, &end, 10) : -1;
+		long long n = -1;
 		if (!method || strcmp(method, "POST") != 0)
 			refuse(&a, 405, EX_USAGE, "only POST");
 		else if (!length || !*length)
 			refuse(&a, 400, EX_DATAERR, "no Content-Length");
-		/* RFC 9110: 1*DIGIT, nothing else (strtoll would take a
-		 * sign or leading blanks). */
-		else if (strspn(length, "0123456789") != strlen(length) ||
-		    errno || *end)
+		/* RFC 9110: 1*DIGIT, nothing else. */
+		else if (bakery_parse_number(length, 0, LLONG_MAX, &n))
 			refuse(&a, 400, EX_DATAERR, "bad Content-Length: want "
 			    "digits only");
 		else if ((unsigned long long)n > opt.max_body)

@@ -268,142 +268,215 @@ payment_flag(jv order, jv data, jv paid_by, char *reason, size_t size)
 	return NULL;
 }
 
+/* A payment being recorded: what was read from the event, and what is
+ * held until record_payment ends (freed by payment_free). */
+struct payment {
+	const char *event_id, *order, *sandbox;
+	jv intent, amount, currency, meta;
+	jv terms; /* the order's state, jv_null() when there is no order */
+	char *by_event, *by_intent; /* the command keys that make it once */
+};
+
+static void
+payment_free(struct payment *p)
+{
+	free(p->by_event);
+	free(p->by_intent);
+	jv_free(p->terms);
+	jv_free(p->intent);
+	jv_free(p->amount);
+	jv_free(p->currency);
+	jv_free(p->meta);
+}
+
+/* The intent's fields, checked, and the order's terms. */
+static int
+payment_read(bakery_ctx *ctx, jv event, struct payment *p, billing_answer *a)
+{
+	p->event_id = envelope_str(event, "id");
+	p->intent = intent_field(event, "id");
+	p->amount = intent_field(event, "amount");
+	p->currency = intent_field(event, "currency");
+	p->meta = intent_field(event, "metadata");
+	p->terms = jv_null();
+	p->order = envelope_str(p->meta, "order_id");
+	p->sandbox = envelope_str(p->meta, "sandbox");
+	if (!p->sandbox)
+		p->sandbox = "default";
+	if (jv_get_kind(p->intent) != JV_KIND_STRING ||
+	    jv_get_kind(p->amount) != JV_KIND_NUMBER ||
+	    jv_get_kind(p->currency) != JV_KIND_STRING)
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without id, amount or currency");
+	if (!p->order || !bakery_name_valid(p->order) ||
+	    !bakery_name_valid(p->sandbox))
+		return answer(a, 400, EX_DATAERR,
+		    "payment intent without a valid metadata.order_id");
+	/* The order's total and currency never change once it is placed:
+	 * read before Billing's transaction, they are still the order's. */
+	int r = order_get_in(ctx, p->sandbox, p->order, &p->terms);
+	if (r)
+		p->terms = jv_null();
+	if (r && r != EX_NOINPUT)
+		return answer(a, 503, EX_TEMPFAIL, bakery_error());
+	p->by_event = bakery_xasprintf("stripe-event:%s", p->event_id);
+	p->by_intent = bakery_xasprintf("payment-intent:%s",
+	    jv_string_value(p->intent));
+	return 0;
+}
+
+/* The order's Billing object, in a transaction. 503 asks Stripe to try
+ * again; the exit code says why: a busy file (75) passes, a read-only
+ * home (77) or a full disk (74) needs an operator. */
+static int
+payment_open(bakery_ctx *ctx, const struct payment *p, billing_answer *a,
+    bakery_object **o)
+{
+	char address[80];
+	snprintf(address, sizeof address, "billing/%s", p->order);
+	int w = object_open(ctx, p->sandbox, address, 1, o);
+	if (!w)
+		w = object_begin(*o);
+	return w ? answer(a, 503, w, bakery_error()) : 0;
+}
+
+/* Whether Stripe's event, or another event for the same intent, was
+ * recorded already. */
+static int
+payment_seen(bakery_object *o, const struct payment *p)
+{
+	jv ignored;
+	int seen = object_command_result(o, p->by_event, &ignored);
+	jv_free(ignored);
+	if (!seen) {
+		seen = object_command_result(o, p->by_intent, &ignored);
+		jv_free(ignored);
+	}
+	return seen;
+}
+
+/* The PaymentSucceeded event's data. */
+static jv
+payment_data(const struct payment *p)
+{
+	jv data = jv_object();
+	data = jv_object_set(data, jv_string("order"), jv_string(p->order));
+	data = jv_object_set(data, jv_string("payment_intent"),
+	    jv_copy(p->intent));
+	data = jv_object_set(data, jv_string("amount_cents"),
+	    jv_copy(p->amount));
+	data = jv_object_set(data, jv_string("currency"), jv_copy(p->currency));
+	data = jv_object_set(data, jv_string("stripe_event"),
+	    jv_string(p->event_id));
+	return data;
+}
+
+/* The object's payments so far (an empty array when none). */
+static jv
+payments_of(jv state)
+{
+	jv payments = jv_get_kind(state) == JV_KIND_OBJECT
+	    ? jv_object_get(jv_copy(state), jv_string("payments")) : jv_null();
+	if (jv_get_kind(payments) != JV_KIND_ARRAY) {
+		jv_free(payments);
+		payments = jv_array();
+	}
+	return payments;
+}
+
+/* Appends the payment to the object's state: kept as received, and when
+ * flag, flagged for an operator to refund (it then pays nothing). */
+static void
+payment_append(bakery_object *o, const struct payment *p, jv payments,
+    jv entry, const char *flag, const char *reason)
+{
+	if (flag) {
+		entry = jv_object_set(entry, jv_string("flag"), jv_string(flag));
+		entry = jv_object_set(entry, jv_string("reason"),
+		    jv_string(reason));
+	}
+	payments = jv_array_append(payments, entry);
+	jv state = jv_copy(o->state);
+	if (jv_get_kind(state) != JV_KIND_OBJECT) {
+		jv_free(state);
+		state = jv_object();
+	}
+	state = jv_object_set(state, jv_string("order"), jv_string(p->order));
+	state = jv_object_set(state, jv_string("payments"), payments);
+	object_set_state(o, state);
+}
+
+/* The answer to a payment kept: recorded, or recorded and flagged (then
+ * logged, for an operator to refund). */
+static void
+payment_answer(const struct payment *p, jv paid_by, const char *flag,
+    const char *reason, billing_answer *a)
+{
+	if (!flag) {
+		answer(a, 200, 0, "recorded");
+		a->recorded = 1;
+		return;
+	}
+	char msg[256];
+	snprintf(msg, sizeof msg, "recorded, flagged: %s", reason);
+	answer(a, 200, 0, msg);
+	a->flagged = 1;
+	const char *by = jv_is_valid(paid_by)
+	    ? envelope_str(paid_by, "payment_intent") : NULL;
+	bakery_log(LOG_WARN, "payment_flagged", "order", p->order, "sandbox",
+	    p->sandbox, "payment_intent", jv_string_value(p->intent),
+	    "paid_by", by ? by : "-", "flag", flag, "reason", reason,
+	    "hint", "refund it", (char *)NULL);
+}
+
+/* Records the payment in the open transaction and commits it: a
+ * PaymentSucceeded when it pays the order, only the state when flagged;
+ * both command keys remembered. */
+static int
+payment_keep(bakery_object *o, const struct payment *p, billing_answer *a)
+{
+	jv data = payment_data(p);
+	jv payments = payments_of(o->state);
+	jv paid_by = counted_payment(jv_copy(payments));
+	char reason[200];
+	const char *flag = payment_flag(p->terms, data, paid_by, reason,
+	    sizeof reason);
+	payment_append(o, p, payments, jv_copy(data), flag, reason);
+	int w = 0;
+	if (flag)
+		jv_free(data);
+	else
+		w = object_record(o, "PaymentSucceeded", data, NULL);
+	if (!w)
+		w = object_remember_command(o, p->by_event, jv_true());
+	if (!w)
+		w = object_remember_command(o, p->by_intent, jv_true());
+	if (!w)
+		w = object_commit(o);
+	if (w)
+		answer(a, 503, w, bakery_error());
+	else
+		payment_answer(p, paid_by, flag, reason, a);
+	jv_free(paid_by);
+	return w;
+}
+
 static int
 record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
     bakery_object **out)
 {
-	const char *event_id = envelope_str(event, "id");
-	jv intent = intent_field(event, "id");
-	jv amount = intent_field(event, "amount");
-	jv currency = intent_field(event, "currency");
-	jv meta = intent_field(event, "metadata");
-	const char *order = envelope_str(meta, "order_id");
-	const char *sandbox = envelope_str(meta, "sandbox");
-	int rc = 0;
-	if (!sandbox)
-		sandbox = "default";
-	if (jv_get_kind(intent) != JV_KIND_STRING ||
-	    jv_get_kind(amount) != JV_KIND_NUMBER ||
-	    jv_get_kind(currency) != JV_KIND_STRING)
-		rc = answer(a, 400, EX_DATAERR,
-		    "payment intent without id, amount or currency");
-	else if (!order || !bakery_name_valid(order) ||
-	    !bakery_name_valid(sandbox))
-		rc = answer(a, 400, EX_DATAERR,
-		    "payment intent without a valid metadata.order_id");
-	/* The order's total and currency never change once it is placed:
-	 * read before Billing's transaction, they are still the order's. */
-	jv terms = jv_null();
-	if (!rc) {
-		int r = order_get_in(ctx, sandbox, order, &terms);
-		if (r && r != EX_NOINPUT)
-			rc = answer(a, 503, EX_TEMPFAIL, bakery_error());
-		if (r)
-			terms = jv_null();
-	}
-	char address[80];
+	struct payment p = { 0 };
 	bakery_object *o = NULL;
-	if (!rc) {
-		snprintf(address, sizeof address, "billing/%s", order);
-		/* 503 asks Stripe to try again; the exit code says why: a
-		 * busy file (75) passes, a read-only home (77) or a full
-		 * disk (74) needs an operator. */
-		int w = object_open(ctx, sandbox, address, 1, &o);
-		if (!w)
-			w = object_begin(o);
-		if (w)
-			rc = answer(a, 503, w, bakery_error());
+	int rc = payment_read(ctx, event, &p, a);
+	if (!rc)
+		rc = payment_open(ctx, &p, a, &o);
+	if (!rc && payment_seen(o, &p)) {
+		object_rollback(o);
+		answer(a, 200, 0, "already recorded");
+	} else if (!rc) {
+		rc = payment_keep(o, &p, a);
 	}
-	char *by_event = NULL, *by_intent = NULL;
-	if (!rc) {
-		by_event = bakery_xasprintf("stripe-event:%s", event_id);
-		by_intent = bakery_xasprintf("payment-intent:%s",
-		    jv_string_value(intent));
-		jv ignored;
-		int seen = object_command_result(o, by_event, &ignored) ||
-		    (jv_free(ignored), object_command_result(o, by_intent,
-			&ignored));
-		jv_free(ignored);
-		if (seen) {
-			object_rollback(o);
-			answer(a, 200, 0, "already recorded");
-		} else {
-			jv data = jv_object();
-			data = jv_object_set(data, jv_string("order"),
-			    jv_string(order));
-			data = jv_object_set(data, jv_string("payment_intent"),
-			    jv_copy(intent));
-			data = jv_object_set(data, jv_string("amount_cents"),
-			    jv_copy(amount));
-			data = jv_object_set(data, jv_string("currency"),
-			    jv_copy(currency));
-			data = jv_object_set(data, jv_string("stripe_event"),
-			    jv_string(event_id));
-			jv state = jv_copy(o->state);
-			if (jv_get_kind(state) != JV_KIND_OBJECT) {
-				jv_free(state);
-				state = jv_object();
-			}
-			jv payments = jv_object_get(jv_copy(state),
-			    jv_string("payments"));
-			if (jv_get_kind(payments) != JV_KIND_ARRAY) {
-				jv_free(payments);
-				payments = jv_array();
-			}
-			jv paid_by = counted_payment(jv_copy(payments));
-			char reason[200];
-			const char *flag = payment_flag(terms, data, paid_by,
-			    reason, sizeof reason);
-			/* Kept as received, flagged for an operator to
-			 * refund, and paying nothing. */
-			jv entry = flag ? jv_object_set(jv_object_set(
-			    jv_copy(data), jv_string("flag"), jv_string(flag)),
-			    jv_string("reason"), jv_string(reason))
-					: jv_copy(data);
-			payments = jv_array_append(payments, entry);
-			state = jv_object_set(state, jv_string("order"),
-			    jv_string(order));
-			state = jv_object_set(state, jv_string("payments"),
-			    payments);
-			object_set_state(o, state);
-			int w = flag ? (jv_free(data), 0)
-			    : object_record(o, "PaymentSucceeded", data, NULL);
-			if (!w)
-				w = object_remember_command(o, by_event, jv_true());
-			if (!w)
-				w = object_remember_command(o, by_intent, jv_true());
-			if (!w)
-				w = object_commit(o);
-			if (w)
-				rc = answer(a, 503, w, bakery_error());
-			else if (flag) {
-				char msg[256];
-				snprintf(msg, sizeof msg, "recorded, flagged: %s",
-				    reason);
-				answer(a, 200, 0, msg);
-				a->flagged = 1;
-				bakery_log(LOG_WARN, "payment_flagged", "order",
-				    order, "sandbox", sandbox, "payment_intent",
-				    jv_string_value(intent), "paid_by",
-				    jv_is_valid(paid_by) && envelope_str(paid_by,
-					"payment_intent") ? envelope_str(paid_by,
-					"payment_intent") : "-",
-				    "flag", flag, "reason", reason,
-				    "hint", "refund it", (char *)NULL);
-			} else {
-				answer(a, 200, 0, "recorded");
-				a->recorded = 1;
-			}
-			jv_free(paid_by);
-		}
-	}
-	free(by_event);
-	free(by_intent);
-	jv_free(terms);
-	jv_free(intent);
-	jv_free(amount);
-	jv_free(currency);
-	jv_free(meta);
+	payment_free(&p);
 	if (rc) {
 		object_close(o);
 		return rc;

@@ -41,12 +41,12 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
 	size_t *which = bakery_xmalloc(n * sizeof *which);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		r[i].status = 200;
+		r[i].status = ANSWER_APPLIED;
 		r[i].final = 0;
 		r[i].error[0] = '\0';
 		if (envelope_parse(msgs[i].body, strlen(msgs[i].body),
 			&env[i])) {
-			r[i].status = 422;
+			r[i].status = ANSWER_MALFORMED;
 			snprintf(r[i].error, sizeof r[i].error,
 			    "malformed envelope: %s", bakery_error());
 			env[i] = jv_null();
@@ -155,10 +155,11 @@ consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
 	int rc = 0;
 	deliver(ctx, msgs, n, r, env);
 	for (size_t i = 0; i < n; i++) {
-		if (r[i].status >= 200 && r[i].status < 300) {
+		if (answer_applied(r[i].status)) {
 			/* 205: recorded before its sandbox was wiped, dropped. */
-			outcome[i] = r[i].status == 205 ? "wiped" : "acked";
-			if (r[i].status != 205)
+			outcome[i] = r[i].status == ANSWER_WIPED ? "wiped"
+								 : "acked";
+			if (r[i].status != ANSWER_WIPED)
 				bakery_crash_point("consume.before_ack");
 			done[k] = &msgs[i];
 			which[k++] = i;

@@ -12,9 +12,8 @@
 static int
 env_number(const char *s, int min, int max, int *out)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || v < min || v > max)
+	long long v;
+	if (bakery_parse_number(s, min, max, &v))
 		return 0;
 	*out = (int)v;
 	return 1;

@@ -140,22 +140,43 @@ child_env(const external_event *ev, size_t *n)
 	return envp;
 }
 
-int
-external_exec(const char *prog, const external_event *ev, int timeout_s,
+/* One run of a program: its pipes, what is left to write, the tail of
+ * its stderr, and how it ended. */
+struct run {
+	pid_t pid;
+	int fds[3]; /* its stdin (ours to write), stdout, stderr */
+	char *body;
+	size_t sent, total;
+	char *tail; /* the last EXTERNAL_OUTPUT_CAP bytes of stderr */
+	size_t tlen;
+	int status, reaped, timed_out;
+};
+
+static void
+close_pipes(int in[2], int out[2], int err[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+}
+
+/* Starts prog in a process group of its own with the envelope to write
+ * to its stdin; EX_OSERR with a 503 answer when it cannot. */
+static int
+spawn(const char *prog, const external_event *ev, struct run *r,
     external_answer *a)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
 	    pipe2(err, O_CLOEXEC)) {
-		answer(a, 503, 0, "cannot make pipes: %s", strerror(errno));
-		for (int i = 0; i < 2; i++) {
-			if (in[i] >= 0)
-				close(in[i]);
-			if (out[i] >= 0)
-				close(out[i]);
-			if (err[i] >= 0)
-				close(err[i]);
-		}
+		answer(a, ANSWER_UNAVAILABLE, 0, "cannot make pipes: %s",
+		    strerror(errno));
+		close_pipes(in, out, err);
 		return EX_OSERR;
 	}
 	size_t nenv;
@@ -170,134 +191,180 @@ external_exec(const char *prog, const external_event *ev, int timeout_s,
 	close(out[1]);
 	close(err[1]);
 	if (pid < 0) {
-		answer(a, 503, 0, "cannot start it: %s", strerror(errno));
+		answer(a, ANSWER_UNAVAILABLE, 0, "cannot start it: %s",
+		    strerror(errno));
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
 		return EX_OSERR;
 	}
 	setpgid(pid, pid); /* as the child does: no race on the kill */
+	r->pid = pid;
+	r->fds[0] = in[1];
+	r->fds[1] = out[0];
+	r->fds[2] = err[0];
 	/* The envelope and its newline; then stdin is closed. */
-	char *body = bakery_xmalloc(ev->len + 1);
-	memcpy(body, ev->body, ev->len);
-	body[ev->len] = '\n';
-	size_t sent = 0, total = ev->len + 1;
+	r->body = bakery_xmalloc(ev->len + 1);
+	memcpy(r->body, ev->body, ev->len);
+	r->body[ev->len] = '\n';
+	r->total = ev->len + 1;
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
-	/* The last EXTERNAL_OUTPUT_CAP bytes of stderr; stdout is dropped. */
-	char *tail = bakery_xmalloc(EXTERNAL_OUTPUT_CAP);
-	size_t tlen = 0;
+	r->tail = bakery_xmalloc(EXTERNAL_OUTPUT_CAP);
+	return 0;
+}
+
+static void
+close_fd(struct run *r, int i)
+{
+	close(r->fds[i]);
+	r->fds[i] = -1;
+}
+
+/* One ready pipe: write more of the body, or read (stdout is dropped,
+ * stderr's tail kept). */
+static void
+pump_fd(struct run *r, int i)
+{
 	char chunk[8192];
 	_Static_assert(sizeof chunk < EXTERNAL_OUTPUT_CAP, "chunk < tail");
-	int fds[3] = { in[1], out[0], err[0] };
-	/* A program that closes its stdin unread answers by its exit status;
-	 * the write gets EPIPE instead of killing this process, whatever the
-	 * caller did with SIGPIPE (bakery's programs ignore it). */
-	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_pipe;
-	sigemptyset(&ignore.sa_mask);
-	sigaction(SIGPIPE, &ignore, &old_pipe);
+	if (i == 0) {
+		ssize_t w = write(r->fds[0], r->body + r->sent,
+		    r->total - r->sent);
+		if (w > 0)
+			r->sent += (size_t)w;
+		if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
+		    r->sent == r->total)
+			close_fd(r, 0);
+		return;
+	}
+	ssize_t n = read(r->fds[i], chunk, sizeof chunk);
+	if (n <= 0) {
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			close_fd(r, i);
+		return;
+	}
+	if (i == 2) {
+		/* chunk is smaller than the tail kept. */
+		size_t k = (size_t)n;
+		if (r->tlen + k > EXTERNAL_OUTPUT_CAP) {
+			size_t drop = r->tlen + k - EXTERNAL_OUTPUT_CAP;
+			memmove(r->tail, r->tail + drop, r->tlen - drop);
+			r->tlen -= drop;
+		}
+		memcpy(r->tail + r->tlen, chunk, k);
+		r->tlen += k;
+	}
+}
+
+/* Feeds and drains the program's pipes until it has ended and they are
+ * closed, it ended and only something else holds them, the deadline
+ * passes, or poll fails. */
+static void
+pump(struct run *r, int timeout_s)
+{
 	long long deadline = mono_ms() + (long long)timeout_s * 1000;
-	int status = 0, reaped = 0, timed_out = 0;
-	while (fds[1] >= 0 || fds[2] >= 0 || !reaped) {
+	while (r->fds[1] >= 0 || r->fds[2] >= 0 || !r->reaped) {
 		long long left = deadline - mono_ms();
 		if (left <= 0) {
-			timed_out = 1;
+			r->timed_out = 1;
 			break;
 		}
-		if (!reaped) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid)
-				reaped = 1;
-		}
-		if (reaped && fds[1] < 0 && fds[2] < 0)
+		if (!r->reaped && waitpid(r->pid, &r->status, WNOHANG) == r->pid)
+			r->reaped = 1;
+		if (r->reaped && r->fds[1] < 0 && r->fds[2] < 0)
 			break;
 		struct pollfd p[3];
 		nfds_t np = 0;
 		int which[3];
 		for (int i = 0; i < 3; i++) {
-			if (fds[i] < 0)
+			if (r->fds[i] < 0)
 				continue;
-			p[np].fd = fds[i];
+			p[np].fd = r->fds[i];
 			p[np].events = i == 0 ? POLLOUT : POLLIN;
 			which[np++] = i;
 		}
 		/* Wake now and then to reap: a grandchild may hold the
 		 * pipes open after the program itself has ended. */
 		int wait_ms = left < 50 ? (int)left : 50;
-		int got = np ? poll(p, np, wait_ms) : (usleep(
-		    (useconds_t)wait_ms * 1000), 0);
+		int got = 0;
+		if (np)
+			got = poll(p, np, wait_ms);
+		else
+			usleep((useconds_t)wait_ms * 1000);
 		if (got < 0 && errno != EINTR)
 			break;
-		if (reaped && got == 0)
+		if (r->reaped && got == 0)
 			break; /* it ended; whatever holds the pipes is not it */
-		for (nfds_t j = 0; got > 0 && j < np; j++) {
-			int i = which[j];
-			if (!p[j].revents)
-				continue;
-			if (i == 0) {
-				ssize_t w = write(fds[0], body + sent, total - sent);
-				if (w > 0)
-					sent += (size_t)w;
-				if ((w < 0 && errno != EAGAIN && errno != EINTR) ||
-				    sent == total) {
-					close(fds[0]);
-					fds[0] = -1;
-				}
-				continue;
-			}
-			ssize_t r = read(fds[i], chunk, sizeof chunk);
-			if (r <= 0) {
-				if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
-					close(fds[i]);
-					fds[i] = -1;
-				}
-				continue;
-			}
-			if (i == 2) {
-				/* chunk is smaller than the tail kept. */
-				size_t k = (size_t)r;
-				if (tlen + k > EXTERNAL_OUTPUT_CAP) {
-					size_t drop = tlen + k - EXTERNAL_OUTPUT_CAP;
-					memmove(tail, tail + drop, tlen - drop);
-					tlen -= drop;
-				}
-				memcpy(tail + tlen, chunk, k);
-				tlen += k;
-			}
-		}
+		for (nfds_t j = 0; got > 0 && j < np; j++)
+			if (p[j].revents)
+				pump_fd(r, which[j]);
 	}
-	/* Past the timeout, or bakery's own poll failed, or the program
-	 * ended: the whole group goes, so nothing of it (a child left in
-	 * the background) writes on, or runs on, after its answer. */
-	kill(-pid, SIGKILL);
-	if (!reaped)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+}
+
+/* Past the timeout, or bakery's own poll failed, or the program ended:
+ * the whole group goes, so nothing of it (a child left in the
+ * background) writes on, or runs on, after its answer. */
+static void
+reap(struct run *r)
+{
+	kill(-r->pid, SIGKILL);
+	if (!r->reaped)
+		while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 			;
 	for (int i = 0; i < 3; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	free(body);
+		if (r->fds[i] >= 0)
+			close_fd(r, i);
+}
+
+/* The subscriber's answer from how the program ended and the last line
+ * of its stderr. */
+static void
+answer_run(const struct run *r, int timeout_s, external_answer *a)
+{
 	char word[160];
-	external_last_word(tail, tlen, 1, word, sizeof word);
-	free(tail);
+	external_last_word(r->tail, r->tlen, 1, word, sizeof word);
 	const char *sep = word[0] ? ": " : "";
-	if (timed_out && !reaped)
-		answer(a, 504, 0, "timed out after %d s%s%s", timeout_s, sep,
-		    word);
+	int status = r->status;
+	if (r->timed_out && !r->reaped)
+		answer(a, ANSWER_TIMED_OUT, 0, "timed out after %d s%s%s",
+		    timeout_s, sep, word);
 	else if (WIFSIGNALED(status))
-		answer(a, 500, 0, "killed by signal %d%s%s", WTERMSIG(status),
-		    sep, word);
+		answer(a, ANSWER_FAILED, 0, "killed by signal %d%s%s",
+		    WTERMSIG(status), sep, word);
 	else if (WEXITSTATUS(status) == 0)
-		answer(a, 200, 0, "%s", "");
+		answer(a, ANSWER_APPLIED, 0, "%s", "");
 	else if (WEXITSTATUS(status) == EX_TEMPFAIL)
-		answer(a, 503, 0, "exit 75%s%s", sep, word);
+		answer(a, ANSWER_UNAVAILABLE, 0, "exit 75%s%s", sep, word);
 	else if (WEXITSTATUS(status) == EX_DATAERR)
-		answer(a, 422, 1, "exit 65%s%s", sep, word);
+		answer(a, ANSWER_MALFORMED, 1, "exit 65%s%s", sep, word);
 	else if (WEXITSTATUS(status) == 127)
-		answer(a, 500, 0, "exit 127: %s",
+		answer(a, ANSWER_FAILED, 0, "exit 127: %s",
 		    word[0] ? word : "cannot run the program");
 	else
-		answer(a, 500, 0, "exit %d%s%s", WEXITSTATUS(status), sep, word);
+		answer(a, ANSWER_FAILED, 0, "exit %d%s%s", WEXITSTATUS(status),
+		    sep, word);
+}
+
+int
+external_exec(const char *prog, const external_event *ev, int timeout_s,
+    external_answer *a)
+{
+	struct run r = { .fds = { -1, -1, -1 } };
+	int rc = spawn(prog, ev, &r, a);
+	if (rc)
+		return rc;
+	/* A program that closes its stdin unread answers by its exit status;
+	 * the write gets EPIPE instead of killing this process, whatever the
+	 * caller did with SIGPIPE (bakery's programs ignore it). */
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, old_pipe;
+	sigemptyset(&ignore.sa_mask);
+	sigaction(SIGPIPE, &ignore, &old_pipe);
+	pump(&r, timeout_s);
+	reap(&r);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	answer_run(&r, timeout_s, a);
+	free(r.body);
+	free(r.tail);
 	return 0;
 }
 
@@ -432,13 +499,13 @@ external_http(const char *url, const char *secret_file,
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		rc = bakery_fail(EX_UNAVAILABLE, "curl_global_init failed");
 	if (rc) {
-		answer(a, 503, 0, "%s", bakery_error());
+		answer(a, ANSWER_UNAVAILABLE, 0, "%s", bakery_error());
 		return rc;
 	}
 	CURL *curl = curl_easy_init();
 	if (!curl) {
 		curl_global_cleanup();
-		answer(a, 503, 0, "curl_easy_init failed");
+		answer(a, ANSWER_UNAVAILABLE, 0, "curl_easy_init failed");
 		return EX_UNAVAILABLE;
 	}
 	char h_id[200], h_ts[64], h_sig[100];
@@ -483,22 +550,24 @@ external_http(const char *url, const char *secret_file,
 	external_last_word(b->buf, b->n, 0, word, sizeof word);
 	const char *sep = word[0] ? ": " : "";
 	if (c == CURLE_OPERATION_TIMEDOUT)
-		answer(a, 504, 0, "timed out after %d s", timeout_s);
+		answer(a, ANSWER_TIMED_OUT, 0, "timed out after %d s",
+		    timeout_s);
 	else if (c != CURLE_OK)
-		answer(a, 503, 0, "%s", errbuf[0] ? errbuf
-						 : curl_easy_strerror(c));
+		answer(a, ANSWER_UNAVAILABLE, 0, "%s", errbuf[0] ? errbuf
+		    : curl_easy_strerror(c));
 	else if (!b->headers_ended)
-		answer(a, 503, 0, "HTTP %ld: not a complete HTTP response (its "
-		    "headers never ended)", code);
+		answer(a, ANSWER_UNAVAILABLE, 0, "HTTP %ld: not a complete HTTP "
+		    "response (its headers never ended)", code);
 	else if (code >= 200 && code < 300)
-		answer(a, 200, 0, "%s", "");
+		answer(a, ANSWER_APPLIED, 0, "%s", "");
 	else if (code == 408 || code == 429 || code >= 500)
-		answer(a, 503, 0, "HTTP %ld%s%s", code, sep, word);
+		answer(a, ANSWER_UNAVAILABLE, 0, "HTTP %ld%s%s", code, sep,
+		    word);
 	else if (code >= 400)
-		answer(a, 422, 1, "HTTP %ld%s%s", code, sep, word);
+		answer(a, ANSWER_MALFORMED, 1, "HTTP %ld%s%s", code, sep, word);
 	else
-		answer(a, 500, 0, "HTTP %ld (redirects are not followed)%s%s",
-		    code, sep, word);
+		answer(a, ANSWER_FAILED, 0, "HTTP %ld (redirects are not "
+		    "followed)%s%s", code, sep, word);
 	free(b);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);

@@ -34,6 +34,8 @@
 
 #include <stddef.h>
 
+#include "answer.h"
+
 #define EXTERNAL_PATH "/usr/local/bin:/usr/bin:/bin"
 #define EXTERNAL_OUTPUT_CAP 65536
 #define EXTERNAL_DEFAULT_TIMEOUT_S 30

@@ -37,10 +37,8 @@ parse_line(char *line, menu_item *it, const char **why)
 		*why = "bad item name";
 		return -1;
 	}
-	char *end;
-	errno = 0;
-	long price = strtol(tab1 + 1, &end, 10);
-	if (errno || tab1[1] < '0' || tab1[1] > '9' || *end || price < 1 || price > MENU_MAX_PRICE) {
+	long long price;
+	if (bakery_parse_number(tab1 + 1, 1, MENU_MAX_PRICE, &price)) {
 		*why = "price must be 1 to " DIGITS_OF(MENU_MAX_PRICE)
 		    " cents";
 		return -1;
@@ -168,10 +166,8 @@ menu_parse_line_item(const menu *m, const char *arg, const menu_item **item,
 	name[eq - arg] = '\0';
 	if (!(*item = menu_find(m, name)))
 		return bakery_fail(EX_USAGE, "unknown item: '%s'", name);
-	char *end;
-	errno = 0;
-	long q = strtol(eq + 1, &end, 10);
-	if (errno || eq[1] < '0' || eq[1] > '9' || *end || q < 1 || q > MENU_MAX_QTY)
+	long long q;
+	if (bakery_parse_number(eq + 1, 1, MENU_MAX_QTY, &q))
 		return bakery_fail(EX_USAGE, "bad quantity: '%s': want 1 to %d",
 		    arg, MENU_MAX_QTY);
 	*qty = (int)q;

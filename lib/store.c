@@ -1053,6 +1053,94 @@ refuse_odd_file(const char *path)
 	return 0;
 }
 
+/* Makes path's file for store_open to create it: the home and folders
+ * it lies in, and the file itself (made whole in WAL mode). *made is set
+ * when this call made it. */
+static int
+create_file(bakery_ctx *ctx, const char *path, const store_schema *schema,
+    int *made)
+{
+	size_t hl = strlen(ctx->home);
+	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
+	    ? store_make_home(ctx) : 0;
+	char *dir = bakery_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (!rc && slash && slash != dir) {
+		*slash = '\0';
+		rc = store_mkdirs(dir);
+	}
+	free(dir);
+	if (!rc && strcmp(store_journal_mode(), "wal") == 0 &&
+	    access(path, F_OK) != 0)
+		rc = make_wal_file(path, schema, made);
+	if (rc)
+		return rc;
+	/* Created here, not by SQLite, so that it is 0600 whatever the
+	 * umask; SQLite gives journals the same mode. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	/* A file the power-cut VFS must know of: made here, its name synced
+	 * by SQLite's first journal sync. One made by make_wal_file had its
+	 * folder synced already. */
+	if (fd >= 0)
+		testvfs_created(path);
+	*made |= fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bakery_fail(store_errno_code(errno),
+		    "cannot create '%s': %s", path, strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* Opens path's database and sets its pragmas: an SQLite code. */
+static int
+open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
+{
+	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	ctx->files_opened++;
+	char *pragmas = bakery_xasprintf(
+	    "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
+	    "PRAGMA trusted_schema=OFF;", ctx->sync_normal ? "NORMAL" : "FULL");
+	if (rc == SQLITE_OK) {
+		set_busy(ctx, *db);
+		wal_keep(ctx, *db);
+		rc = sqlite3_exec(*db, pragmas, NULL, NULL, NULL);
+	}
+	free(pragmas);
+	/* The journal mode, but not on an empty file this call may not give
+	 * a schema (migrate refuses it): journal_mode=WAL would write its
+	 * first page. */
+	if (rc == SQLITE_OK && (create || user_version(*db) != 0)) {
+		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
+		    store_journal_mode());
+		rc = sqlite3_exec(*db, mode, NULL, NULL, NULL);
+		free(mode);
+	}
+	return rc;
+}
+
+/* A file made whole above is as new as one given its schema here: its
+ * first change is this caller's (the transaction is left open;
+ * store_drop_unborn removes it if that fails). Its first page is
+ * rewritten (the version it has), so that the transaction writes the
+ * file even when the change is rolled back and the schema kept alone
+ * (object_rollback): then it commits as one given its schema here
+ * would. */
+static int
+begin_made(sqlite3 *db, const store_schema *schema)
+{
+	int rc = store_begin(db);
+	char *bump = bakery_xasprintf("PRAGMA user_version = %d",
+	    schema->count);
+	if (!rc)
+		rc = store_exec(db, bump);
+	free(bump);
+	return rc;
+}
+
 int
 store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
     int create, sqlite3 **out)
@@ -1077,85 +1165,23 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	}
 	int made = 0; /* this call made the file: removed if it fails */
 	if (create) {
-		size_t hl = strlen(ctx->home);
-		int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
-		    ? store_make_home(ctx) : 0;
-		char *dir = bakery_xstrdup(path);
-		char *slash = strrchr(dir, '/');
-		if (!rc && slash && slash != dir) {
-			*slash = '\0';
-			rc = store_mkdirs(dir);
-		}
-		free(dir);
-		if (!rc && strcmp(store_journal_mode(), "wal") == 0 &&
-		    access(path, F_OK) != 0)
-			rc = make_wal_file(path, schema, &made);
+		int rc = create_file(ctx, path, schema, &made);
 		if (rc)
 			return rc;
-		/* Created here, not by SQLite, so that it is 0600 whatever
-		 * the umask; SQLite gives journals the same mode. */
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-		/* A file the power-cut VFS must know of: made here, its
-		 * name synced by SQLite's first journal sync. One made by
-		 * make_wal_file had its folder synced already. */
-		if (fd >= 0)
-			testvfs_created(path);
-		made |= fd >= 0;
-		if (fd < 0 && errno == EEXIST)
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return bakery_fail(store_errno_code(errno),
-			    "cannot create '%s': %s", path, strerror(errno));
-		close(fd);
 	} else if (access(path, F_OK) != 0) {
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
 	}
 	sqlite3 *db;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
-	ctx->files_opened++;
-	char *pragmas = bakery_xasprintf(
-	    "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
-	    "PRAGMA trusted_schema=OFF;", ctx->sync_normal ? "NORMAL" : "FULL");
-	if (rc == SQLITE_OK) {
-		set_busy(ctx, db);
-		wal_keep(ctx, db);
-		rc = sqlite3_exec(db, pragmas, NULL, NULL, NULL);
-	}
-	free(pragmas);
-	/* The journal mode, but not on an empty file this call may not give
-	 * a schema (migrate refuses it): journal_mode=WAL would write its
-	 * first page. */
-	if (rc == SQLITE_OK && (create || user_version(db) != 0)) {
-		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
-		    store_journal_mode());
-		rc = sqlite3_exec(db, mode, NULL, NULL, NULL);
-		free(mode);
-	}
+	int rc = open_configured(ctx, path, create, &db);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = store_fail(db, rc, what);
 		free(what);
 	} else {
 		rc = migrate(db, schema, path, create, create == STORE_CREATE_BEGUN);
-		/* A file made whole above is as new as one given its schema
-		 * here: its first change is this caller's (the transaction is
-		 * left open; store_drop_unborn removes it if that fails). */
 		if (!rc && made && create == STORE_CREATE_BEGUN &&
-		    sqlite3_get_autocommit(db)) {
-			/* Its first page rewritten (the version it has), so
-			 * that the transaction writes the file even when the
-			 * change is rolled back and the schema kept alone
-			 * (object_rollback): then it commits as one given its
-			 * schema here would. */
-			rc = store_begin(db);
-			char *bump = bakery_xasprintf("PRAGMA user_version = %d",
-			    schema->count);
-			if (!rc)
-				rc = store_exec(db, bump);
-			free(bump);
-		}
+		    sqlite3_get_autocommit(db))
+			rc = begin_made(db, schema);
 	}
 	if (rc) {
 		/* A file this call made and could not give its schema is
@@ -1452,13 +1478,15 @@ store_lock_floor(int lock_fd)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	char *end;
-	errno = 0;
-	long long ms = strtoll(buf, &end, 10);
 	/* Anything else in the file (a hand edit, a torn write, a time past
 	 * the last bakery stamps) is no floor. */
-	return buf[0] >= '0' && buf[0] <= '9' && *end == '\n' && !errno &&
-	    ms > 0 && ms <= BAKERY_TIME_MAX_MS ? (int64_t)ms : 0;
+	char *nl = strchr(buf, '\n');
+	long long ms;
+	if (!nl)
+		return 0;
+	*nl = '\0';
+	return bakery_parse_number(buf, 1, BAKERY_TIME_MAX_MS, &ms) ? 0
+	    : (int64_t)ms;
 }
 
 void

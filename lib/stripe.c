@@ -4,6 +4,7 @@
 #include "stripe.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +94,8 @@ stripe_signature_parse(const char *header, stripe_signature *sig)
 		*eq = '\0';
 		const char *v = eq + 1;
 		if (strcmp(part, "t") == 0) {
-			char *end;
-			long long t = strtoll(v, &end, 10);
-			if (!*v || *end || t < 0)
+			long long t = 0;
+			if (bakery_parse_number(v, 0, LLONG_MAX, &t))
 				rc = bakery_fail(EX_NOPERM,
 				    "malformed Stripe-Signature timestamp");
 			sig->t = t;

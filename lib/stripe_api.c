@@ -44,13 +44,11 @@ env_long(const char *name, long dflt, long min, long max, long *out)
 	*out = dflt;
 	if (!v || !*v)
 		return 0;
-	char *end;
-	errno = 0;
-	long n = strtol(v, &end, 10);
-	if (errno || *end || n < min || n > max)
+	long long n;
+	if (bakery_parse_number(v, min, max, &n))
 		return bakery_fail(EX_CONFIG, "bad %s: '%s': want %ld to %ld",
 		    name, v, min, max);
-	*out = n;
+	*out = (long)n;
 	return 0;
 }
 
@@ -235,6 +233,103 @@ form_encode(CURL *curl, const stripe_param *params, int n)
 	return out;
 }
 
+/* The request's headers: the key, the idempotency key and the API
+ * version; Expect: off so that a small form goes in one round trip. */
+static struct curl_slist *
+post_headers(const char *auth, const char *idem)
+{
+	struct curl_slist *headers = NULL;
+	headers = curl_slist_append(headers, auth);
+	headers = curl_slist_append(headers, idem);
+	headers = curl_slist_append(headers,
+	    "Content-Type: application/x-www-form-urlencoded");
+	headers = curl_slist_append(headers, "Accept: application/json");
+	headers = curl_slist_append(headers,
+	    "Stripe-Version: " STRIPE_API_VERSION);
+	headers = curl_slist_append(headers, "Expect:");
+	return headers;
+}
+
+static void
+post_setopt(CURL *curl, const stripe_api *api, const char *url,
+    const char *form, struct curl_slist *headers, char *errbuf,
+    struct answer *a)
+{
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
+	    strncasecmp(api->base, "https:", 6) == 0 ? "https" : "http");
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, api->connect_timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, api->timeout_ms);
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, "bakery/" BAKERY_VERSION);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, a);
+}
+
+/* Performs the request set up on curl, again with a backoff while the
+ * failure is one a retry can mend, up to api->retries more times. */
+static int
+post_tries(CURL *curl, const stripe_api *api, char *errbuf, struct answer *a,
+    stripe_response *resp)
+{
+	char reason[CURL_ERROR_SIZE + 64] = "";
+	int rc = EX_UNAVAILABLE, retry = 1;
+	for (int try = 0; try <= api->retries && retry; try++) {
+		if (try > 0) {
+			char n[12];
+			snprintf(n, sizeof n, "%d", try + 1);
+			bakery_log(LOG_WARN, "stripe_retry", "try", n, "reason",
+			    reason, (char *)NULL);
+			backoff(api, try);
+		}
+		free(a->data);
+		memset(a, 0, sizeof *a);
+		errbuf[0] = '\0';
+		resp->tries = try + 1;
+		CURLcode c = curl_easy_perform(curl);
+		if (c != CURLE_OK) {
+			snprintf(reason, sizeof reason, "%s", errbuf[0] ? errbuf
+			    : curl_easy_strerror(c));
+			retry = curl_retryable(c) && !a->too_big;
+			continue;
+		}
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
+		jv body = a->data ? jv_parse_sized(a->data, (int)a->len)
+				  : jv_invalid();
+		int is_json = jv_get_kind(body) == JV_KIND_OBJECT;
+		if (http_retryable(resp->status)) {
+			const char *code = is_json ? stripe_api_error(body, "code")
+						   : NULL;
+			snprintf(reason, sizeof reason, "HTTP %ld%s%s",
+			    resp->status, code ? " " : "", code ? code : "");
+			jv_free(body);
+			continue;
+		}
+		retry = 0;
+		if (!is_json) {
+			jv_free(body);
+			snprintf(reason, sizeof reason,
+			    "HTTP %ld without a JSON answer", resp->status);
+			continue;
+		}
+		resp->body = body;
+		resp->replayed = a->replayed;
+		rc = 0;
+	}
+	if (rc)
+		bakery_fail(EX_UNAVAILABLE, "stripe unreachable after %d %s: %s",
+		    resp->tries, resp->tries == 1 ? "try" : "tries", reason);
+	return rc;
+}
+
 int
 stripe_api_post(const stripe_api *api, const char *path,
     const char *idempotency_key, const stripe_param *params, int n_params,
@@ -257,83 +352,11 @@ stripe_api_post(const stripe_api *api, const char *path,
 	char *form = form_encode(curl, params, n_params);
 	char *auth = bakery_xasprintf("Authorization: Bearer %s", api->key);
 	char *idem = bakery_xasprintf("Idempotency-Key: %s", idempotency_key);
-	struct curl_slist *headers = NULL;
-	headers = curl_slist_append(headers, auth);
-	headers = curl_slist_append(headers, idem);
-	headers = curl_slist_append(headers,
-	    "Content-Type: application/x-www-form-urlencoded");
-	headers = curl_slist_append(headers, "Accept: application/json");
-	headers = curl_slist_append(headers,
-	    "Stripe-Version: " STRIPE_API_VERSION);
-	headers = curl_slist_append(headers, "Expect:");
+	struct curl_slist *headers = post_headers(auth, idem);
 	char errbuf[CURL_ERROR_SIZE];
 	struct answer a = { 0 };
-
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR,
-	    strncasecmp(api->base, "https:", 6) == 0 ? "https" : "http");
-	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, api->connect_timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, api->timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "bakery/" BAKERY_VERSION);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form);
-	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &a);
-	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &a);
-
-	char reason[CURL_ERROR_SIZE + 64] = "";
-	int rc = EX_UNAVAILABLE, retry = 1;
-	for (int try = 0; try <= api->retries && retry; try++) {
-		if (try > 0) {
-			char n[12];
-			snprintf(n, sizeof n, "%d", try + 1);
-			bakery_log(LOG_WARN, "stripe_retry", "try", n, "reason",
-			    reason, (char *)NULL);
-			backoff(api, try);
-		}
-		free(a.data);
-		memset(&a, 0, sizeof a);
-		errbuf[0] = '\0';
-		resp->tries = try + 1;
-		CURLcode c = curl_easy_perform(curl);
-		if (c != CURLE_OK) {
-			snprintf(reason, sizeof reason, "%s", errbuf[0] ? errbuf
-			    : curl_easy_strerror(c));
-			retry = curl_retryable(c) && !a.too_big;
-			continue;
-		}
-		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
-		jv body = a.data ? jv_parse_sized(a.data, (int)a.len)
-				 : jv_invalid();
-		int is_json = jv_get_kind(body) == JV_KIND_OBJECT;
-		if (http_retryable(resp->status)) {
-			const char *code = is_json ? stripe_api_error(body, "code")
-						   : NULL;
-			snprintf(reason, sizeof reason, "HTTP %ld%s%s",
-			    resp->status, code ? " " : "", code ? code : "");
-			jv_free(body);
-			continue;
-		}
-		retry = 0;
-		if (!is_json) {
-			jv_free(body);
-			snprintf(reason, sizeof reason,
-			    "HTTP %ld without a JSON answer", resp->status);
-			continue;
-		}
-		resp->body = body;
-		resp->replayed = a.replayed;
-		rc = 0;
-	}
-	if (rc)
-		bakery_fail(EX_UNAVAILABLE, "stripe unreachable after %d %s: %s",
-		    resp->tries, resp->tries == 1 ? "try" : "tries", reason);
+	post_setopt(curl, api, url, form, headers, errbuf, &a);
+	int rc = post_tries(curl, api, errbuf, &a, resp);
 	free(a.data);
 	for (struct curl_slist *h = headers; h; h = h->next)
 		explicit_bzero(h->data, strlen(h->data));

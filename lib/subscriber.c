@@ -70,7 +70,7 @@ fail_group(delivery *const *g, size_t n, const char *kind, const char *why)
 	snprintf(copy, sizeof copy, "%s", why);
 	for (size_t i = 0; i < n; i++)
 		if (g[i]->r->status < 300)
-			answered(g[i]->r, kind, 503, copy);
+			answered(g[i]->r, kind, ANSWER_UNAVAILABLE, copy);
 }
 
 /* Applies one event in the open transaction, inside a savepoint: 200 when
@@ -88,24 +88,24 @@ apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
 	if (object_seen(o, id))
 		return 0;
 	if (wiped_since(ctx, d->env)) {
-		d->r->status = 205;
+		d->r->status = ANSWER_WIPED;
 		return 0;
 	}
 	object_saved sp;
 	if (object_savepoint(o, &sp)) {
-		answered(d->r, sub->kind, 503, bakery_error());
+		answered(d->r, sub->kind, ANSWER_UNAVAILABLE, bakery_error());
 		return -1;
 	}
 	char why[200] = "";
 	int status = sub->apply(o, d->env, type, why, sizeof why);
-	if (status >= 200 && status < 300 && object_mark_seen(o, id, type)) {
-		status = 503;
+	if (answer_applied(status) && object_mark_seen(o, id, type)) {
+		status = ANSWER_UNAVAILABLE;
 		snprintf(why, sizeof why, "%s", bakery_error());
 	}
-	if (status >= 200 && status < 300) {
+	if (answer_applied(status)) {
 		if (!object_release(o, &sp))
 			return 1;
-		answered(d->r, sub->kind, 503, bakery_error());
+		answered(d->r, sub->kind, ANSWER_UNAVAILABLE, bakery_error());
 		return -1;
 	}
 	answered(d->r, sub->kind, status, why);
@@ -166,7 +166,7 @@ items_fault(jv items, char *why, size_t size, double *sum)
 	if (n < 1 || n > ORDER_MAX_LINES) {
 		snprintf(why, size, "bad data.items: want an array of 1 to %d "
 		    "lines", ORDER_MAX_LINES);
-		return 422;
+		return ANSWER_MALFORMED;
 	}
 	*sum = 0;
 	for (int i = 0; i < n; i++) {
@@ -203,7 +203,7 @@ items_fault(jv items, char *why, size_t size, double *sum)
 		jv_free(line);
 		if (bad) {
 			snprintf(why, size, "bad data.items[%d]: %s", i, bad);
-			return 422;
+			return ANSWER_MALFORMED;
 		}
 	}
 	return 0;
@@ -228,7 +228,7 @@ subscriber_check_data(jv env, char *why, size_t size)
 	int rc = 0;
 	if (jv_get_kind(data) != JV_KIND_OBJECT) {
 		snprintf(why, size, "bad data: want an object");
-		rc = 422;
+		rc = ANSWER_MALFORMED;
 	}
 	for (size_t i = 0; !rc && i < sizeof strings / sizeof *strings; i++) {
 		const char *bad = string_fault(data, strings[i].field,
@@ -236,7 +236,7 @@ subscriber_check_data(jv env, char *why, size_t size)
 		if (bad) {
 			snprintf(why, size, "bad data.%s: %s", strings[i].field,
 			    bad);
-			rc = 422;
+			rc = ANSWER_MALFORMED;
 		}
 	}
 	jv items = envelope_field(data, "items");
@@ -248,17 +248,17 @@ subscriber_check_data(jv env, char *why, size_t size)
 	if (!rc && jv_is_valid(total) && !whole(total, 0, DATA_MAX_CENTS)) {
 		snprintf(why, size, "bad data.total_cents: want a whole number "
 		    "of cents");
-		rc = 422;
+		rc = ANSWER_MALFORMED;
 	} else if (!rc && jv_is_valid(total) && sum >= 0 &&
 	    jv_number_value(total) != sum) {
 		snprintf(why, size, "bad data.total_cents: not the sum of "
 		    "data.items");
-		rc = 422;
+		rc = ANSWER_MALFORMED;
 	}
 	if (!rc && jv_is_valid(amount) && !whole(amount, 0, DATA_MAX_CENTS)) {
 		snprintf(why, size, "bad data.amount_cents: want a whole number "
 		    "of cents");
-		rc = 422;
+		rc = ANSWER_MALFORMED;
 	}
 	jv_free(items);
 	jv_free(total);
@@ -290,7 +290,7 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 	const char *id = envelope_str(d->env, "id");
 	const char *type = envelope_str(d->env, "type");
 	if (object_begin(o)) {
-		answered(d->r, rt->key, 503, bakery_error());
+		answered(d->r, rt->key, ANSWER_UNAVAILABLE, bakery_error());
 		return;
 	}
 	if (object_seen(o, id)) {
@@ -307,7 +307,7 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		external_http(rt->target, rt->secret_file, &ev,
 		    external_timeout_s, &a);
 	jv_free(line);
-	if (a.status != 200) {
+	if (a.status != ANSWER_APPLIED) {
 		object_rollback(o);
 		answered(d->r, rt->key, a.status, a.why);
 		d->r->final = a.final;
@@ -322,8 +322,8 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 	else
 		rc = object_commit(o);
 	if (rc)
-		answered(d->r, rt->key, 503, "applied, but its seen record "
-		    "failed (it will hear the event again)");
+		answered(d->r, rt->key, ANSWER_UNAVAILABLE, "applied, but its "
+		    "seen record failed (it will hear the event again)");
 }
 
 /* Answers the group's events that need no object: all refused (422) when
@@ -338,13 +338,13 @@ answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
 	for (size_t i = 0; i < n; i++) {
 		const char *id = envelope_str(g[i]->env, "id");
 		if (refused)
-			answered(g[i]->r, name, 422, refused);
+			answered(g[i]->r, name, ANSWER_MALFORMED, refused);
 		else if (!id || !bakery_text_valid(id, 128))
-			answered(g[i]->r, name, 422, "bad id");
+			answered(g[i]->r, name, ANSWER_MALFORMED, "bad id");
 		else if (subscriber_check_data(g[i]->env, why, sizeof why))
-			answered(g[i]->r, name, 422, why);
+			answered(g[i]->r, name, ANSWER_MALFORMED, why);
 		else if (wiped_since(ctx, g[i]->env))
-			g[i]->r->status = 205;
+			g[i]->r->status = ANSWER_WIPED;
 		else
 			pending++;
 	}
@@ -363,10 +363,11 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
 	for (size_t i = 0; i < n; i++) {
-		if (g[i]->r->status != 200)
+		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
 		if (rc)
-			answered(g[i]->r, name, 503, bakery_error());
+			answered(g[i]->r, name, ANSWER_UNAVAILABLE,
+			    bakery_error());
 		else
 			call_external(o, rt, g[i]);
 	}
@@ -384,13 +385,14 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 	char kind[65], key[65];
 	const char *address = g[0]->address;
 	for (size_t i = 0; i < n; i++) {
-		g[i]->r->status = 200;
+		g[i]->r->status = ANSWER_APPLIED;
 		g[i]->r->final = 0;
 		g[i]->r->error[0] = '\0';
 	}
 	if (store_parse_address(address, kind, key)) {
 		for (size_t i = 0; i < n; i++)
-			answered(g[i]->r, "routing", 422, bakery_error());
+			answered(g[i]->r, "routing", ANSWER_MALFORMED,
+			    bakery_error());
 		return;
 	}
 	if (strcmp(kind, "external") == 0) {
@@ -404,8 +406,9 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
 	if (rc == EX_NOINPUT) {
 		for (size_t i = 0; i < n; i++)
-			if (g[i]->r->status == 200)
-				answered(g[i]->r, kind, 409, bakery_error());
+			if (g[i]->r->status == ANSWER_APPLIED)
+				answered(g[i]->r, kind, ANSWER_NOT_YET,
+				    bakery_error());
 		return;
 	}
 	if (!rc)
@@ -413,14 +416,15 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 	if (rc) {
 		/* Locked past the busy timeout, a full disk: retry later. */
 		for (size_t i = 0; i < n; i++)
-			if (g[i]->r->status == 200)
-				answered(g[i]->r, kind, 503, bakery_error());
+			if (g[i]->r->status == ANSWER_APPLIED)
+				answered(g[i]->r, kind, ANSWER_UNAVAILABLE,
+				    bakery_error());
 		object_close(o);
 		return;
 	}
 	int applied = 0, lost = 0;
 	for (size_t i = 0; i < n && !lost; i++) {
-		if (g[i]->r->status != 200)
+		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
 		int one = apply_one(ctx, o, sub, g[i]);
 		if (one < 0)
@@ -528,11 +532,11 @@ fold(apply_result *r, const delivery *ds, size_t n)
 	size_t used = 0;
 	for (size_t i = 0; i < n; i++) {
 		const apply_result *one = ds[i].r;
-		if (one->status == 205) {
-			r->status = 205;
+		if (one->status == ANSWER_WIPED) {
+			r->status = ANSWER_WIPED;
 			return;
 		}
-		if (one->status >= 200 && one->status < 300)
+		if (answer_applied(one->status))
 			continue;
 		if (r->status < 300)
 			r->status = one->status;
@@ -559,12 +563,12 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 	size_t nd = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
-		r[i].status = 200;
+		r[i].status = ANSWER_APPLIED;
 		r[i].final = 0;
 		r[i].error[0] = '\0';
 		first[i] = nd;
 		if (routing_subscribers(envs[i], addresses + nd, &k)) {
-			r[i].status = 422;
+			r[i].status = ANSWER_MALFORMED;
 			snprintf(r[i].error, sizeof r[i].error, "%s",
 			    bakery_error());
 			continue;
@@ -576,7 +580,7 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 	first[n] = nd;
 	apply_all(ctx, ds, nd);
 	for (size_t i = 0; i < n; i++)
-		if (r[i].status == 200)
+		if (r[i].status == ANSWER_APPLIED)
 			fold(&r[i], ds + first[i], first[i + 1] - first[i]);
 	free(addresses);
 	free(results);
@@ -678,5 +682,5 @@ subscriber_append_once(bakery_object *o, const char *key_field,
 	jv_free(record);
 	state = jv_object_set(state, jv_string(array), list);
 	object_set_state(o, state);
-	return 200;
+	return ANSWER_APPLIED;
 }

@@ -1,7 +1,7 @@
 /*
  * subscriber.h — applying an event at an object, once in effect.
  *
- * Every subscriber answers like an HTTP handler:
+ * Every subscriber answers like an HTTP handler (answer.h names them):
  *   2xx  applied, or applied before (its id is in the object's seen table);
  *        205 when the event predates its sandbox's last wipe and is dropped
  *   409  not applicable yet (the kitchen has no card for a paid order)
@@ -17,6 +17,7 @@
 
 #include <jv.h>
 
+#include "answer.h"
 #include "object.h"
 
 typedef struct apply_result {

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -275,12 +276,10 @@ bakery_close_stdout(void)
 static int64_t
 parse_now(const char *s)
 {
-	char *end;
-	errno = 0;
-	long long secs = strtoll(s, &end, 10);
-	if (*s >= '0' && *s <= '9' && !*end)
-		return errno || secs > BAKERY_TIME_MAX_MS / 1000
-		    ? -1 : (int64_t)secs * 1000;
+	long long secs;
+	if (strspn(s, "0123456789") == strlen(s) && *s)
+		return bakery_parse_number(s, 0, BAKERY_TIME_MAX_MS / 1000,
+		    &secs) ? -1 : (int64_t)secs * 1000;
 	const char *rest;
 	int64_t at = bakery_parse_datetime(s, &rest);
 	if (at >= 0 && (!*rest || (rest[0] == 'Z' && !rest[1])))
@@ -434,6 +433,27 @@ bakery_ends_with(const char *s, const char *end)
 {
 	size_t n = strlen(s), m = strlen(end);
 	return n >= m && strcmp(s + n - m, end) == 0;
+}
+
+int
+bakery_parse_number(const char *s, long long min, long long max,
+    long long *out)
+{
+	long long n = 0;
+	if (!s || !*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		int d = *s - '0';
+		if (n > (LLONG_MAX - d) / 10)
+			return -1;
+		n = n * 10 + d;
+	}
+	if (n < min || n > max)
+		return -1;
+	*out = n;
+	return 0;
 }
 
 int

@@ -108,6 +108,13 @@ int bakery_currency_valid(const char *s);
 /* Whether s ends with end ("queue.db-wal", "-wal"). */
 int bakery_ends_with(const char *s, const char *end);
 
+/* The one integer parser: s is 1 or more ASCII digits and nothing else
+ * (no sign, no blank, no suffix) naming a number from min to max. 0 with
+ * *out set, else -1 (empty, malformed, overflowing or out of bounds) and
+ * *out untouched; the caller says what it wanted. */
+int bakery_parse_number(const char *s, long long min, long long max,
+    long long *out);
+
 /* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
 int bakery_name_valid(const char *name);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */

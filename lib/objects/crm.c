@@ -18,7 +18,7 @@ crm_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *customer = envelope_data_str(env, "customer");
 	const char *order = envelope_data_str(env, "order");
 	if (!customer || !order)
-		return 422;
+		return ANSWER_MALFORMED;
 	jv add = subscriber_data(env, "total_cents");
 	if (jv_get_kind(add) != JV_KIND_NUMBER) {
 		jv_free(add);
@@ -30,8 +30,8 @@ crm_apply(bakery_object *o, jv env, const char *type, char *error,
 		" ON CONFLICT (customer) DO UPDATE SET orders = orders + 1,"
 		" total_cents = total_cents + excluded.total_cents,"
 		" last_order = excluded.last_order", args, NULL))
-		return 503;
-	return 200;
+		return ANSWER_UNAVAILABLE;
+	return ANSWER_APPLIED;
 }
 
 const subscriber crm_subscriber = { "crm", crm_apply, 1, NULL };

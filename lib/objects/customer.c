@@ -15,7 +15,7 @@ customer_apply(bakery_object *o, jv env, const char *type, char *error,
 	static const char *const fields[] = { "order", "day", "total_cents",
 		"currency", NULL };
 	if (!envelope_data_str(env, "order"))
-		return 422;
+		return ANSWER_MALFORMED;
 	return subscriber_append_once(o, "customer", "orders",
 	    subscriber_pick(env, fields));
 }

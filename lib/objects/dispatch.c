@@ -16,7 +16,7 @@ dispatch_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	const char *address = envelope_data_str(env, "delivery");
 	if (!order)
-		return 422;
+		return ANSWER_MALFORMED;
 	jv stop = jv_object();
 	if (address) {
 		stop = jv_object_set(stop, jv_string("order"), jv_string(order));

@@ -16,7 +16,7 @@ inbox_apply(bakery_object *o, jv env, const char *type, char *error,
 	static const char *const fields[] = { "order", "day", "items",
 		"total_cents", "currency", "payment_intent", "paid_at", NULL };
 	if (!envelope_data_str(env, "order"))
-		return 422;
+		return ANSWER_MALFORMED;
 	return subscriber_append_once(o, "customer", "receipts",
 	    subscriber_pick(env, fields));
 }

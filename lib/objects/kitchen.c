@@ -22,10 +22,10 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
     size_t size)
 {
 	if (fault_is_set(o->ctx, o->sandbox, "kitchen-refuses"))
-		return 503;
+		return ANSWER_UNAVAILABLE;
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
-		return 422;
+		return ANSWER_MALFORMED;
 	if (strcmp(type, "OrderPlaced") == 0) {
 		/* A card that is there already (placed or confirmed) stays. */
 		jv args = JV_ARRAY(jv_string(order), subscriber_data(env, "day"),
@@ -33,16 +33,16 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 		if (object_exec(o, "INSERT INTO cards(order_id, status, day,"
 			" items) VALUES (?1, 'placed', ?2, ?3)"
 			" ON CONFLICT (order_id) DO NOTHING", args, NULL))
-			return 503;
+			return ANSWER_UNAVAILABLE;
 	} else if (strcmp(type, "OrderPaid") == 0) {
 		int changed = 0;
 		if (object_exec(o, "UPDATE cards SET status = 'confirmed'"
 			" WHERE order_id = ?1", JV_ARRAY(jv_string(order)),
 			&changed))
-			return 503;
+			return ANSWER_UNAVAILABLE;
 		if (!changed) {
 			snprintf(error, size, "no card for order '%s' yet", order);
-			return 409;
+			return ANSWER_NOT_YET;
 		}
 		jv items = subscriber_data(env, "items");
 		jv args = JV_ARRAY(jv_string(order),
@@ -51,9 +51,9 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 		if (object_exec(o, "INSERT OR IGNORE INTO tickets(order_id,"
 			" event_id, items, created_at) VALUES (?1, ?2, ?3, ?4)",
 			args, NULL))
-			return 503;
+			return ANSWER_UNAVAILABLE;
 	}
-	return 200;
+	return ANSWER_APPLIED;
 }
 
 const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1, NULL };

@@ -347,14 +347,14 @@ recorded_by_billing(bakery_object *o, jv env, char *error, size_t size)
 	if (billing_read_in(o->ctx, o->sandbox, o->key, &state)) {
 		snprintf(error, size, "cannot read Billing's record: %s",
 		    bakery_error());
-		return 503;
+		return ANSWER_UNAVAILABLE;
 	}
 	if (billing_counts(billing_counted_payment(state),
 		envelope_data_str(env, "payment_intent")))
 		return 0;
 	snprintf(error, size, "no payment recorded by Billing: Billing holds "
 	    "no payment of this order with this payment intent");
-	return 422;
+	return ANSWER_MALFORMED;
 }
 
 /* PaymentSucceeded: the order becomes paid and records OrderPaid, in the
@@ -364,20 +364,20 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
     size_t size)
 {
 	if (strcmp(type, "PaymentSucceeded") != 0)
-		return 422;
+		return ANSWER_MALFORMED;
 	if (jv_get_kind(o->state) != JV_KIND_OBJECT) {
 		snprintf(error, size, "no such order yet");
-		return 409;
+		return ANSWER_NOT_YET;
 	}
 	const char *status = envelope_str(o->state, "status");
 	if (status && strcmp(status, "paid") == 0)
-		return 200; /* another payment event for a paid order */
+		return ANSWER_APPLIED; /* another payment for a paid order */
 	jv data = jv_object_get(jv_copy(env), jv_string("data"));
 	if (!order_terms_match(o->state, data)) {
 		jv_free(data);
 		snprintf(error, size, "amount or currency differs from the "
 		    "order's");
-		return 422;
+		return ANSWER_MALFORMED;
 	}
 	jv_free(data);
 	int billed = recorded_by_billing(o, env, error, size);
@@ -395,10 +395,10 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 	if (object_record(o, "OrderPaid", order_data(state), NULL)) {
 		jv_free(state);
 		snprintf(error, size, "%s", bakery_error());
-		return 503;
+		return ANSWER_UNAVAILABLE;
 	}
 	jv_free(state);
-	return 200;
+	return ANSWER_APPLIED;
 }
 
 const subscriber order_subscriber = { "order", order_apply, 0, NULL };

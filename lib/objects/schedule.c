@@ -23,7 +23,7 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	(void)size;
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
-		return 422;
+		return ANSWER_MALFORMED;
 	jv state = subscriber_state(jv_copy(o->state), arrays);
 	state = jv_object_set(state, jv_string("day"), jv_string(o->key));
 	jv holds = jv_object_get(jv_copy(state), jv_string("holds"));
@@ -43,7 +43,7 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	state = jv_object_set(state, jv_string("holds"), holds);
 	state = jv_object_set(state, jv_string("reservations"), reservations);
 	object_set_state(o, state);
-	return 200;
+	return ANSWER_APPLIED;
 }
 
 static const char *const shape[] = { "holds", "reservations", NULL };

@@ -294,3 +294,23 @@ assert_nothing_written() {
 		[[ "$stderr" == "bakery-redrive: error: line 1: "* ]]
 	done
 }
+
+@test "a number option with a leading blank or a sign is refused with 64, not read as the number" {
+	run --separate-stderr bakery-consume --once --batch ' 5'
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-consume: error: bad batch: ' 5': want 1 to 100"
+	run --separate-stderr bakery-consume --once --batch +5
+	assert_failure 64
+	run --separate-stderr bakery-queue peek --limit +3
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-queue: error: bad limit: '+3'"
+	run --separate-stderr bakery-status --max-age ' 3'
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-status: error: bad max-age: ' 3': want 0 to 31622400 seconds"
+}
+
+@test "a number option past the largest integer is refused with 64" {
+	run --separate-stderr bakery-consume --once --batch 99999999999999999999
+	assert_failure 64
+	assert_equal "${stderr%%$'\n'*}" "bakery-consume: error: bad batch: '99999999999999999999': want 1 to 100"
+}
