@@ -121,14 +121,23 @@ nats_cluster_start() {
 }
 
 # nats_cluster_init DIR: nats_cluster_start, BAKERY_QUEUE exported at it,
-# and bakery-queue init --replicas 3 once JetStream answers (the cluster
-# has elected its meta leader).
+# and bakery-queue init --replicas 3 once JetStream answers and knows three
+# peers (the cluster has elected its meta leader and every route is up:
+# until then the answer is 10005, no suitable peers for placement). Up to
+# 60 s, for a cluster that starts beside make check's other files; when it
+# never does, each node's last log lines say why.
 nats_cluster_init() {
+	local i
 	nats_cluster_start "$1"
 	export BAKERY_QUEUE=$NATS_URL
-	for _ in $(seq 100); do
+	for _ in $(seq 120); do
 		bakery-queue init --replicas 3 >/dev/null 2>&1 && return 0
-		sleep 0.2
+		sleep 0.5
 	done
-	bakery-queue init --replicas 3 >/dev/null
+	bakery-queue init --replicas 3 >/dev/null && return 0
+	for i in 0 1 2; do
+		echo "--- node n$i (pid ${NATS_PIDS[$i]}$(kill -0 "${NATS_PIDS[$i]}" 2>/dev/null || echo ', exited')):" >&2
+		tail -5 "$1/n$i.log" >&2
+	done
+	return 1
 }
