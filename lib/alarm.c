@@ -8,13 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *const alarms_migrations[] = {
+	/* An entry says "this object may have an alarm due at fire_at". The
+	 * object's own alarm row is the truth; a stale entry costs one open. */
+	"CREATE TABLE alarms(sandbox TEXT NOT NULL, address TEXT NOT NULL,"
+	"  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
+	"  PRIMARY KEY (sandbox, address));"
+	"CREATE INDEX alarms_due ON alarms(fire_at);",
+	/* When the entry was written: one written later than now was written
+	 * before the wall clock went back (alarm_due). */
+	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
+};
+static const store_schema alarms_schema = {
+	"alarms", alarms_migrations, 2, 1, NULL
+};
+
 /* The index stays open for the life of the context. */
 static int
 index_db(bakery_ctx *ctx, sqlite3 **db)
 {
 	if (!ctx->alarms) {
 		char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
-		int rc = store_open(ctx, path, &store_alarms_schema, 1,
+		int rc = store_open(ctx, path, &alarms_schema, 1,
 		    &ctx->alarms);
 		free(path);
 		if (rc)

@@ -236,7 +236,7 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 		return FTW_CONTINUE;
 	/* A wipe's folder aside is removed by the wipe; a WAL, its index and
 	 * a journal are folded into VACUUM INTO's copy; .new- is a file
-	 * being made (store.c). */
+	 * being made (wal.c). */
 	if (strncmp(base, ".wipe-", 6) == 0)
 		return FTW_SKIP_SUBTREE;
 	if (bakery_ends_with(base, "-wal") || bakery_ends_with(base, "-shm") ||

@@ -3,9 +3,10 @@
  * settings read from flags and the environment, and the handles opened on
  * first use (the queue, queue.h's queue_ctx; the alarm index, alarm.h).
  *
- * Owns: those handles; ctx_free closes them. The storage layer (store.c)
- * reads the settings and paths here and never the handles, so it includes
- * this header and no queue header: layers point down (docs/design.md).
+ * Owns: those handles; ctx_free closes them. The storage layer (home.c,
+ * database.c, schema.c, wal.c, store.c) reads the settings and paths here
+ * and never the handles, so it includes this header and no queue header:
+ * layers point down (docs/design.md).
  */
 #ifndef BAKERY_CTX_H
 #define BAKERY_CTX_H

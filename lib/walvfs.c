@@ -14,7 +14,7 @@
  *     mode, and its folder synced at once, before SQLite opens it.
  *
  * So every WAL that exists has its name in its folder durably (created
- * here, or by store.c's new files, whose folder is synced as they get
+ * here, or by wal.c's new files, whose folder is synced as they get
  * their names), and a commit to it needs the sync of the WAL alone. The
  * one WAL this does not cover is one made by another program (an
  * operator's sqlite3 shell syncs its folder at its own first sync).

@@ -170,7 +170,7 @@ attach(const char *path)
 /* The attached object file has a schema this checker reads: the tables
  * it reads of every kind are there from read_from on (the outbox a table
  * until version 3, a view from it), the kitchen's and the CRM's rows from
- * version 2 on. Version 0 is a file whose creation never committed (store.c:
+ * version 2 on. Version 0 is a file whose creation never committed (schema.c:
  * "not a bakery file yet", as bakery-show and the lists treat it): 0, and
  * the file is skipped; an order promised in it is lost by --placed. */
 #define ROWS_FROM 2

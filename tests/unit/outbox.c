@@ -100,7 +100,7 @@ main(void)
 	/* Before the commit another connection sees no event and no outbox
 	 * row. In a rollback journal not even the new file's schema: it
 	 * commits with the first change, in one go; in WAL the file was made
-	 * whole, its schema in it, before it had its name (store.c). */
+	 * whole, its schema in it, before it had its name (wal.c). */
 	char *path = store_object_path(&ctx, NULL, "order/ord_1");
 	sqlite3 *other;
 	sqlite3_open(path, &other);

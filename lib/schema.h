@@ -1,0 +1,37 @@
+/*
+ * schema.h — a file's schema, moved forward by PRAGMA user_version.
+ *
+ * Promises: a file's version only goes up, each migration in the write
+ * transaction that bumps it; a file newer than this bakery is refused
+ * (EX_CONFIG), never written.
+ */
+#ifndef BAKERY_SCHEMA_H
+#define BAKERY_SCHEMA_H
+
+#include <sqlite3.h>
+
+/* A file's schema: migrations[i] takes user_version i to i + 1. A file
+ * of read_from or later is read by store_open_readonly as it is: the
+ * migrations after read_from add only what the read-only tools do not
+ * read. */
+typedef struct store_schema {
+	const char *name;
+	const char *const *migrations;
+	int count;
+	int read_from;
+	/* The newest schema in one go, for a new file (version 0), so that
+	 * it is not built by replaying every migration; NULL: replay them.
+	 * tests/unit/store.c checks it equals what the migrations build. */
+	const char *create;
+} store_schema;
+
+/* Brings db, the file at path, to schema->count. A file of version 0
+ * gets its schema only when create (else EX_NOINPUT: a creation that
+ * failed or is under way). keep_open: when the schema was written, the
+ * write transaction is left open for the caller's first change. */
+int store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
+    int create, int keep_open);
+/* PRAGMA user_version, 0 when it cannot be read (migrate says why). */
+int store_user_version(sqlite3 *db);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * wal.h — the journal mode, and files in WAL.
+ *
+ * Journal mode. SQLite 3.7.0 to 3.51.2 carry a WAL-reset race that can
+ * corrupt a database when a checkpoint and a commit that resets the WAL
+ * race (fixed in 3.51.3, backported to 3.44.6 and 3.50.7). On an affected
+ * library (Debian 12 ships 3.40.1) bakery uses a rollback journal
+ * (journal_mode=TRUNCATE), which has no WAL; on a fixed one it uses WAL.
+ * See docs/adr/0002-journal-mode.md.
+ *
+ * Owns: a new file in WAL made whole before it has its name (wal.c, "A
+ * new file in WAL"), the -wal and -shm kept for good, the checkpoint
+ * policy (docs/design.md, "WAL"), and the removal of a file this process
+ * made whose first transaction failed.
+ */
+#ifndef BAKERY_WAL_H
+#define BAKERY_WAL_H
+
+#include <sqlite3.h>
+
+#include "schema.h"
+
+typedef struct bakery_ctx bakery_ctx;
+
+/* Whether SQLite version (as sqlite3_libversion_number()) has the fix. */
+int store_wal_reset_fixed(int version);
+/* "truncate" or "wal", chosen from sqlite3_libversion_number(). */
+const char *store_journal_mode(void);
+/* Makes path whole with schema, under a temporary name renamed into
+ * place beside an empty -wal; *made is set when this call made it (not
+ * when another maker won). */
+int store_make_wal_file(const char *path, const store_schema *schema,
+    int *made);
+/* A connection that may write: its -wal and -shm kept, no checkpoint on
+ * close, a checkpoint by policy after a commit that leaves the WAL long. */
+void store_wal_keep(bakery_ctx *ctx, sqlite3 *db);
+/* Removes path, and its journals, when it is still empty (in WAL: when
+ * nothing was ever committed to its -wal, the file holding its schema
+ * alone): a file made by this process whose first transaction failed is
+ * not left to look like an object. Checked and removed under SQLite's exclusive lock on it;
+ * locked by another: left alone. Any open transaction on db ends. */
+void store_drop_unborn(sqlite3 *db, const char *path);
+
+#endif
