@@ -107,7 +107,7 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "--user needs a name");
 	doctor_report_fn print = json ? print_json : print_plain;
 	/* A home that is not a folder is a FAIL line, not ctx_init's 78. */
-	char *home = c.home ? bakery_xstrdup(c.home) : store_default_home();
+	char *home = c.home ? bakery_xstrdup(c.home) : home_default();
 	int failed, rc = doctor_home(home, print, NULL, &failed);
 	free(home);
 	if (rc)

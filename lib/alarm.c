@@ -19,7 +19,7 @@ static const char *const alarms_migrations[] = {
 	 * before the wall clock went back (alarm_due). */
 	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
 };
-static const store_schema alarms_schema = {
+static const schema_def alarms_schema = {
 	"alarms", alarms_migrations, 2, 1, NULL
 };
 
@@ -29,7 +29,7 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 {
 	if (!ctx->alarms) {
 		char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
-		int rc = store_open(ctx, path, &alarms_schema, 1,
+		int rc = db_open(ctx, path, &alarms_schema, 1,
 		    &ctx->alarms);
 		free(path);
 		if (rc)
@@ -62,7 +62,7 @@ index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
 		sqlite3_finalize(st);
 	}
 	if (src != SQLITE_DONE)
-		return store_fail(db, src, "cannot write the alarm index");
+		return db_fail(db, src, "cannot write the alarm index");
 	return 0;
 }
 
@@ -154,7 +154,7 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 	    " WHERE fire_at <= ?1 OR (fire_at > ?3 AND armed_at > ?1)"
 	    " ORDER BY fire_at LIMIT ?2", -1, &st, NULL); /* alarm_due */
 	if (src != SQLITE_OK)
-		return store_fail(db, src, "cannot read the alarm index");
+		return db_fail(db, src, "cannot read the alarm index");
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 3, now + (int64_t)ctx->alarm_delay_s * 1000);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
@@ -170,7 +170,7 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 	}
 	sqlite3_finalize(st);
 	if (src != SQLITE_DONE)
-		return store_fail(db, src, "cannot read the alarm index");
+		return db_fail(db, src, "cannot read the alarm index");
 	return 0;
 }
 
@@ -186,7 +186,7 @@ alarm_index_next(bakery_ctx *ctx, int64_t *fire_at)
 	int src = sqlite3_prepare_v2(db, "SELECT min(fire_at) FROM alarms", -1,
 	    &st, NULL);
 	if (src != SQLITE_OK)
-		return store_fail(db, src, "cannot read the alarm index");
+		return db_fail(db, src, "cannot read the alarm index");
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*fire_at = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

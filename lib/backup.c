@@ -112,7 +112,7 @@ sandbox_names(bakery_ctx *ctx, char ***out)
 		struct dirent *e;
 		while (d && (e = readdir(d))) {
 			char *name = i == 0 ? bakery_xstrdup(e->d_name)
-					    : store_lock_file_sandbox(e->d_name);
+					    : home_lock_file_sandbox(e->d_name);
 			int seen = 0;
 			for (size_t j = 0; name && j < n && !seen; j++)
 				seen = strcmp(names[j], name) == 0;
@@ -150,7 +150,7 @@ copy_bytes(const char *from, const char *to)
 		}
 	}
 	if (in < 0 || out < 0 || n < 0)
-		rc = bakery_fail(store_errno_code(errno ? errno : EIO),
+		rc = bakery_fail(db_errno_code(errno ? errno : EIO),
 		    "cannot copy '%s': %s", failed, strerror(errno ? errno : EIO));
 	if (in >= 0)
 		close(in);
@@ -165,7 +165,7 @@ static int
 vacuum_into(bakery_ctx *ctx, const char *from, const char *to)
 {
 	sqlite3 *db;
-	int rc = store_open_reader(ctx, from, &db);
+	int rc = db_open_reader(ctx, from, &db);
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
@@ -182,7 +182,7 @@ vacuum_into(bakery_ctx *ctx, const char *from, const char *to)
 	}
 	if (src != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot copy '%s'", from);
-		rc = store_fail(db, src, what);
+		rc = db_fail(db, src, what);
 		free(what);
 	}
 	sqlite3_close(db);
@@ -222,7 +222,7 @@ copy_database(struct copy *c, const char *path, const char *rel,
 		return 0;
 	c->recopied++;
 	if (unlink(to) != 0 && errno != ENOENT)
-		return bakery_fail(store_errno_code(errno), "cannot replace "
+		return bakery_fail(db_errno_code(errno), "cannot replace "
 		    "'%s': %s", to, strerror(errno));
 	return copy_file(c, path, to, st);
 }
@@ -246,7 +246,7 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	char *to = bakery_xasprintf("%s/%s", c->to, rel);
 	if (flag == FTW_D) {
 		if (mkdir(to, 0700) != 0 && !(c->held && errno == EEXIST))
-			c->rc = bakery_fail(store_errno_code(errno), "cannot "
+			c->rc = bakery_fail(db_errno_code(errno), "cannot "
 			    "create folder '%s': %s", to, strerror(errno));
 	} else if (flag == FTW_F && S_ISREG(st->st_mode)) {
 		/* The queue is copied while the home is held (copy_held). */
@@ -257,7 +257,7 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 		else if (!c->held || unlink(to) == 0 || errno == ENOENT)
 			c->rc = copy_bytes(path, to);
 	} else if ((flag == FTW_DNR || flag == FTW_NS) && c->held) {
-		c->rc = bakery_fail(store_errno_code(errno), "cannot read "
+		c->rc = bakery_fail(db_errno_code(errno), "cannot read "
 		    "'%s': %s", path, strerror(errno));
 	} else if (!c->held && flag != FTW_DNR && flag != FTW_NS) {
 		bakery_log(LOG_WARN, "backup_skipped", "path", path, "why",
@@ -285,7 +285,7 @@ prune_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	struct stat sb;
 	if (lstat(home, &sb) != 0 && errno == ENOENT &&
 	    (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0)
-		c->rc = bakery_fail(store_errno_code(errno), "cannot remove "
+		c->rc = bakery_fail(db_errno_code(errno), "cannot remove "
 		    "'%s': %s", path, strerror(errno));
 	free(home);
 	return c->rc ? FTW_STOP : FTW_CONTINUE;
@@ -304,7 +304,7 @@ sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (fd >= 0)
 		close(fd);
 	if (!ok) {
-		c->rc = bakery_fail(store_errno_code(err), "cannot sync "
+		c->rc = bakery_fail(db_errno_code(err), "cannot sync "
 		    "'%s': %s", path, strerror(err));
 		return FTW_STOP;
 	}
@@ -332,7 +332,7 @@ release(struct hold *h)
 		sqlite3_close(h->queue);
 	}
 	for (size_t i = 0; i < h->n; i++) {
-		store_unlock_sandbox(h->locks[i]);
+		home_unlock_sandbox(h->locks[i]);
 		free(h->names[i]);
 	}
 	free(h->names);
@@ -348,7 +348,7 @@ hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
 	int rc = 0;
 	h->locks = bakery_xmalloc((n + 1) * sizeof *h->locks);
 	for (; h->n < n && !rc; h->n++) {
-		rc = store_lock_sandbox(ctx, h->names[h->n], 1, 0,
+		rc = home_lock_sandbox(ctx, h->names[h->n], 1, 0,
 		    &h->locks[h->n]);
 		/* No lock file and none can be made: not held, so refused. */
 		if (!rc && h->locks[h->n] < 0)
@@ -365,7 +365,7 @@ hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
 		src = sqlite3_exec(h->queue, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	}
 	if (src != SQLITE_OK)
-		rc = store_fail(h->queue, src, "cannot hold the queue still");
+		rc = db_fail(h->queue, src, "cannot hold the queue still");
 	return rc;
 }
 
@@ -471,7 +471,7 @@ finish(struct copy *c, const char *dir, const char *parent)
 	bakery_crash_point("backup.before_rename");
 	if (rename(c->to, dir) != 0)
 		return bakery_fail(errno == ENOTEMPTY || errno == EEXIST ||
-		    errno == ENOTDIR ? EX_CANTCREAT : store_errno_code(errno),
+		    errno == ENOTDIR ? EX_CANTCREAT : db_errno_code(errno),
 		    "cannot rename the copy to '%s': %s", dir, strerror(errno));
 	file_sync_dir(parent);
 	return 0;
@@ -482,7 +482,7 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 {
 	*report = jv_invalid();
 	char *queue = queue_file(ctx), *parent = NULL;
-	int rc = store_home_exists(ctx);
+	int rc = home_exists(ctx);
 	if (!rc)
 		rc = check_target(ctx, dir, &parent);
 	if (!rc && !queue)
@@ -493,7 +493,7 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 	char *tmp = rc ? NULL : bakery_xasprintf("%s/.%s.partial-XXXXXX",
 	    parent, basename(base));
 	if (tmp && !mkdtemp(tmp))
-		rc = bakery_fail(store_errno_code(errno), "cannot create a "
+		rc = bakery_fail(db_errno_code(errno), "cannot create a "
 		    "folder beside '%s': %s", dir, strerror(errno));
 	struct copy c = { .ctx = ctx, .to = tmp, .queue = queue };
 	mode_t mask = umask(077);
@@ -519,7 +519,7 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 		rc = finish(&c, dir, parent);
 	umask(mask);
 	if (rc && tmp && access(tmp, F_OK) == 0)
-		store_remove_tree(tmp);
+		home_remove_tree(tmp);
 	if (!rc) {
 		jv r = jv_object();
 		r = jv_object_set(r, jv_string("backup"), jv_string(dir));

@@ -11,10 +11,10 @@
  * held still where it matters:
  *
  *   0. a first pass, unheld: every SQLite file but the queue copied with
- *      VACUUM INTO from a read-only connection (store_open_reader), each
+ *      VACUUM INTO from a read-only connection (db_open_reader), each
  *      with a stamp of its file's, -wal's and journal's inode, size and
  *      modification time; the other files as bytes;
- *   1. every sandbox's lock (store_lock_sandbox), exclusively, in name
+ *   1. every sandbox's lock (home_lock_sandbox), exclusively, in name
  *      order, as the wipe takes one: no object of the home is open, so
  *      no outbox, seen table, alarm entry or clock floor changes;
  *   2. the queue's write lock (BEGIN IMMEDIATE on a connection of its
@@ -62,7 +62,7 @@
  * counts the SQLite files copied again while held, the queue aside. EX_CANTCREAT when dir exists
  * and is not an empty folder; EX_USAGE when it is inside the home;
  * EX_CONFIG for no home or a queue on NATS; EX_TEMPFAIL when a lock is
- * held past the busy timeout; I/O errors as store_errno_code. */
+ * held past the busy timeout; I/O errors as db_errno_code. */
 int backup_run(bakery_ctx *ctx, const char *dir, jv *report);
 
 #endif

@@ -35,7 +35,7 @@ billing_webhook_secret(bakery_ctx *ctx, char **secret)
 		return 0;
 	}
 	char *path = bakery_xasprintf("%s/webhook-secret", ctx->home);
-	int rc = store_make_home(ctx);
+	int rc = home_make(ctx);
 	if (!rc && access(path, F_OK) != 0 && errno == ENOENT) {
 		/* First use: a fresh secret, put in place whole; when another
 		 * process won the race, its secret is the one read. */
@@ -213,7 +213,7 @@ billing_payments(sqlite3 *db, const char *address, jv *out)
 		*out = jv_array_append(*out, f);
 	}
 	sqlite3_finalize(st);
-	return src == SQLITE_DONE ? 0 : store_fail(db, src, address);
+	return src == SQLITE_DONE ? 0 : db_fail(db, src, address);
 }
 
 jv

@@ -62,7 +62,7 @@ int billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 /* The payments kept in one billing object's file (db, opened by the
  * caller, read-only or not): *out, an array of {order, payment_intent,
  * flag, reason, amount_cents, currency} in the order received; flag and
- * reason are null for the payment that counted. 0, or store_fail's code
+ * reason are null for the payment that counted. 0, or db_fail's code
  * naming address. */
 int billing_payments(sqlite3 *db, const char *address, jv *out);
 

@@ -30,7 +30,7 @@
 static void
 print_gateway(const char *home)
 {
-	char *h = home ? bakery_xstrdup(home) : store_default_home();
+	char *h = home ? bakery_xstrdup(home) : home_default();
 	gateway_kind g;
 	if (gateway_read(h, &g))
 		printf("gateway unknown: %s\n", bakery_error());
@@ -45,7 +45,7 @@ cli_print_version(const char *home)
 {
 	printf("%s %s\n", bakery_prog, BAKERY_VERSION);
 	printf("sqlite %s (%s, journal_mode=%s)\n", sqlite3_libversion(),
-	    BAKERY_SQLITE_LINK, store_journal_mode());
+	    BAKERY_SQLITE_LINK, wal_journal_mode());
 	printf("libjq %s (compile time)\n", BAKERY_JQ_VERSION);
 	/* Loaded here only to be named (lazy.h). */
 	if (lazy_curl() == 0)

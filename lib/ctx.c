@@ -24,7 +24,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url)
 {
 	memset(ctx, 0, sizeof *ctx);
-	ctx->home = home ? bakery_xstrdup(home) : store_default_home();
+	ctx->home = home ? bakery_xstrdup(home) : home_default();
 	if (!sandbox)
 		sandbox = getenv("BAKERY_SANDBOX");
 	if (!sandbox || !*sandbox)
@@ -58,7 +58,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	    strcmp(sync, "full") != 0)
 		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
 		    "want full or normal");
-	return store_layout_init(ctx);
+	return home_layout_init(ctx);
 }
 
 void

@@ -34,7 +34,7 @@ struct bakery_ctx {
 /* Fills ctx from flags (may be NULL) and the environment: BAKERY_SANDBOX,
  * BAKERY_QUEUE, BAKERY_SYNC, BAKERY_BUSY_TIMEOUT_MS, BAKERY_ALARM_DELAY,
  * BAKERY_NOW are checked here (EX_CONFIG; a bad sandbox name EX_USAGE),
- * then store_layout_init finds or migrates the home's layout. */
+ * then home_layout_init finds or migrates the home's layout. */
 int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
 /* Closes the handles opened on first use and frees ctx's strings. */

@@ -25,7 +25,7 @@
 int store_look_only;
 
 int
-store_errno_code(int err)
+db_errno_code(int err)
 {
 	switch (err) {
 	case ENOSPC:
@@ -42,7 +42,7 @@ store_errno_code(int err)
 }
 
 jv
-store_column_time(sqlite3_stmt *st, int col)
+db_column_time(sqlite3_stmt *st, int col)
 {
 	if (sqlite3_column_type(st, col) == SQLITE_NULL)
 		return jv_null();
@@ -50,7 +50,7 @@ store_column_time(sqlite3_stmt *st, int col)
 }
 
 int
-store_fail(sqlite3 *db, int rc, const char *what)
+db_fail(sqlite3 *db, int rc, const char *what)
 {
 	int code;
 	switch (rc & 0xff) {
@@ -81,14 +81,14 @@ store_fail(sqlite3 *db, int rc, const char *what)
 }
 
 int
-store_exec(sqlite3 *db, const char *sql)
+db_exec(sqlite3 *db, const char *sql)
 {
 	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-	return rc == SQLITE_OK ? 0 : store_fail(db, rc, "cannot write");
+	return rc == SQLITE_OK ? 0 : db_fail(db, rc, "cannot write");
 }
 
 int
-store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+db_run(sqlite3 *db, const char *what, int n, const char *const *sql,
     const char *types, ...)
 {
 	const char *text[8];
@@ -105,7 +105,7 @@ store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
 			text[k] = va_arg(ap, const char *);
 	}
 	va_end(ap);
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	for (int i = 0; i < n && !rc; i++) {
 		sqlite3_stmt *st;
 		int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
@@ -121,23 +121,23 @@ store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
 			sqlite3_finalize(st);
 		}
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, what);
+			rc = db_fail(db, src, what);
 	}
 	if (!rc)
-		rc = store_commit(db);
-	store_rollback(db);
+		rc = db_commit(db);
+	db_rollback(db);
 	return rc;
 }
 
 int
-store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
+db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
     sqlite3_stmt **st)
 {
-	size_t empty = STORE_STMTS;
-	for (size_t i = 0; i < STORE_STMTS; i++) {
+	size_t empty = DB_STMTS;
+	for (size_t i = 0; i < DB_STMTS; i++) {
 		sqlite3_stmt *s = c->slot[i].st;
 		if (!s) {
-			if (empty == STORE_STMTS)
+			if (empty == DB_STMTS)
 				empty = i;
 		} else if (c->slot[i].sql == sql && !sqlite3_stmt_busy(s) &&
 		    strcmp(sqlite3_sql(s), sql) == 0) {
@@ -148,8 +148,8 @@ store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
 	/* A full cache, or the same statement already stepping: one for
 	 * this use only. */
 	int rc = sqlite3_prepare_v3(db, sql, -1,
-	    empty < STORE_STMTS ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL);
-	if (rc == SQLITE_OK && *st && empty < STORE_STMTS) {
+	    empty < DB_STMTS ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL);
+	if (rc == SQLITE_OK && *st && empty < DB_STMTS) {
 		c->slot[empty].sql = sql;
 		c->slot[empty].st = *st;
 	}
@@ -157,9 +157,9 @@ store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
 }
 
 void
-store_release(store_stmts *c, sqlite3_stmt *st)
+db_release(db_stmts *c, sqlite3_stmt *st)
 {
-	for (size_t i = 0; st && i < STORE_STMTS; i++) {
+	for (size_t i = 0; st && i < DB_STMTS; i++) {
 		if (c->slot[i].st == st) {
 			sqlite3_reset(st);
 			sqlite3_clear_bindings(st);
@@ -170,9 +170,9 @@ store_release(store_stmts *c, sqlite3_stmt *st)
 }
 
 void
-store_stmts_free(store_stmts *c)
+db_stmts_free(db_stmts *c)
 {
-	for (size_t i = 0; i < STORE_STMTS; i++) {
+	for (size_t i = 0; i < DB_STMTS; i++) {
 		sqlite3_finalize(c->slot[i].st);
 		c->slot[i].st = NULL;
 		c->slot[i].sql = NULL;
@@ -180,35 +180,35 @@ store_stmts_free(store_stmts *c)
 }
 
 void
-store_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed)
+db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed)
 {
-	if (ctx->sync_normal || strcmp(store_journal_mode(), "wal") != 0)
+	if (ctx->sync_normal || strcmp(wal_journal_mode(), "wal") != 0)
 		return;
 	sqlite3_exec(db, relaxed ? "PRAGMA synchronous=NORMAL"
 				 : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
 }
 
 int
-store_begin(sqlite3 *db)
+db_begin(sqlite3 *db)
 {
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0
-			       : store_fail(db, rc, "cannot begin a transaction");
+			       : db_fail(db, rc, "cannot begin a transaction");
 }
 
 int
-store_commit(sqlite3 *db)
+db_commit(sqlite3 *db)
 {
 	int rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		return 0;
-	int code = store_fail(db, rc, "cannot commit");
-	store_rollback(db);
+	int code = db_fail(db, rc, "cannot commit");
+	db_rollback(db);
 	return code;
 }
 
 void
-store_rollback(sqlite3 *db)
+db_rollback(sqlite3 *db)
 {
 	if (!sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -226,7 +226,7 @@ store_rollback(sqlite3 *db)
 #define BUSY_SLOW_MS 5
 
 int
-store_busy_wait(void *timeout_ms, int tries)
+db_busy_wait(void *timeout_ms, int tries)
 {
 	long waited_ms = tries <= BUSY_FAST_TRIES ? tries
 	    : BUSY_FAST_TRIES + (long)(tries - BUSY_FAST_TRIES) * BUSY_SLOW_MS;
@@ -240,7 +240,7 @@ static void
 set_busy(bakery_ctx *ctx, sqlite3 *db)
 {
 	/* The timeout itself, not ctx: a connection may outlive its ctx. */
-	sqlite3_busy_handler(db, store_busy_wait,
+	sqlite3_busy_handler(db, db_busy_wait,
 	    (void *)(intptr_t)ctx->busy_timeout_ms);
 }
 
@@ -259,26 +259,26 @@ refuse_odd_file(const char *path)
 	return 0;
 }
 
-/* Makes path's file for store_open to create it: the home and folders
+/* Makes path's file for db_open to create it: the home and folders
  * it lies in, and the file itself (made whole in WAL mode). *made is set
  * when this call made it. */
 static int
-create_file(bakery_ctx *ctx, const char *path, const store_schema *schema,
+create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
     int *made)
 {
 	size_t hl = strlen(ctx->home);
 	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
-	    ? store_make_home(ctx) : 0;
+	    ? home_make(ctx) : 0;
 	char *dir = bakery_xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	if (!rc && slash && slash != dir) {
 		*slash = '\0';
-		rc = store_mkdirs(dir);
+		rc = home_mkdirs(dir);
 	}
 	free(dir);
-	if (!rc && strcmp(store_journal_mode(), "wal") == 0 &&
+	if (!rc && strcmp(wal_journal_mode(), "wal") == 0 &&
 	    access(path, F_OK) != 0)
-		rc = store_make_wal_file(path, schema, made);
+		rc = wal_make_file(path, schema, made);
 	if (rc)
 		return rc;
 	/* Created here, not by SQLite, so that it is 0600 whatever the
@@ -294,7 +294,7 @@ create_file(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	if (fd < 0 && errno == EEXIST)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return bakery_fail(store_errno_code(errno),
+		return bakery_fail(db_errno_code(errno),
 		    "cannot create '%s': %s", path, strerror(errno));
 	close(fd);
 	return 0;
@@ -312,16 +312,16 @@ open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
 	    "PRAGMA trusted_schema=OFF;", ctx->sync_normal ? "NORMAL" : "FULL");
 	if (rc == SQLITE_OK) {
 		set_busy(ctx, *db);
-		store_wal_keep(ctx, *db);
+		wal_keep(ctx, *db);
 		rc = sqlite3_exec(*db, pragmas, NULL, NULL, NULL);
 	}
 	free(pragmas);
 	/* The journal mode, but not on an empty file this call may not give
 	 * a schema (migrate refuses it): journal_mode=WAL would write its
 	 * first page. */
-	if (rc == SQLITE_OK && (create || store_user_version(*db) != 0)) {
+	if (rc == SQLITE_OK && (create || schema_version(*db) != 0)) {
 		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
-		    store_journal_mode());
+		    wal_journal_mode());
 		rc = sqlite3_exec(*db, mode, NULL, NULL, NULL);
 		free(mode);
 	}
@@ -330,25 +330,25 @@ open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
 
 /* A file made whole above is as new as one given its schema here: its
  * first change is this caller's (the transaction is left open;
- * store_drop_unborn removes it if that fails). Its first page is
+ * wal_drop_unborn removes it if that fails). Its first page is
  * rewritten (the version it has), so that the transaction writes the
  * file even when the change is rolled back and the schema kept alone
  * (object_rollback): then it commits as one given its schema here
  * would. */
 static int
-begin_made(sqlite3 *db, const store_schema *schema)
+begin_made(sqlite3 *db, const schema_def *schema)
 {
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	char *bump = bakery_xasprintf("PRAGMA user_version = %d",
 	    schema->count);
 	if (!rc)
-		rc = store_exec(db, bump);
+		rc = db_exec(db, bump);
 	free(bump);
 	return rc;
 }
 
 int
-store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
+db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
     int create, sqlite3 **out)
 {
 	*out = NULL;
@@ -363,8 +363,8 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 		 * nothing, not even the -shm. Anything else (missing, empty,
 		 * foreign, an older schema to migrate) goes the usual way,
 		 * with its usual message. */
-		if (store_open_readonly(ctx, path, schema, out) == 0 &&
-		    store_user_version(*out) == schema->count)
+		if (db_open_readonly(ctx, path, schema, out) == 0 &&
+		    schema_version(*out) == schema->count)
 			return 0;
 		sqlite3_close(*out);
 		*out = NULL;
@@ -381,11 +381,11 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 	int rc = open_configured(ctx, path, create, &db);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
-		rc = store_fail(db, rc, what);
+		rc = db_fail(db, rc, what);
 		free(what);
 	} else {
-		rc = store_migrate(db, schema, path, create, create == STORE_CREATE_BEGUN);
-		if (!rc && made && create == STORE_CREATE_BEGUN &&
+		rc = schema_migrate(db, schema, path, create, create == DB_OPEN_CREATE_BEGUN);
+		if (!rc && made && create == DB_OPEN_CREATE_BEGUN &&
 		    sqlite3_get_autocommit(db))
 			rc = begin_made(db, schema);
 	}
@@ -393,7 +393,7 @@ store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
 		/* A file this call made and could not give its schema is
 		 * removed: no empty file is left to look like an object. */
 		if (made)
-			store_drop_unborn(db, path);
+			wal_drop_unborn(db, path);
 		sqlite3_close(db);
 		return rc;
 	}
@@ -485,7 +485,7 @@ reader_path_ok(const char *path)
 }
 
 int
-store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
+db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
 {
 	*out = NULL;
 	int bad = reader_path_ok(path);
@@ -495,7 +495,7 @@ store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
 	int rc = open_version(ctx, path, out, &version);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot read '%s'", path);
-		rc = store_fail(*out, rc, what);
+		rc = db_fail(*out, rc, what);
 		free(what);
 		sqlite3_close(*out);
 		*out = NULL;
@@ -504,8 +504,8 @@ store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
 }
 
 int
-store_open_readonly(bakery_ctx *ctx, const char *path,
-    const store_schema *schema, sqlite3 **out)
+db_open_readonly(bakery_ctx *ctx, const char *path,
+    const schema_def *schema, sqlite3 **out)
 {
 	*out = NULL;
 	int bad = reader_path_ok(path);
@@ -516,7 +516,7 @@ store_open_readonly(bakery_ctx *ctx, const char *path,
 	int rc = open_version(ctx, path, &db, &version);
 	char *what = bakery_xasprintf("cannot read '%s'", path);
 	if (rc != SQLITE_OK)
-		rc = store_fail(db, rc, what);
+		rc = db_fail(db, rc, what);
 	else if (version == 0)
 		rc = bakery_fail(EX_NOINPUT, "%s: no schema yet", what);
 	else if (version < schema->read_from || version > schema->count)

@@ -25,22 +25,22 @@ typedef struct bakery_ctx bakery_ctx;
 extern int store_look_only;
 
 /* Opens path with schema; create=0 and store_look_only: read-only, as
- * store_open_readonly, when the file has the current schema.
+ * db_open_readonly, when the file has the current schema.
  * create=0 fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
  * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is
- * EX_CONFIG, here and in store_open_readonly: never followed, never
+ * EX_CONFIG, here and in db_open_readonly: never followed, never
  * waited on (SQLITE_OPEN_NOFOLLOW). In WAL a new file is made whole
  * under a temporary name and renamed into place (wal.c, "A new file in
  * WAL"); a missing one, in a rollback journal, is created empty and given
  * its schema in its first transaction.
- * create=STORE_CREATE_BEGUN: a file that needs its schema gets it in a
+ * create=DB_OPEN_CREATE_BEGUN: a file that needs its schema gets it in a
  * write transaction that is left open (sqlite3_get_autocommit() is 0), so
  * that the caller's first change commits with it: one commit, not two.
  * Test hook: BAKERY_FAIL_WRITE_AT (lib/testvfs.h) is registered here,
  * before the first open. */
-#define STORE_CREATE_BEGUN 2
-int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
+#define DB_OPEN_CREATE_BEGUN 2
+int db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
     int create, sqlite3 **db);
 /* Opens an existing file for reading only, for tools that look and must
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
@@ -48,21 +48,21 @@ int store_open(bakery_ctx *ctx, const char *path, const store_schema *schema,
  * EX_NOINPUT when the file is missing or has no schema yet (a file being
  * created); EX_CONFIG when its schema version is not between
  * schema->read_from and schema->count. */
-int store_open_readonly(bakery_ctx *ctx, const char *path,
-    const store_schema *schema, sqlite3 **db);
+int db_open_readonly(bakery_ctx *ctx, const char *path,
+    const schema_def *schema, sqlite3 **db);
 /* The same reader for any SQLite file, whatever its schema (bakery-doctor's
  * quick_check, bakery-backup's VACUUM INTO): nothing created, nothing
  * written, query_only. EX_NOINPUT when the file is missing. */
-int store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
+int db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
 
 /* The exit code for a failed file operation's errno: full disk or I/O
  * 74, permission or a read-only file system 77, else 73. */
-int store_errno_code(int err);
+int db_errno_code(int err);
 /* Records "WHAT: sqlite's message" with the exit code for rc. */
-int store_fail(sqlite3 *db, int rc, const char *what);
+int db_fail(sqlite3 *db, int rc, const char *what);
 /* The busy handler (timeout_ms the timeout itself, as a pointer): tries
  * again every millisecond for the first 100, then every 5, up to it. */
-int store_busy_wait(void *timeout_ms, int tries);
+int db_busy_wait(void *timeout_ms, int tries);
 
 /* relaxed=1: the connection's next commits run at synchronous=NORMAL,
  * for a commit whose loss on a power cut loses and doubles nothing (the
@@ -70,18 +70,18 @@ int store_busy_wait(void *timeout_ms, int tries);
  * relaxed=0: back to FULL. In WAL only: a rollback journal at NORMAL
  * may corrupt a file on an old filesystem, and stays FULL. Nothing with
  * BAKERY_SYNC=normal, where every commit is NORMAL already. */
-void store_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed);
-int store_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
-int store_commit(sqlite3 *db);
-void store_rollback(sqlite3 *db); /* safe when no transaction is open */
-int store_exec(sqlite3 *db, const char *sql);
+void db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed);
+int db_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
+int db_commit(sqlite3 *db);
+void db_rollback(sqlite3 *db); /* safe when no transaction is open */
+int db_exec(sqlite3 *db, const char *sql);
 /* Runs n statements in one write transaction of their own (BEGIN
  * IMMEDIATE, each stepped once, COMMIT), all bound to the same parameters:
  * types names them in order, 't' a string (const char *), 'i' an integer
  * (int64_t), bound to ?1, ?2, ... (at most 8); a statement with fewer
  * parameters leaves the rest. A failure rolls back every one and is
- * store_fail's "WHAT: sqlite's message". */
-int store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+ * db_fail's "WHAT: sqlite's message". */
+int db_run(sqlite3 *db, const char *what, int n, const char *const *sql,
     const char *types, ...);
 /*
  * Prepared statements kept for the life of a connection. A command or a
@@ -89,23 +89,23 @@ int store_run(sqlite3 *db, const char *what, int n, const char *const *sql,
  * one again cost as much CPU as the rest of the work together. A
  * statement is found again by the address of its SQL text and its text
  * is compared before it is used, so any string is safe to pass; literals
- * are what hit. store_stmts_free before the connection closes.
+ * are what hit. db_stmts_free before the connection closes.
  */
-#define STORE_STMTS 32
-typedef struct store_stmts {
+#define DB_STMTS 32
+typedef struct db_stmts {
 	struct {
 		const char *sql; /* the caller's pointer: compared, not read */
 		sqlite3_stmt *st;
-	} slot[STORE_STMTS];
-} store_stmts;
+	} slot[DB_STMTS];
+} db_stmts;
 /* An SQLite result code; *st is ready to bind and step. */
-int store_prepare(sqlite3 *db, store_stmts *c, const char *sql,
+int db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
     sqlite3_stmt **st);
 /* Done with st: reset (and bindings cleared) when kept, else finalized. */
-void store_release(store_stmts *c, sqlite3_stmt *st);
-void store_stmts_free(store_stmts *c);
+void db_release(db_stmts *c, sqlite3_stmt *st);
+void db_stmts_free(db_stmts *c);
 
 /* A time column (ms) as a JSON string, or null when the column is NULL. */
-jv store_column_time(sqlite3_stmt *st, int col);
+jv db_column_time(sqlite3_stmt *st, int col);
 
 #endif

@@ -14,7 +14,7 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type, const char *envelope, const char *error, int attempts)
 {
 	sqlite3 *db;
-	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -26,7 +26,7 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
 		" attempts = excluded.attempts, times = times + 1,"
 		" updated_at = excluded.updated_at",
 	};
-	rc = store_run(db, "cannot store dead letter", 1, sql, "ttttii", id,
+	rc = db_run(db, "cannot store dead letter", 1, sql, "ttttii", id,
 	    type, envelope, error, (int64_t)attempts, bakery_now_ms());
 	sqlite3_close(db);
 	return rc;
@@ -98,7 +98,7 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	*out = jv_array();
 	if (!sandbox)
 		sandbox = ctx->sandbox;
-	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (rc)
@@ -110,7 +110,7 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	    " WHERE ?1 IS NULL OR event_id = ?1 ORDER BY stored_at, event_id",
 	    -1, &st, NULL);
 	if (src != SQLITE_OK) {
-		rc = store_fail(db, src, "cannot read dead letters");
+		rc = db_fail(db, src, "cannot read dead letters");
 		sqlite3_close(db);
 		return rc;
 	}
@@ -118,7 +118,7 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	while ((src = sqlite3_step(st)) == SQLITE_ROW)
 		*out = jv_array_append(*out, row_to_jv(st, sandbox));
 	if (src != SQLITE_DONE)
-		rc = store_fail(db, src, "cannot read dead letters");
+		rc = db_fail(db, src, "cannot read dead letters");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return rc;
@@ -151,13 +151,13 @@ int
 deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 {
 	sqlite3 *db;
-	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
 		"DELETE FROM dead_letters WHERE event_id = ?",
 	};
-	rc = store_run(db, "cannot delete dead letter", 1, sql, "t", id);
+	rc = db_run(db, "cannot delete dead letter", 1, sql, "t", id);
 	sqlite3_close(db);
 	return rc;
 }
@@ -170,7 +170,7 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type)
 {
 	sqlite3 *db;
-	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -186,7 +186,7 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
 		" (SELECT 1 FROM dead_letters WHERE event_id = ?1)",
 		"DELETE FROM dead_letters WHERE event_id = ?1",
 	};
-	rc = store_run(db, "cannot forget dead letter", 3, sql, "tti", id,
+	rc = db_run(db, "cannot forget dead letter", 3, sql, "tti", id,
 	    type ? type : "", bakery_now_ms());
 	sqlite3_close(db);
 	return rc;

@@ -179,7 +179,7 @@ type_name(mode_t m)
 static void
 note_lock(struct doctor *d, const char *base)
 {
-	char *name = store_lock_file_sandbox(base);
+	char *name = home_lock_file_sandbox(base);
 	if (!name)
 		return;
 	d->locks = bakery_xrealloc(d->locks, (d->n_locks + 1) * sizeof *d->locks);
@@ -416,7 +416,7 @@ static int
 quick_check(bakery_ctx *ctx, const char *path)
 {
 	sqlite3 *db;
-	int rc = store_open_reader(ctx, path, &db);
+	int rc = db_open_reader(ctx, path, &db);
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
@@ -433,7 +433,7 @@ quick_check(bakery_ctx *ctx, const char *path)
 	}
 	if (!rc && src != SQLITE_OK) {
 		char *what = bakery_xasprintf("'%s'", path);
-		rc = store_fail(db, src, what);
+		rc = db_fail(db, src, what);
 		free(what);
 	}
 	sqlite3_close(db);
@@ -499,10 +499,10 @@ check_clock(struct doctor *d)
 	char at[32], ts[32];
 	bakery_format_time(now, ts, sizeof ts);
 	for (size_t i = 0; i < d->n_locks; i++) {
-		char *path = store_sandbox_lock_path(d->ctx, d->locks[i]);
+		char *path = home_sandbox_lock_path(d->ctx, d->locks[i]);
 		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		free(path);
-		int64_t floor = store_lock_floor(fd);
+		int64_t floor = home_lock_floor(fd);
 		if (fd >= 0)
 			close(fd);
 		if (floor > latest)

@@ -1,7 +1,7 @@
 /*
  * doctor.h — a home checked as an operator would before trusting it
  * (bakery-doctor(1)). Reads, never writes: every SQLite file is opened
- * read-only (store_open_reader), nothing is created, no lock is taken.
+ * read-only (db_open_reader), nothing is created, no lock is taken.
  *
  * Owns: the list of checks, their order and what each one means by ok,
  * warn and FAIL:

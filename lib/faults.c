@@ -21,7 +21,7 @@ int
 fault_is_set(bakery_ctx *ctx, const char *sandbox, const char *name)
 {
 	sqlite3 *db;
-	if (store_open_sandbox(ctx, sandbox, 0, &db))
+	if (home_open_sandbox(ctx, sandbox, 0, &db))
 		return 0;
 	sqlite3_stmt *st;
 	int set = 0;
@@ -43,10 +43,10 @@ fault_write(bakery_ctx *ctx, const char *sandbox, const char *name,
 		return bakery_fail(EX_USAGE, "unknown fault: '%s': %s", name,
 		    "want kitchen-refuses or queue-refuses");
 	sqlite3 *db;
-	int rc = store_open_sandbox(ctx, sandbox, 1, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
-	rc = store_run(db, "cannot write fault", 1, &sql, "ti", name,
+	rc = db_run(db, "cannot write fault", 1, &sql, "ti", name,
 	    bakery_now_ms());
 	sqlite3_close(db);
 	return rc;
@@ -71,7 +71,7 @@ fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
 	*out = jv_array();
 	sqlite3 *db;
-	int rc = store_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (rc)
@@ -80,7 +80,7 @@ fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 	rc = sqlite3_prepare_v2(db,
 	    "SELECT name, set_at FROM faults ORDER BY name", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		rc = store_fail(db, rc, "cannot read faults");
+		rc = db_fail(db, rc, "cannot read faults");
 		sqlite3_close(db);
 		return rc;
 	}

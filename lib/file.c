@@ -19,7 +19,7 @@ static int
 io_fail(const char *what, const char *path)
 {
 	int err = errno;
-	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
+	return bakery_fail(db_errno_code(err), "cannot %s '%s': %s", what,
 	    path, strerror(err));
 }
 

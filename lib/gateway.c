@@ -67,7 +67,7 @@ gateway_choose(bakery_ctx *ctx, gateway_kind g, gateway_kind *was)
 {
 	*was = GATEWAY_NONE;
 	const char *home = ctx->home;
-	int rc = store_make_home(ctx);
+	int rc = home_make(ctx);
 	if (rc || (rc = gateway_read(home, was)) || *was == g)
 		return rc;
 	if (*was == GATEWAY_STRIPE)

@@ -41,7 +41,7 @@ static const char *const sandbox_migrations[] = {
 	"ALTER TABLE redrives ADD COLUMN dead_stored_at INTEGER;"
 	"ALTER TABLE redrives ADD COLUMN dead_updated_at INTEGER;",
 };
-const store_schema store_sandbox_schema = {
+const schema_def home_sandbox_schema = {
 	"sandbox", sandbox_migrations, 2, 1, NULL
 };
 
@@ -51,7 +51,7 @@ const store_schema store_sandbox_schema = {
 #endif
 
 char *
-store_share_path(const char *name)
+home_share_path(const char *name)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -99,7 +99,7 @@ static int
 layout_fail(bakery_ctx *ctx, const char *what, const char *path)
 {
 	int err = errno;
-	return bakery_fail(store_errno_code(err),
+	return bakery_fail(db_errno_code(err),
 	    "cannot move home '%s' to its new layout: cannot %s '%s': %s",
 	    ctx->home, what, path, strerror(err));
 }
@@ -120,10 +120,10 @@ layout_move_sandboxes(bakery_ctx *ctx, const char *fresh)
 		if (bakery_name_valid(e->d_name) && is_dir(old)) {
 			char *to = bakery_xasprintf("%s/%s", fresh, e->d_name);
 			int lock;
-			rc = store_lock_sandbox(ctx, e->d_name, 1, 1, &lock);
+			rc = home_lock_sandbox(ctx, e->d_name, 1, 1, &lock);
 			if (!rc && rename(old, to) != 0)
 				rc = layout_fail(ctx, "move", old);
-			store_unlock_sandbox(lock);
+			home_unlock_sandbox(lock);
 			free(to);
 			if (!rc)
 				bakery_crash_point("layout.after_move");
@@ -176,7 +176,7 @@ layout_migrate(bakery_ctx *ctx)
 }
 
 int
-store_layout_init(bakery_ctx *ctx)
+home_layout_init(bakery_ctx *ctx)
 {
 	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
 	struct stat sb;
@@ -213,12 +213,12 @@ store_layout_init(bakery_ctx *ctx)
 }
 
 int
-store_make_home(bakery_ctx *ctx)
+home_make(bakery_ctx *ctx)
 {
 	if (!ctx->home_pending)
 		return 0;
 	ctx->home_pending = 0; /* the migration takes sandbox locks */
-	int rc = store_mkdirs(ctx->home);
+	int rc = home_mkdirs(ctx->home);
 	if (!rc)
 		rc = layout_migrate(ctx);
 	if (rc)
@@ -227,7 +227,7 @@ store_make_home(bakery_ctx *ctx)
 }
 
 int
-store_home_exists(bakery_ctx *ctx)
+home_exists(bakery_ctx *ctx)
 {
 	if (ctx->home_pending)
 		return bakery_fail(EX_CONFIG, "no such home: '%s' (-H, "
@@ -236,7 +236,7 @@ store_home_exists(bakery_ctx *ctx)
 }
 
 char *
-store_default_home(void)
+home_default(void)
 {
 	const char *v;
 	if ((v = getenv("BAKERY_HOME")) && *v)
@@ -266,7 +266,7 @@ remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 }
 
 int
-store_remove_tree(const char *path)
+home_remove_tree(const char *path)
 {
 	if (access(path, F_OK) != 0)
 		return 0;
@@ -277,7 +277,7 @@ store_remove_tree(const char *path)
 }
 
 int
-store_mkdirs(const char *dir)
+home_mkdirs(const char *dir)
 {
 	char *path = bakery_xstrdup(dir);
 	for (char *p = path + 1;; p++) {
@@ -288,7 +288,7 @@ store_mkdirs(const char *dir)
 		int made = mkdir(path, 0700) == 0;
 		if (!made && errno != EEXIST) {
 			int err = errno;
-			int rc = bakery_fail(store_errno_code(err),
+			int rc = bakery_fail(db_errno_code(err),
 			    "cannot create folder '%s': %s", path,
 			    strerror(err));
 			free(path);
@@ -314,28 +314,28 @@ store_mkdirs(const char *dir)
 }
 
 char *
-store_sandbox_dir(bakery_ctx *ctx, const char *sandbox)
+home_sandbox_dir(bakery_ctx *ctx, const char *sandbox)
 {
 	return bakery_xasprintf("%s/%s", ctx->sandboxes,
 	    sandbox ? sandbox : ctx->sandbox);
 }
 
 char *
-store_sandbox_file(bakery_ctx *ctx, const char *sandbox)
+home_sandbox_file(bakery_ctx *ctx, const char *sandbox)
 {
 	return bakery_xasprintf("%s/%s/sandbox.db", ctx->sandboxes,
 	    sandbox ? sandbox : ctx->sandbox);
 }
 
 char *
-store_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
+home_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
 {
 	return bakery_xasprintf("%s/%s/%s.db", ctx->sandboxes,
 	    sandbox ? sandbox : ctx->sandbox, address);
 }
 
 int
-store_check_sandbox(bakery_ctx *ctx, const char **sandbox)
+home_check_sandbox(bakery_ctx *ctx, const char **sandbox)
 {
 	if (!*sandbox)
 		*sandbox = ctx->sandbox;
@@ -346,13 +346,13 @@ store_check_sandbox(bakery_ctx *ctx, const char **sandbox)
 }
 
 char *
-store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
+home_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox)
 {
 	return bakery_xasprintf("%s/.%s.lock", ctx->home, sandbox);
 }
 
 char *
-store_lock_file_sandbox(const char *base)
+home_lock_file_sandbox(const char *base)
 {
 	size_t n = strlen(base);
 	if (n <= 6 || base[0] != '.' || !bakery_ends_with(base, ".lock"))
@@ -365,16 +365,16 @@ store_lock_file_sandbox(const char *base)
 }
 
 int
-store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
+home_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd)
 {
 	*fd = -1;
-	int rc = store_check_sandbox(ctx, &sandbox);
+	int rc = home_check_sandbox(ctx, &sandbox);
 	if (!rc && create)
-		rc = store_make_home(ctx);
+		rc = home_make(ctx);
 	if (rc)
 		return rc;
-	char *path = store_sandbox_lock_path(ctx, sandbox);
+	char *path = home_sandbox_lock_path(ctx, sandbox);
 	int lfd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
 	if (lfd < 0 && !create)
 		lfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -382,12 +382,12 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		/* Without create, a home with no lock file that this process
 		 * cannot make (none yet, or read-only) is read unlocked. */
 		int err = errno;
-		rc = !create ? 0 : bakery_fail(store_errno_code(err),
+		rc = !create ? 0 : bakery_fail(db_errno_code(err),
 		    "cannot open '%s': %s", path, strerror(err));
 		free(path);
 		return rc;
 	}
-	/* Polled as a SQLite lock is waited for (store_busy_wait), up to the
+	/* Polled as a SQLite lock is waited for (db_busy_wait), up to the
 	 * same busy timeout. */
 	int err = 0;
 	for (int tries = 0;; tries++) {
@@ -397,7 +397,7 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 		}
 		err = errno;
 		if ((err != EWOULDBLOCK && err != EINTR) ||
-		    !store_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
+		    !db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
 			break;
 	}
 	if (err) {
@@ -415,7 +415,7 @@ store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 }
 
 int64_t
-store_lock_floor(int lock_fd)
+home_lock_floor(int lock_fd)
 {
 	char buf[24];
 	ssize_t n = lock_fd < 0 ? -1 : pread(lock_fd, buf, sizeof buf - 1, 0);
@@ -434,21 +434,21 @@ store_lock_floor(int lock_fd)
 }
 
 void
-store_unlock_sandbox(int fd)
+home_unlock_sandbox(int fd)
 {
 	if (fd >= 0)
 		close(fd);
 }
 
 int
-store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
+home_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
     sqlite3 **db)
 {
-	int rc = store_check_sandbox(ctx, &sandbox);
+	int rc = home_check_sandbox(ctx, &sandbox);
 	if (rc)
 		return rc;
-	char *path = store_sandbox_file(ctx, sandbox);
-	rc = store_open(ctx, path, &store_sandbox_schema, create, db);
+	char *path = home_sandbox_file(ctx, sandbox);
+	rc = db_open(ctx, path, &home_sandbox_schema, create, db);
 	free(path);
 	return rc;
 }
@@ -460,7 +460,7 @@ compare_strings(const void *a, const void *b)
 }
 
 jv
-store_sandbox_names(bakery_ctx *ctx)
+home_sandbox_names(bakery_ctx *ctx)
 {
 	jv names = jv_array();
 	DIR *d = opendir(ctx->sandboxes);

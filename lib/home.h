@@ -12,7 +12,7 @@
  *   queue.db              the embedded queue (sqlite: driver)
  *   alarms.db             the alarm index: which objects may have a due alarm
  *   wipe.db, webhook-secret  the wipe's progress, the test gateway's secret
- *   .SANDBOX.lock         the sandbox's lock against the wipe (store_lock_sandbox)
+ *   .SANDBOX.lock         the sandbox's lock against the wipe (home_lock_sandbox)
  *   .layout               says sandboxes/ holds the sandboxes (a home of
  *                         before had them at HOME/SANDBOX: migrated once)
  * A sandbox's name never meets the home's own files: they live in
@@ -31,28 +31,28 @@
 
 typedef struct bakery_ctx bakery_ctx;
 
-extern const store_schema store_sandbox_schema;
+extern const schema_def home_sandbox_schema;
 
 /* Sets ctx->sandboxes from ctx->home, and moves a home of the old layout
  * (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once, unless
  * store_look_only or the home cannot be written (then it is read as it
  * is); a crash midway is finished by the next program. A home that is
  * not a folder is EX_CONFIG. Called by ctx_init. */
-int store_layout_init(bakery_ctx *ctx);
+int home_layout_init(bakery_ctx *ctx);
 
 /* The home folder: -H, else BAKERY_HOME, else $STATE_DIRECTORY,
  * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
-char *store_default_home(void);
+char *home_default(void);
 
 /* A file of share/ (caller frees): share/NAME of the source tree when the
  * program runs from an uninstalled build (beside bin/, or two up from
  * build/tests/), else SHAREDIR/NAME, which need not exist. */
-char *store_share_path(const char *name);
+char *home_share_path(const char *name);
 
 /* EX_USAGE unless *sandbox (NULL: ctx->sandbox, set in *sandbox) is a
  * sandbox name. */
-int store_check_sandbox(bakery_ctx *ctx, const char **sandbox);
-int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
+int home_check_sandbox(bakery_ctx *ctx, const char **sandbox);
+int home_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
     sqlite3 **db);
 /* The sandbox's lock: HOME/.SANDBOX.lock, outside the folder the wipe
  * renames aside. object_open holds it shared until object_close; the wipe
@@ -62,33 +62,33 @@ int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
  * folder. Waits up to ctx->busy_timeout_ms (then EX_TEMPFAIL). create=0
  * and no HOME: *fd is -1 and nothing is locked, since there is nothing
  * to open; likewise when the lock file is missing and cannot be made. */
-int store_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
+int home_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
     int create, int *fd);
-void store_unlock_sandbox(int fd); /* -1: nothing */
-/* The wipe's clock floor kept in the lock file fd (a store_lock_sandbox
+void home_unlock_sandbox(int fd); /* -1: nothing */
+/* The wipe's clock floor kept in the lock file fd (a home_lock_sandbox
  * fd), 0 if none: see wipe.h, "The clock floor". */
-int64_t store_lock_floor(int lock_fd);
+int64_t home_lock_floor(int lock_fd);
 /* The sandbox whose lock file is named base (".default.lock" ->
  * "default"; caller frees), or NULL when base is not one. */
-char *store_lock_file_sandbox(const char *base);
+char *home_lock_file_sandbox(const char *base);
 /* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
-char *store_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
+char *home_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */
-int store_make_home(bakery_ctx *ctx);
+int home_make(bakery_ctx *ctx);
 /* EX_CONFIG unless HOME is an existing folder: for the programs that
  * look at the whole home, where a missing one is a mistake, not empty. */
-int store_home_exists(bakery_ctx *ctx);
+int home_exists(bakery_ctx *ctx);
 /* Caller frees. */
-char *store_sandbox_file(bakery_ctx *ctx, const char *sandbox);
-char *store_object_path(bakery_ctx *ctx, const char *sandbox,
+char *home_sandbox_file(bakery_ctx *ctx, const char *sandbox);
+char *home_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);
-char *store_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
+char *home_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
 /* The names of the sandbox folders, sorted (jv array of strings); dot
  * files and names that are not sandbox names are left out. */
-jv store_sandbox_names(bakery_ctx *ctx);
-int store_mkdirs(const char *dir);
+jv home_sandbox_names(bakery_ctx *ctx);
+int home_mkdirs(const char *dir);
 /* Removes path and everything under it, links not followed; a missing
  * path is 0 (the wipe's aside folder, a backup's unfinished copy). */
-int store_remove_tree(const char *path);
+int home_remove_tree(const char *path);
 
 #endif

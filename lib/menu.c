@@ -106,7 +106,7 @@ find_menu(void)
 	const char *env = getenv("BAKERY_MENU");
 	if (env && *env)
 		return bakery_xstrdup(env);
-	return store_share_path("menu.tsv");
+	return home_share_path("menu.tsv");
 }
 
 int

@@ -30,15 +30,15 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	if (!rc) {
 		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
 		snprintf(o->address, sizeof o->address, "%s", address);
-		rc = store_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
-		o->floor_ms = store_lock_floor(o->lock_fd);
+		rc = home_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
+		o->floor_ms = home_lock_floor(o->lock_fd);
 	}
 	if (!rc)
 		rc = store_open_object(ctx, sandbox, address,
-		    create ? STORE_CREATE_BEGUN : 0, &o->db);
+		    create ? DB_OPEN_CREATE_BEGUN : 0, &o->db);
 	if (!rc && !sqlite3_get_autocommit(o->db)) {
 		o->schema_pending = o->unborn = 1;
-		rc = store_exec(o->db, "SAVEPOINT schema");
+		rc = db_exec(o->db, "SAVEPOINT schema");
 	}
 	if (rc) {
 		object_close(o);
@@ -54,19 +54,19 @@ object_close(bakery_object *o)
 	if (!o)
 		return;
 	if (o->db) {
-		store_stmts_free(&o->stmts);
-		store_rollback(o->db);
+		db_stmts_free(&o->stmts);
+		db_rollback(o->db);
 		if (o->unborn) {
 			/* Its first commit failed (a full disk): no empty
 			 * file is left to be listed as an object. */
-			char *path = store_object_path(o->ctx, o->sandbox,
+			char *path = home_object_path(o->ctx, o->sandbox,
 			    o->address);
-			store_drop_unborn(o->db, path);
+			wal_drop_unborn(o->db, path);
 			free(path);
 		}
 		sqlite3_close(o->db);
 	}
-	store_unlock_sandbox(o->lock_fd);
+	home_unlock_sandbox(o->lock_fd);
 	jv_free(o->state);
 	free(o);
 }
@@ -74,11 +74,11 @@ object_close(bakery_object *o)
 int
 object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 {
-	int rc = store_prepare(o->db, &o->stmts, sql, st);
+	int rc = db_prepare(o->db, &o->stmts, sql, st);
 	if (rc == SQLITE_OK)
 		return 0;
 	char *what = bakery_xasprintf("cannot use '%s'", o->address);
-	rc = store_fail(o->db, rc, what);
+	rc = db_fail(o->db, rc, what);
 	free(what);
 	return rc;
 }
@@ -86,7 +86,7 @@ object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 void
 object_finish(bakery_object *o, sqlite3_stmt *st)
 {
-	store_release(&o->stmts, st);
+	db_release(&o->stmts, st);
 }
 
 static int
@@ -97,7 +97,7 @@ step_done(bakery_object *o, sqlite3_stmt *st)
 	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
 	char *what = bakery_xasprintf("cannot write '%s'", o->address);
-	rc = store_fail(o->db, rc, what);
+	rc = db_fail(o->db, rc, what);
 	free(what);
 	return rc;
 }
@@ -124,7 +124,7 @@ object_load(bakery_object *o)
 	}
 	object_finish(o, st);
 	if (src != SQLITE_ROW && src != SQLITE_DONE)
-		return store_fail(o->db, src, "cannot read state");
+		return db_fail(o->db, src, "cannot read state");
 	return 0;
 }
 
@@ -132,13 +132,13 @@ int
 object_begin(bakery_object *o)
 {
 	/* A new file's schema transaction is this one already. */
-	int rc = o->schema_pending ? 0 : store_begin(o->db);
+	int rc = o->schema_pending ? 0 : db_begin(o->db);
 	if (rc)
 		return rc;
 	o->dirty = 0;
 	o->recorded = 0;
 	if ((rc = object_load(o)))
-		store_rollback(o->db);
+		db_rollback(o->db);
 	return rc;
 }
 
@@ -148,14 +148,14 @@ object_rollback(bakery_object *o)
 	/* The change goes; a new file's schema stays, as it would have had
 	 * it been committed on its own. A file that holds nothing but its
 	 * schema is still unborn: object_close leaves it to
-	 * store_drop_unborn, which removes one made whole in WAL (nothing
+	 * wal_drop_unborn, which removes one made whole in WAL (nothing
 	 * in its -wal) and keeps one given its schema here. */
 	if (o->schema_pending && !sqlite3_get_autocommit(o->db) &&
-	    (store_exec(o->db, "ROLLBACK TO schema") || store_commit(o->db)))
+	    (db_exec(o->db, "ROLLBACK TO schema") || db_commit(o->db)))
 		bakery_log(LOG_WARN, "schema_error", "object", o->address,
 		    "error", bakery_error(), (char *)NULL);
 	o->schema_pending = 0;
-	store_rollback(o->db);
+	db_rollback(o->db);
 	o->dirty = 0;
 	o->recorded = 0;
 }
@@ -178,7 +178,7 @@ object_savepoint(bakery_object *o, object_saved *sp)
 	sp->recorded = o->recorded;
 	int rc = still_begun(o);
 	if (!rc)
-		rc = store_exec(o->db, "SAVEPOINT apply");
+		rc = db_exec(o->db, "SAVEPOINT apply");
 	if (rc) {
 		jv_free(sp->state);
 		sp->state = jv_invalid();
@@ -192,7 +192,7 @@ object_release(bakery_object *o, object_saved *sp)
 	jv_free(sp->state);
 	sp->state = jv_invalid();
 	int rc = still_begun(o);
-	return rc ? rc : store_exec(o->db, "RELEASE apply");
+	return rc ? rc : db_exec(o->db, "RELEASE apply");
 }
 
 int
@@ -204,7 +204,7 @@ object_rollback_to(bakery_object *o, object_saved *sp)
 	o->recorded = sp->recorded;
 	sp->state = jv_invalid();
 	int rc = still_begun(o);
-	return rc ? rc : store_exec(o->db, "ROLLBACK TO apply; RELEASE apply");
+	return rc ? rc : db_exec(o->db, "ROLLBACK TO apply; RELEASE apply");
 }
 
 void
@@ -444,12 +444,12 @@ object_alarm_set(bakery_object *o, const object_alarm *a)
 int
 object_arm(bakery_object *o)
 {
-	int rc = store_begin(o->db);
+	int rc = db_begin(o->db);
 	if (!rc)
 		rc = arm_if_needed(o);
 	if (!rc)
-		rc = store_commit(o->db);
-	store_rollback(o->db);
+		rc = db_commit(o->db);
+	db_rollback(o->db);
 	return rc;
 }
 
@@ -473,7 +473,7 @@ object_commit(bakery_object *o)
 	if (!rc && o->recorded)
 		rc = arm_if_needed(o);
 	if (!rc)
-		rc = store_commit(o->db);
+		rc = db_commit(o->db);
 	if (rc)
 		object_rollback(o);
 	else
@@ -530,7 +530,7 @@ column_jv(sqlite3_stmt *st, int col, char type)
 	if (type == 'v' && sqlite3_column_type(st, col) == SQLITE_FLOAT)
 		return jv_number(sqlite3_column_double(st, col));
 	if (type == 't')
-		return store_column_time(st, col);
+		return db_column_time(st, col);
 	const char *text = (const char *)sqlite3_column_text(st, col);
 	jv v = type == 'j' ? jv_parse(text) : jv_string(text);
 	if (!jv_is_valid(v)) { /* not JSON: a string kept as it came */
@@ -567,7 +567,7 @@ add_state_rows(bakery_object *o, const struct state_rows *r, jv *state)
 	object_finish(o, st);
 	if (src != SQLITE_DONE) {
 		jv_free(all);
-		return store_fail(o->db, src, "cannot read state");
+		return db_fail(o->db, src, "cannot read state");
 	}
 	if (jv_get_kind(*state) != JV_KIND_OBJECT) {
 		jv_free(*state);
@@ -613,7 +613,7 @@ object_show(bakery_object *o, jv *out)
 			r = jv_object_set(r, jv_string("attempts"),
 			    jv_number(sqlite3_column_int(st, 1)));
 			r = jv_object_set(r, jv_string("created_at"),
-			    store_column_time(st, 2));
+			    db_column_time(st, 2));
 			const char *e = (const char *)sqlite3_column_text(st, 3);
 			r = jv_object_set(r, jv_string("last_error"),
 			    e ? jv_string(e) : jv_null());
@@ -629,7 +629,7 @@ object_show(bakery_object *o, jv *out)
 			jv_free(alarm);
 			alarm = jv_object();
 			alarm = jv_object_set(alarm, jv_string("fire_at"),
-			    store_column_time(st, 0));
+			    db_column_time(st, 0));
 			const char *day = (const char *)sqlite3_column_text(st, 2);
 			long rearms = object_rearms_today(day,
 			    sqlite3_column_int(st, 1), bakery_now_ms());
@@ -663,7 +663,7 @@ int
 object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
 	*out = jv_array();
-	char *dir = store_sandbox_dir(ctx, sandbox);
+	char *dir = home_sandbox_dir(ctx, sandbox);
 	DIR *d = opendir(dir);
 	if (!d) {
 		free(dir);

@@ -53,11 +53,11 @@ typedef struct bakery_object {
 	int unborn; /* a file this open made, its schema not committed yet */
 	/* The sandbox's lock, held shared while the object is open, so that
 	 * a wipe never sets its fence and moves the folder aside while the
-	 * object is open (store_lock_sandbox). */
+	 * object is open (home_lock_sandbox). */
 	int lock_fd;
 	/* The sandbox's clock floor (wipe.h): no event is stamped earlier. */
 	int64_t floor_ms;
-	store_stmts stmts; /* object_prepare */
+	db_stmts stmts; /* object_prepare */
 } bakery_object;
 
 /* create=0: EX_NOINPUT when the object's file does not exist. A file

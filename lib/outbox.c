@@ -15,7 +15,7 @@ outbox_count(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	int n = 0;
-	if (store_prepare(o->db, &o->stmts, "SELECT count(*) FROM events"
+	if (db_prepare(o->db, &o->stmts, "SELECT count(*) FROM events"
 		" WHERE relayed_at IS NULL", &st) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
@@ -47,11 +47,11 @@ static int
 batch_read(bakery_object *o, batch *b)
 {
 	sqlite3_stmt *st;
-	int rc = store_prepare(o->db, &o->stmts,
+	int rc = db_prepare(o->db, &o->stmts,
 	    "SELECT seq, id, envelope, recorded_at FROM events"
 	    " WHERE relayed_at IS NULL ORDER BY seq LIMIT ?", &st);
 	if (rc != SQLITE_OK)
-		return store_fail(o->db, rc, "cannot read outbox");
+		return db_fail(o->db, rc, "cannot read outbox");
 	sqlite3_bind_int(st, 1, OUTBOX_BATCH);
 	size_t bytes = 0;
 	b->n = 0;
@@ -72,7 +72,7 @@ batch_read(bakery_object *o, batch *b)
 	object_finish(o, st);
 	if (bad) {
 		batch_free(b);
-		return store_fail(o->db, rc, "cannot read outbox");
+		return db_fail(o->db, rc, "cannot read outbox");
 	}
 	return 0;
 }
@@ -84,16 +84,16 @@ batch_read(bakery_object *o, batch *b)
 static int
 batch_settle_in(bakery_object *o, batch *b, const char *error)
 {
-	int rc = store_begin(o->db);
+	int rc = db_begin(o->db);
 	if (rc)
 		return rc;
 	sqlite3_stmt *relayed = NULL, *bump = NULL;
 	/* relayed_at is when it left the outbox (bakery-trace shows it). */
-	int src = store_prepare(o->db, &o->stmts,
+	int src = db_prepare(o->db, &o->stmts,
 	    "UPDATE events SET relayed_at = ?2 WHERE seq = ?1"
 	    " AND relayed_at IS NULL", &relayed);
 	if (src == SQLITE_OK)
-		src = store_prepare(o->db, &o->stmts,
+		src = db_prepare(o->db, &o->stmts,
 		    "UPDATE events SET attempts = attempts + 1, last_error = ?2"
 		    " WHERE seq = ?1", &bump);
 	for (size_t i = 0; i < b->n && src == SQLITE_OK; i++) {
@@ -114,22 +114,22 @@ batch_settle_in(bakery_object *o, batch *b, const char *error)
 		    " AND NOT EXISTS (SELECT 1 FROM events"
 		    " WHERE relayed_at IS NULL)", NULL, NULL, NULL);
 	if (src != SQLITE_OK) {
-		rc = store_fail(o->db, src, "cannot update outbox");
-		store_rollback(o->db);
+		rc = db_fail(o->db, src, "cannot update outbox");
+		db_rollback(o->db);
 		return rc;
 	}
-	return store_commit(o->db);
+	return db_commit(o->db);
 }
 
 static int
 batch_settle(bakery_object *o, batch *b, const char *error)
 {
-	/* A commit a power cut may take (store_relaxed): lost, the events
+	/* A commit a power cut may take (db_relaxed): lost, the events
 	 * are still in the outbox with the alarm armed, and are sent again;
 	 * the receivers absorb the repeat (docs/design.md, "WAL"). */
-	store_relaxed(o->ctx, o->db, 1);
+	db_relaxed(o->ctx, o->db, 1);
 	int rc = batch_settle_in(o, b, error);
-	store_relaxed(o->ctx, o->db, 0);
+	db_relaxed(o->ctx, o->db, 0);
 	return rc;
 }
 

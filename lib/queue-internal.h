@@ -45,7 +45,7 @@ struct bakery_queue {
 };
 
 /* Drivers. */
-/* look_only: an existing file, read-only (store_open_readonly). */
+/* look_only: an existing file, read-only (db_open_readonly). */
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
     bakery_queue **q);
 int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);

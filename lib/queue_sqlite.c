@@ -38,7 +38,7 @@ static const char *const queue_migrations[] = {
 	 * delay granted then (see hold_from_now). */
 	"ALTER TABLE messages ADD COLUMN held_at INTEGER;",
 };
-static const store_schema queue_schema = {
+static const schema_def queue_schema = {
 	"queue", queue_migrations, 2, 1, NULL
 };
 
@@ -54,7 +54,7 @@ typedef struct sqlite_queue {
 	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
 	size_t next_n;
 	int64_t held_checked; /* bakery_monotonic_ms of the last hold_from_now */
-	store_stmts stmts;
+	db_stmts stmts;
 } sqlite_queue;
 
 #define SQ(q) ((sqlite_queue *)(q)->impl)
@@ -63,14 +63,14 @@ typedef struct sqlite_queue {
 static int
 prepare(sqlite_queue *sq, const char *sql, sqlite3_stmt **st)
 {
-	int rc = store_prepare(sq->db, &sq->stmts, sql, st);
-	return rc == SQLITE_OK ? 0 : store_fail(sq->db, rc, "queue");
+	int rc = db_prepare(sq->db, &sq->stmts, sql, st);
+	return rc == SQLITE_OK ? 0 : db_fail(sq->db, rc, "queue");
 }
 
 static void
 finish(sqlite_queue *sq, sqlite3_stmt *st)
 {
-	store_release(&sq->stmts, st);
+	db_release(&sq->stmts, st);
 }
 
 static int
@@ -88,7 +88,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	}
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	if (rc)
 		return rc;
 	/* The fence is read under the write lock, so a wipe is either wholly
@@ -101,7 +101,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 		 " WHERE ?6 = 0 OR ?6 >= coalesce((SELECT wiped_at FROM fences"
 		 " WHERE sandbox = ?3), 0)",
 		 &st))) {
-		store_rollback(db);
+		db_rollback(db);
 		return rc;
 	}
 	int64_t now = bakery_now_ms();
@@ -114,13 +114,13 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 		sqlite3_bind_int64(st, 6, items[i].recorded_at);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, "queue send");
+			rc = db_fail(db, src, "queue send");
 		sqlite3_reset(st);
 	}
 	finish(SQ(q), st);
 	if (!rc)
-		rc = store_commit(db);
-	store_rollback(db);
+		rc = db_commit(db);
+	db_rollback(db);
 	/* One transaction: every item is accepted, or none is. */
 	for (size_t i = 0; i < n; i++)
 		items[i].accepted = rc == 0;
@@ -172,7 +172,7 @@ hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
 	sqlite3_bind_int64(st, 2, now);
 	int src = sqlite3_step(st);
 	finish(sq, st);
-	return src == SQLITE_DONE ? 0 : store_fail(sq->db, src, "queue receive");
+	return src == SQLITE_DONE ? 0 : db_fail(sq->db, src, "queue receive");
 }
 
 /* Leases up to max ready messages into out, inside the caller's
@@ -221,7 +221,7 @@ lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
 		sqlite3_bind_int64(upd, 3, out[i].handle);
 		sqlite3_bind_int64(upd, 4, now);
 		if ((src = sqlite3_step(upd)) != SQLITE_DONE)
-			rc = store_fail(db, src, "queue receive");
+			rc = db_fail(db, src, "queue receive");
 		sqlite3_reset(upd);
 	}
 out:
@@ -262,16 +262,16 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	sq->sandbox = sandbox ? bakery_xstrdup(sandbox) : NULL;
 	sq->max = max <= PREFETCH_MAX ? max : 0; /* 0: never prefetched */
 	sq->visibility_s = visibility_s;
-	/* A lease a power cut may take (store_relaxed): the messages are
+	/* A lease a power cut may take (db_relaxed): the messages are
 	 * ready again and delivered again, and the receivers absorb the
 	 * repeat (docs/design.md, "WAL"). */
-	store_relaxed(q->ctx, sq->db, 1);
-	int rc = store_begin(sq->db);
+	db_relaxed(q->ctx, sq->db, 1);
+	int rc = db_begin(sq->db);
 	if (!rc && !(rc = lease(sq, queue, sandbox, max, visibility_s, out,
 		  NULL, got)))
-		rc = store_commit(sq->db);
-	store_rollback(sq->db);
-	store_relaxed(q->ctx, sq->db, 0);
+		rc = db_commit(sq->db);
+	db_rollback(sq->db);
+	db_relaxed(q->ctx, sq->db, 0);
 	if (rc) {
 		for (size_t i = 0; i < *got; i++)
 			queue_message_free(&out[i]);
@@ -299,7 +299,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 	int src = sqlite3_step(st);
 	finish(SQ(q), st);
 	if (src != SQLITE_DONE)
-		return store_fail(db, src, "queue");
+		return db_fail(db, src, "queue");
 	if (sqlite3_changes(db) != 1)
 		return bakery_fail(EX_TEMPFAIL,
 		    "lease lost: '%s': it expired and the message went to "
@@ -333,7 +333,7 @@ give_back_next(sqlite_queue *sq)
 	if (sq->next_n == 0)
 		return;
 	sqlite3_stmt *st = NULL;
-	int rc = store_begin(sq->db);
+	int rc = db_begin(sq->db);
 	if (!rc)
 		rc = prepare(sq, "UPDATE messages SET lease = NULL,"
 		    " visible_at = ?3, deliveries = deliveries - 1"
@@ -348,8 +348,8 @@ give_back_next(sqlite_queue *sq)
 	}
 	finish(sq, st);
 	if (!rc)
-		store_commit(sq->db);
-	store_rollback(sq->db);
+		db_commit(sq->db);
+	db_rollback(sq->db);
 	drop_next(sq);
 }
 
@@ -358,16 +358,16 @@ static int ack_many_in(bakery_queue *q, const char *queue,
 
 /* One transaction for the lot: a lost lease deletes nothing and is
  * reported for its message; anything else rolls every ack back. A
- * commit a power cut may take (store_relaxed): the acks are made after
+ * commit a power cut may take (db_relaxed): the acks are made after
  * the receivers' commits, which keep what they applied, so a lost ack is
  * a delivery again that they absorb; a lost lease, as in receive. */
 static int
 sqlite_ack_many(bakery_queue *q, const char *queue, queue_message **m,
     size_t n, int *rcs)
 {
-	store_relaxed(q->ctx, DB(q), 1);
+	db_relaxed(q->ctx, DB(q), 1);
 	int rc = ack_many_in(q, queue, m, n, rcs);
-	store_relaxed(q->ctx, DB(q), 0);
+	db_relaxed(q->ctx, DB(q), 0);
 	return rc;
 }
 
@@ -376,7 +376,7 @@ ack_many_in(bakery_queue *q, const char *queue, queue_message **m,
     size_t n, int *rcs)
 {
 	sqlite3 *db = DB(q);
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < n && !rc; i++) {
@@ -390,8 +390,8 @@ ack_many_in(bakery_queue *q, const char *queue, queue_message **m,
 		rc = lease(sq, queue, sq->sandbox, sq->max, sq->visibility_s,
 		    sq->next, sq->next_visible, &sq->next_n);
 	if (!rc)
-		rc = store_commit(db);
-	store_rollback(db);
+		rc = db_commit(db);
+	db_rollback(db);
 	if (rc)
 		drop_next(sq);
 	return rc;
@@ -413,7 +413,7 @@ static int
 sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 {
 	sqlite3 *db = DB(q);
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	if (rc)
 		return rc;
 	rc = leased_write(q,
@@ -435,12 +435,12 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		sqlite3_bind_int(st, 6, m->deliveries);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, "queue dead-letter");
+			rc = db_fail(db, src, "queue dead-letter");
 	}
 	finish(SQ(q), st);
 	if (!rc)
-		rc = store_commit(db);
-	store_rollback(db);
+		rc = db_commit(db);
+	db_rollback(db);
 	return rc;
 }
 
@@ -522,7 +522,7 @@ sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 {
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	if (rc)
 		return rc;
 	const char *sql[] = {
@@ -538,12 +538,12 @@ sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 		sqlite3_bind_int64(st, 2, fence_ms);
 		int src = sqlite3_step(st);
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, "queue wipe");
+			rc = db_fail(db, src, "queue wipe");
 		finish(SQ(q), st);
 	}
 	if (!rc)
-		rc = store_commit(db);
-	store_rollback(db);
+		rc = db_commit(db);
+	db_rollback(db);
 	return rc;
 }
 
@@ -580,7 +580,7 @@ sqlite_close(bakery_queue *q)
 {
 	sqlite_queue *sq = SQ(q);
 	give_back_next(sq);
-	store_stmts_free(&sq->stmts);
+	db_stmts_free(&sq->stmts);
 	sqlite3_close(sq->db);
 	free(sq->queue);
 	free(sq->sandbox);
@@ -609,8 +609,8 @@ queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
 {
 	sqlite3 *db;
 	int rc = look_only
-	    ? store_open_readonly(ctx, path, &queue_schema, &db)
-	    : store_open(ctx, path, &queue_schema, 1, &db);
+	    ? db_open_readonly(ctx, path, &queue_schema, &db)
+	    : db_open(ctx, path, &queue_schema, 1, &db);
 	if (rc)
 		return rc;
 	bakery_queue *q = bakery_xmalloc(sizeof *q);

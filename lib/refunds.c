@@ -18,7 +18,7 @@ static const char *const refunds_migrations[] = {
 	"  reason TEXT NOT NULL, amount_cents INTEGER, currency TEXT,"
 	"  wiped_at INTEGER, refunded_at INTEGER);",
 };
-static const store_schema refunds_schema = {
+static const schema_def refunds_schema = {
 	"refunds", refunds_migrations, 1, 1, NULL
 };
 
@@ -73,9 +73,9 @@ billing_of(bakery_ctx *ctx, const char *sandbox, const char *address,
     jv *payments)
 {
 	*payments = jv_array();
-	char *path = store_object_path(ctx, sandbox, address);
+	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = store_open(ctx, path, &store_object_schema, 0, &db);
+	int rc = db_open(ctx, path, &store_object_schema, 0, &db);
 	free(path);
 	if (!rc) {
 		jv_free(*payments);
@@ -131,11 +131,11 @@ refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
 	}
 	char *path = refunds_path(ctx);
 	sqlite3 *db;
-	rc = store_open(ctx, path, &refunds_schema, 1, &db);
+	rc = db_open(ctx, path, &refunds_schema, 1, &db);
 	free(path);
 	sqlite3_stmt *st = NULL;
 	int src = SQLITE_OK;
-	if (!rc && !(rc = store_begin(db)))
+	if (!rc && !(rc = db_begin(db)))
 		src = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO refunds("
 		    COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
 		    -1, &st, NULL);
@@ -153,11 +153,11 @@ refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
 	jv_free(flagged);
 	sqlite3_finalize(st);
 	if (!rc && src != SQLITE_OK)
-		rc = store_fail(db, src, "cannot keep a flagged payment");
+		rc = db_fail(db, src, "cannot keep a flagged payment");
 	if (!rc)
-		rc = store_commit(db);
+		rc = db_commit(db);
 	else if (db)
-		store_rollback(db);
+		db_rollback(db);
 	sqlite3_close(db);
 	return rc;
 }
@@ -226,7 +226,7 @@ mark_live(bakery_ctx *ctx, sqlite3 *db, const char *order, const char *pi,
 		sqlite3_finalize(st);
 	}
 	if (!rc && src != SQLITE_DONE)
-		rc = store_fail(db, src, "cannot mark a refund");
+		rc = db_fail(db, src, "cannot mark a refund");
 	jv_free(found);
 	return rc;
 }
@@ -242,13 +242,13 @@ refunds_mark(bakery_ctx *ctx, const char *order, const char *pi, jv *out)
 		    "want letters, digits and '_'");
 	char *path = refunds_path(ctx);
 	sqlite3 *db;
-	int rc = store_make_home(ctx);
+	int rc = home_make(ctx);
 	if (!rc)
-		rc = store_open(ctx, path, &refunds_schema, 1, &db);
+		rc = db_open(ctx, path, &refunds_schema, 1, &db);
 	free(path);
 	if (rc)
 		return rc;
-	if ((rc = store_begin(db))) {
+	if ((rc = db_begin(db))) {
 		sqlite3_close(db);
 		return rc;
 	}
@@ -271,14 +271,14 @@ refunds_mark(bakery_ctx *ctx, const char *order, const char *pi, jv *out)
 			sqlite3_finalize(st);
 		}
 		if (src != SQLITE_DONE)
-			rc = store_fail(db, src, "cannot mark a refund");
+			rc = db_fail(db, src, "cannot mark a refund");
 	} else if (!jv_is_valid(row))
 		rc = mark_live(ctx, db, order, pi, now);
 	jv_free(row);
 	if (!rc)
-		rc = store_commit(db);
+		rc = db_commit(db);
 	else
-		store_rollback(db);
+		db_rollback(db);
 	if (!rc)
 		*out = row_of(db, pi);
 	sqlite3_close(db);
@@ -293,7 +293,7 @@ refunds_read(bakery_ctx *ctx, jv *refunded, jv *owed)
 	char *path = refunds_path(ctx);
 	sqlite3 *db;
 	int rc = access(path, F_OK) != 0 ? EX_NOINPUT
-	    : store_open_readonly(ctx, path, &refunds_schema, &db);
+	    : db_open_readonly(ctx, path, &refunds_schema, &db);
 	free(path);
 	if (rc == EX_NOINPUT)
 		return 0;
@@ -313,7 +313,7 @@ refunds_read(bakery_ctx *ctx, jv *refunded, jv *owed)
 	}
 	sqlite3_finalize(st);
 	if (src != SQLITE_DONE)
-		rc = store_fail(db, src, "cannot read refunds.db");
+		rc = db_fail(db, src, "cannot read refunds.db");
 	sqlite3_close(db);
 	return rc;
 }

@@ -65,7 +65,7 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 		 * command may have created the file and found this entry
 		 * meanwhile; then the entry is its, and goes back. */
 		alarm_index_remove(ctx, e);
-		char *path = rc == EX_NOINPUT ? store_object_path(ctx,
+		char *path = rc == EX_NOINPUT ? home_object_path(ctx,
 		    e->sandbox, e->address) : NULL;
 		if (path && access(path, F_OK) == 0)
 			alarm_index_add(ctx, e->sandbox, e->address, e->fire_at);

@@ -323,13 +323,13 @@ find_routes(const char *home, const char *file)
 	const char *env = getenv("BAKERY_ROUTES");
 	if (env && *env)
 		return bakery_xstrdup(env);
-	char *dflt = home ? NULL : store_default_home();
+	char *dflt = home ? NULL : home_default();
 	char *p = bakery_xasprintf("%s/routes", home ? home : dflt);
 	free(dflt);
 	if (access(p, F_OK) == 0)
 		return p;
 	free(p);
-	return store_share_path("routes");
+	return home_share_path("routes");
 }
 
 int

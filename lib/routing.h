@@ -74,7 +74,7 @@ int routing_parse(const char *text, size_t len, const char *file,
 void routing_free(routes *t);
 
 /* Reads and parses the routes file (file, or the search above when NULL;
- * home NULL: store_default_home()) and makes it the table in effect.
+ * home NULL: home_default()) and makes it the table in effect.
  * EX_CONFIG when it cannot be read or is malformed. */
 int routing_load(const char *home, const char *file);
 

@@ -13,9 +13,9 @@ static int
 upgrade(sqlite3 *db, const char *sql, int version)
 {
 	char *bump = bakery_xasprintf("PRAGMA user_version = %d", version);
-	int rc = store_exec(db, sql);
+	int rc = db_exec(db, sql);
 	if (!rc)
-		rc = store_exec(db, bump);
+		rc = db_exec(db, bump);
 	free(bump);
 	return rc;
 }
@@ -23,7 +23,7 @@ upgrade(sqlite3 *db, const char *sql, int version)
 /* keep_open: when the schema was written, the transaction is left open
  * for the caller's first change. */
 int
-store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
+schema_migrate(sqlite3 *db, const schema_def *schema, const char *path,
     int create, int keep_open)
 {
 	sqlite3_stmt *st;
@@ -34,7 +34,7 @@ store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
 	sqlite3_finalize(st);
 	if (src != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot read '%s'", path);
-		int rc = store_fail(db, src, what);
+		int rc = db_fail(db, src, what);
 		free(what);
 		return rc;
 	}
@@ -49,7 +49,7 @@ store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
 		return bakery_fail(EX_CONFIG,
 		    "cannot use '%s': schema version %d is newer than this "
 		    "bakery knows (%d)", path, version, schema->count);
-	int rc = store_begin(db);
+	int rc = db_begin(db);
 	if (rc)
 		return rc;
 	/* Read again under the write lock: another process may have won. */
@@ -65,15 +65,15 @@ store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
 	for (; !rc && version < schema->count; version++)
 		rc = upgrade(db, schema->migrations[version], version + 1);
 	if (rc) {
-		store_rollback(db);
+		db_rollback(db);
 		return rc;
 	}
-	return keep_open && wrote ? 0 : store_commit(db);
+	return keep_open && wrote ? 0 : db_commit(db);
 }
 
 /* PRAGMA user_version, 0 when it cannot be read (migrate says why). */
 int
-store_user_version(sqlite3 *db)
+schema_version(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int version = 0;

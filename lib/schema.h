@@ -11,10 +11,10 @@
 #include <sqlite3.h>
 
 /* A file's schema: migrations[i] takes user_version i to i + 1. A file
- * of read_from or later is read by store_open_readonly as it is: the
+ * of read_from or later is read by db_open_readonly as it is: the
  * migrations after read_from add only what the read-only tools do not
  * read. */
-typedef struct store_schema {
+typedef struct schema_def {
 	const char *name;
 	const char *const *migrations;
 	int count;
@@ -23,15 +23,15 @@ typedef struct store_schema {
 	 * it is not built by replaying every migration; NULL: replay them.
 	 * tests/unit/store.c checks it equals what the migrations build. */
 	const char *create;
-} store_schema;
+} schema_def;
 
 /* Brings db, the file at path, to schema->count. A file of version 0
  * gets its schema only when create (else EX_NOINPUT: a creation that
  * failed or is under way). keep_open: when the schema was written, the
  * write transaction is left open for the caller's first change. */
-int store_migrate(sqlite3 *db, const store_schema *schema, const char *path,
+int schema_migrate(sqlite3 *db, const schema_def *schema, const char *path,
     int create, int keep_open);
 /* PRAGMA user_version, 0 when it cannot be read (migrate says why). */
-int store_user_version(sqlite3 *db);
+int schema_version(sqlite3 *db);
 
 #endif

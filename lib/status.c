@@ -88,9 +88,9 @@ static void
 read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t now, int64_t max_age_s, struct totals *t)
 {
-	char *path = store_object_path(ctx, sandbox, address);
+	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = store_open_readonly(ctx, path, &store_object_schema, &db);
+	int rc = db_open_readonly(ctx, path, &store_object_schema, &db);
 	free(path);
 	if (rc == EX_NOINPUT)
 		return; /* being created right now: nothing to see yet */
@@ -149,7 +149,7 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 			    "row %lld s old (over %lld s)", sandbox, address,
 			    (long long)age_s, (long long)max_age_s));
 	} else {
-		store_fail(db, src, address);
+		db_fail(db, src, address);
 		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
 		    sandbox, bakery_error()));
 	}
@@ -185,9 +185,9 @@ check_billed(const char *sandbox, const char *id, const char *text,
 static void
 read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 {
-	char *path = store_sandbox_file(ctx, sandbox);
+	char *path = home_sandbox_file(ctx, sandbox);
 	sqlite3 *db;
-	int rc = store_open_readonly(ctx, path, &store_sandbox_schema, &db);
+	int rc = db_open_readonly(ctx, path, &home_sandbox_schema, &db);
 	free(path);
 	if (rc == EX_NOINPUT)
 		return;
@@ -225,7 +225,7 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 	if (src == SQLITE_OK)
 		src = sqlite3_errcode(db);
 	if (src != SQLITE_OK && src != SQLITE_DONE) {
-		store_fail(db, src, "dead letters");
+		db_fail(db, src, "dead letters");
 		attention(t, bakery_xasprintf("sandbox %s: cannot read %s",
 		    sandbox, bakery_error()));
 	}
@@ -316,7 +316,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	jv queue;
 	/* No home is a mistake in the setup, not a home with nothing to
 	 * report: a monitor must not show green for it. */
-	int rc = store_home_exists(ctx);
+	int rc = home_exists(ctx);
 	if (!rc)
 		rc = read_queue(ctx, &queue);
 	if (rc)
@@ -363,7 +363,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 		jv_free(r);
 	}
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
-			   : store_sandbox_names(ctx);
+			   : home_sandbox_names(ctx);
 	jv sandboxes = jv_array();
 	jv_array_foreach(names, i, name) {
 		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,

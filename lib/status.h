@@ -7,7 +7,7 @@
  * depth of bakery-events and bakery-events-dlq (ready, leased, delayed).
  *
  * Promises: nothing is written. Object and sandbox files are opened
- * read-only (store_open_readonly: no journal mode, no migration); the
+ * read-only (db_open_readonly: no journal mode, no migration); the
  * queue is asked for its stats through its driver, and the embedded
  * queue's file is not created when it does not exist yet. A file that
  * cannot be read is reported as needing attention; the rest is still read.

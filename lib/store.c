@@ -124,7 +124,7 @@ static const char object_schema_3[] =
 	"CREATE TABLE crm_customers(seq INTEGER PRIMARY KEY,"
 	"  customer TEXT NOT NULL UNIQUE, orders INTEGER NOT NULL,"
 	"  total_cents NUMERIC NOT NULL, last_order TEXT);";
-const store_schema store_object_schema = {
+const schema_def store_object_schema = {
 	"object", object_migrations, 3, 1, object_schema_3
 };
 
@@ -166,13 +166,13 @@ store_open_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int create, sqlite3 **db)
 {
 	char kind[65], key[65];
-	int rc = store_check_sandbox(ctx, &sandbox);
+	int rc = home_check_sandbox(ctx, &sandbox);
 	if (!rc)
 		rc = store_parse_address(address, kind, key);
 	if (rc)
 		return rc;
-	char *path = store_object_path(ctx, sandbox, address);
-	rc = store_open(ctx, path, &store_object_schema, create, db);
+	char *path = home_object_path(ctx, sandbox, address);
+	rc = db_open(ctx, path, &store_object_schema, create, db);
 	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
 		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", address);
 	free(path);

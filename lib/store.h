@@ -21,14 +21,14 @@
  * the storage layer reads its settings and knows nothing of the handles. */
 typedef struct bakery_ctx bakery_ctx;
 
-extern const store_schema store_object_schema;
+extern const schema_def store_object_schema;
 
 /* Splits and checks "KIND/KEY". kind and key must hold 65 bytes. */
 int store_parse_address(const char *address, char *kind, char *key);
 int store_kind_valid(const char *kind);
 
 /* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
- * store_open (object_open passes STORE_CREATE_BEGUN). */
+ * db_open (object_open passes DB_OPEN_CREATE_BEGUN). */
 int store_open_object(bakery_ctx *ctx, const char *sandbox,
     const char *address, int create, sqlite3 **db);
 

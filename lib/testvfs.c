@@ -30,7 +30,7 @@
  *
  * Folders: as SQLite's unix VFS does, the first sync of a journal or WAL
  * opened with SQLITE_OPEN_CREATE syncs its folder, and so does xDelete with
- * dirSync; bakery creates its object files itself (store_open), and says so
+ * dirSync; bakery creates its object files itself (db_open), and says so
  * with testvfs_created(). Not modelled: folders made by mkdir, renames,
  * links and unlinks (a removal is never undone), and files bakery writes
  * outside SQLite.

@@ -12,7 +12,7 @@
 #define BAKERY_TESTVFS_H
 
 /* Registers the failing VFS as SQLite's default when the environment asks
- * for it; once per process, before the first open (store_open calls it). */
+ * for it; once per process, before the first open (db_open calls it). */
 void testvfs_register(void);
 
 /* A file bakery created itself, outside SQLite: removed at a power cut

@@ -22,12 +22,12 @@ text_or_null(sqlite3_stmt *st, int col)
 /* Runs sql with ?1 = id on a read-only file; row(st, arg) for each row.
  * A file that is missing or has no schema yet holds nothing. */
 static int
-query(bakery_ctx *ctx, const char *path, const store_schema *schema,
+query(bakery_ctx *ctx, const char *path, const schema_def *schema,
     const char *sql, const char *id, void (*row)(sqlite3_stmt *, void *),
     void *arg)
 {
 	sqlite3 *db;
-	int rc = store_open_readonly(ctx, path, schema, &db);
+	int rc = db_open_readonly(ctx, path, schema, &db);
 	if (rc)
 		return rc == EX_NOINPUT ? 0 : rc;
 	sqlite3_stmt *st;
@@ -38,7 +38,7 @@ query(bakery_ctx *ctx, const char *path, const store_schema *schema,
 			row(st, arg);
 	}
 	if (src != SQLITE_DONE)
-		rc = store_fail(db, src, path);
+		rc = db_fail(db, src, path);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return rc;
@@ -78,8 +78,8 @@ event_row(sqlite3_stmt *st, void *arg)
 	struct found *f = arg;
 	jv_free(f->envelope);
 	f->envelope = jv_parse((const char *)sqlite3_column_text(st, 0));
-	set(f, "recorded_at", store_column_time(st, 1));
-	set(f, "relayed_at", store_column_time(st, 2));
+	set(f, "recorded_at", db_column_time(st, 1));
+	set(f, "relayed_at", db_column_time(st, 2));
 	f->recorded = 1;
 }
 
@@ -91,7 +91,7 @@ outbox_row(sqlite3_stmt *st, void *arg)
 	o = jv_object_set(o, jv_string("attempts"),
 	    jv_number(sqlite3_column_int(st, 0)));
 	o = jv_object_set(o, jv_string("last_error"), text_or_null(st, 1));
-	o = jv_object_set(o, jv_string("created_at"), store_column_time(st, 2));
+	o = jv_object_set(o, jv_string("created_at"), db_column_time(st, 2));
 	set(f, "outbox", o);
 }
 
@@ -106,7 +106,7 @@ find_recording(bakery_ctx *ctx, const char *sandbox, const char *id,
 		const char *address = jv_string_value(a);
 		if (!rc && !f->recorded && (strncmp(address, "order/", 6) == 0 ||
 		    strncmp(address, "billing/", 8) == 0)) {
-			char *path = store_object_path(ctx, sandbox, address);
+			char *path = home_object_path(ctx, sandbox, address);
 			rc = query_object(ctx, path,
 			    "SELECT envelope, recorded_at, relayed_at FROM events"
 			    " WHERE id = ?1", id, event_row, f);
@@ -135,8 +135,8 @@ dead_row(sqlite3_stmt *st, void *arg)
 	    jv_number(sqlite3_column_int(st, 1)));
 	d = jv_object_set(d, jv_string("times"),
 	    jv_number(sqlite3_column_int(st, 2)));
-	d = jv_object_set(d, jv_string("stored_at"), store_column_time(st, 3));
-	d = jv_object_set(d, jv_string("updated_at"), store_column_time(st, 4));
+	d = jv_object_set(d, jv_string("stored_at"), db_column_time(st, 3));
+	d = jv_object_set(d, jv_string("updated_at"), db_column_time(st, 4));
 	set(f, "dead_letter", d);
 	if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
 		jv_free(f->envelope);
@@ -170,9 +170,9 @@ redriven_dead_letter(sqlite3_stmt *st)
 	    jv_number(sqlite3_column_int(st, column(st, "dead_attempts"))));
 	d = jv_object_set(d, jv_string("times"),
 	    jv_number(sqlite3_column_int(st, column(st, "dead_times"))));
-	d = jv_object_set(d, jv_string("stored_at"), store_column_time(st,
+	d = jv_object_set(d, jv_string("stored_at"), db_column_time(st,
 	    stored));
-	return jv_object_set(d, jv_string("updated_at"), store_column_time(st,
+	return jv_object_set(d, jv_string("updated_at"), db_column_time(st,
 	    column(st, "dead_updated_at")));
 }
 
@@ -183,7 +183,7 @@ redrive_row(sqlite3_stmt *st, void *arg)
 	jv r = jv_object();
 	r = jv_object_set(r, jv_string("times"),
 	    jv_number(sqlite3_column_int(st, column(st, "times"))));
-	r = jv_object_set(r, jv_string("last_at"), store_column_time(st,
+	r = jv_object_set(r, jv_string("last_at"), db_column_time(st,
 	    column(st, "last_at")));
 	r = jv_object_set(r, jv_string("dead_letter"), redriven_dead_letter(st));
 	set(f, "redriven", r);
@@ -233,7 +233,7 @@ seen_row(sqlite3_stmt *st, void *arg)
 {
 	jv *applied = arg;
 	jv_free(*applied);
-	*applied = store_column_time(st, 0);
+	*applied = db_column_time(st, 0);
 }
 
 static int
@@ -250,7 +250,7 @@ find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
 	    routing_subscribers(f->envelope, addresses, &n))
 		n = 0; /* an envelope without its key fields reaches nobody */
 	for (size_t i = 0; i < n && !rc; i++) {
-		char *path = store_object_path(ctx, sandbox, addresses[i]);
+		char *path = home_object_path(ctx, sandbox, addresses[i]);
 		jv applied = jv_null();
 		rc = query_object(ctx, path,
 		    "SELECT applied_at FROM seen WHERE event_id = ?1", id,
@@ -375,18 +375,18 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	set(&f, "outbox", jv_null());
 	set(&f, "dead_letter", jv_null());
 	set(&f, "redriven", jv_null());
-	char *sandbox_db = store_sandbox_file(ctx, sandbox);
+	char *sandbox_db = home_sandbox_file(ctx, sandbox);
 	/* No home is a mistake in the setup, not an event never seen. */
-	int rc = store_home_exists(ctx);
+	int rc = home_exists(ctx);
 	if (!rc)
 		rc = find_recording(ctx, sandbox, id, &f);
 	if (!rc)
-		rc = query(ctx, sandbox_db, &store_sandbox_schema,
+		rc = query(ctx, sandbox_db, &home_sandbox_schema,
 		    "SELECT error, attempts, times, stored_at, updated_at,"
 		    " envelope FROM dead_letters WHERE event_id = ?1", id,
 		    dead_row, &f);
 	if (!rc)
-		rc = query(ctx, sandbox_db, &store_sandbox_schema,
+		rc = query(ctx, sandbox_db, &home_sandbox_schema,
 		    "SELECT * FROM redrives WHERE event_id = ?1", id,
 		    redrive_row, &f);
 	free(sandbox_db);
@@ -435,7 +435,7 @@ order_event_ids(bakery_ctx *ctx, const char *sandbox, const char *order,
 	for (int i = 0; i < 2 && !rc; i++) {
 		char address[96];
 		snprintf(address, sizeof address, "%s/%s", kinds[i], order);
-		char *path = store_object_path(ctx, sandbox, address);
+		char *path = home_object_path(ctx, sandbox, address);
 		found |= access(path, F_OK) == 0;
 		rc = query_object(ctx, path, "SELECT id FROM events ORDER BY"
 		    " seq", NULL, id_row, ids);
@@ -458,7 +458,7 @@ trace_order(bakery_ctx *ctx, const char *sandbox, const char *order,
 	if (!bakery_name_valid(order))
 		return bakery_fail(EX_USAGE, "bad order id: '%s'", order);
 	jv ids;
-	int rc = store_home_exists(ctx);
+	int rc = home_exists(ctx);
 	if (!rc)
 		rc = order_event_ids(ctx, sandbox, order, &ids);
 	if (rc)

@@ -2,7 +2,7 @@
  * trace.h — where one event has been.
  *
  * Follows an event id through what bakery keeps about it, reading only
- * (store_open_readonly, queue_get_existing):
+ * (db_open_readonly, queue_get_existing):
  *
  *   recorded       the events table of the object that recorded it. bakery
  *                  keeps no index of event ids, so the sandbox's order/ and

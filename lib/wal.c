@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 int
-store_wal_reset_fixed(int version)
+wal_reset_fixed(int version)
 {
 	/* Fixed in 3.51.3, and backported to 3.44.6 and 3.50.7. */
 	return version >= 3051003 ||
@@ -27,11 +27,11 @@ store_wal_reset_fixed(int version)
 }
 
 const char *
-store_journal_mode(void)
+wal_journal_mode(void)
 {
 	/* A library with the WAL-reset race gets a rollback journal, which
 	 * has no WAL to reset. */
-	return store_wal_reset_fixed(sqlite3_libversion_number()) ? "wal"
+	return wal_reset_fixed(sqlite3_libversion_number()) ? "wal"
 								  : "truncate";
 }
 
@@ -52,12 +52,12 @@ store_journal_mode(void)
 static int
 make_fail(const char *what, const char *path, int err)
 {
-	return bakery_fail(store_errno_code(err), "cannot %s '%s': %s", what,
+	return bakery_fail(db_errno_code(err), "cannot %s '%s': %s", what,
 	    path, strerror(err));
 }
 
 static int
-wal_image(const store_schema *schema, unsigned char **image,
+wal_image(const schema_def *schema, unsigned char **image,
     sqlite3_int64 *size)
 {
 	sqlite3 *db;
@@ -80,7 +80,7 @@ wal_image(const store_schema *schema, unsigned char **image,
 	*image = rc == SQLITE_OK ? sqlite3_serialize(db, "main", size, 0)
 				 : NULL;
 	int code = *image && *size >= 100 ? 0
-	    : store_fail(db, rc == SQLITE_OK ? SQLITE_NOMEM : rc,
+	    : db_fail(db, rc == SQLITE_OK ? SQLITE_NOMEM : rc,
 	    "cannot build a new file's schema");
 	sqlite3_close(db);
 	if (!code)
@@ -119,7 +119,7 @@ made_match(const struct stat *sb, int record)
 }
 
 int
-store_make_wal_file(const char *path, const store_schema *schema, int *made)
+wal_make_file(const char *path, const schema_def *schema, int *made)
 {
 	unsigned char *image;
 	sqlite3_int64 size;
@@ -194,11 +194,11 @@ store_make_wal_file(const char *path, const store_schema *schema, int *made)
  * WAL in short processes (docs/design.md, "WAL"). A file in WAL keeps its
  * -wal and -shm for good (SQLITE_FCNTL_PERSIST_WAL on every connection
  * that may write), so a reader that comes later finds them and creates
- * nothing (store_open_readonly), and a writer finds its WAL and syncs no
+ * nothing (db_open_readonly), and a writer finds its WAL and syncs no
  * folder for it (walvfs.c). No connection checkpoints as it closes
  * (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE): a process that wrote one
  * transaction would otherwise pay a checkpoint for it (the WAL and the
- * file synced). Instead a commit that leaves STORE_WAL_PAGES frames or more
+ * file synced). Instead a commit that leaves WAL_PAGES frames or more
  * in the WAL checkpoints it, whoever commits (a command, a consumer, a
  * relay; wal_full), with TRUNCATE: the WAL goes back to 0 bytes (PASSIVE
  * for a connection that wrote as much itself: see wal_full). A PASSIVE
@@ -207,20 +207,20 @@ store_make_wal_file(const char *path, const store_schema *schema, int *made)
  * frame as not copied yet (recovery sets nBackfill to 0), so the WAL
  * would never start over and would grow for ever, each process
  * checkpointing it all again. TRUNCATE waits for readers to leave the WAL
- * (at most STORE_CKPT_WAIT_MS); if one stays, it copies what it can as a
+ * (at most WAL_CKPT_WAIT_MS); if one stays, it copies what it can as a
  * PASSIVE one would, and the next commit tries again. So a WAL stays
- * about STORE_WAL_PAGES pages (plus one transaction) long, and a process
+ * about WAL_PAGES pages (plus one transaction) long, and a process
  * that opens a file alone reads that much at most to rebuild its index.
  * Harmless in a rollback journal.
  */
-#define STORE_WAL_PAGES 128
-#define STORE_CKPT_WAIT_MS 20
+#define WAL_PAGES 128
+#define WAL_CKPT_WAIT_MS 20
 
 static int
 ckpt_wait(void *unused, int tries)
 {
 	(void)unused;
-	if (tries >= STORE_CKPT_WAIT_MS)
+	if (tries >= WAL_CKPT_WAIT_MS)
 		return 0;
 	sqlite3_sleep(1);
 	return 1;
@@ -229,7 +229,7 @@ ckpt_wait(void *unused, int tries)
 static int
 wal_full(void *timeout_ms, sqlite3 *db, const char *name, int frames)
 {
-	if (frames < STORE_WAL_PAGES)
+	if (frames < WAL_PAGES)
 		return SQLITE_OK;
 	/* A connection that wrote that much itself is a long-lived writer
 	 * (a consumer, a relay that follows, B1): a PASSIVE checkpoint
@@ -239,16 +239,16 @@ wal_full(void *timeout_ms, sqlite3 *db, const char *name, int frames)
 	 * slower). Past twice the bound, TRUNCATE all the same. */
 	int written = 0, high = 0;
 	sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &written, &high, 0);
-	int mode = written >= STORE_WAL_PAGES && frames < 2 * STORE_WAL_PAGES
+	int mode = written >= WAL_PAGES && frames < 2 * WAL_PAGES
 	    ? SQLITE_CHECKPOINT_PASSIVE : SQLITE_CHECKPOINT_TRUNCATE;
 	sqlite3_busy_handler(db, ckpt_wait, NULL);
 	sqlite3_wal_checkpoint_v2(db, name, mode, NULL, NULL);
-	sqlite3_busy_handler(db, store_busy_wait, timeout_ms);
+	sqlite3_busy_handler(db, db_busy_wait, timeout_ms);
 	return SQLITE_OK; /* the commit stands whatever the checkpoint did */
 }
 
 void
-store_wal_keep(bakery_ctx *ctx, sqlite3 *db)
+wal_keep(bakery_ctx *ctx, sqlite3 *db)
 {
 	int on = 1;
 	sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on);
@@ -271,9 +271,9 @@ unborn_wal(const char *path)
 }
 
 void
-store_drop_unborn(sqlite3 *db, const char *path)
+wal_drop_unborn(sqlite3 *db, const char *path)
 {
-	store_rollback(db);
+	db_rollback(db);
 	/* Under SQLite's exclusive lock on the file, taken through its own
 	 * file (a transaction would need the disk that just failed): a
 	 * process that gave the file its schema meanwhile made it longer

@@ -23,22 +23,22 @@
 typedef struct bakery_ctx bakery_ctx;
 
 /* Whether SQLite version (as sqlite3_libversion_number()) has the fix. */
-int store_wal_reset_fixed(int version);
+int wal_reset_fixed(int version);
 /* "truncate" or "wal", chosen from sqlite3_libversion_number(). */
-const char *store_journal_mode(void);
+const char *wal_journal_mode(void);
 /* Makes path whole with schema, under a temporary name renamed into
  * place beside an empty -wal; *made is set when this call made it (not
  * when another maker won). */
-int store_make_wal_file(const char *path, const store_schema *schema,
+int wal_make_file(const char *path, const schema_def *schema,
     int *made);
 /* A connection that may write: its -wal and -shm kept, no checkpoint on
  * close, a checkpoint by policy after a commit that leaves the WAL long. */
-void store_wal_keep(bakery_ctx *ctx, sqlite3 *db);
+void wal_keep(bakery_ctx *ctx, sqlite3 *db);
 /* Removes path, and its journals, when it is still empty (in WAL: when
  * nothing was ever committed to its -wal, the file holding its schema
  * alone): a file made by this process whose first transaction failed is
  * not left to look like an object. Checked and removed under SQLite's exclusive lock on it;
  * locked by another: left alone. Any open transaction on db ends. */
-void store_drop_unborn(sqlite3 *db, const char *path);
+void wal_drop_unborn(sqlite3 *db, const char *path);
 
 #endif

@@ -6,7 +6,7 @@
 #define BAKERY_WALVFS_H
 
 /* Registers it as SQLite's default, once per process, before the first
- * open (store_open and store_open_readonly call it; before the test VFS,
+ * open (db_open and db_open_readonly call it; before the test VFS,
  * which then wraps it). */
 void walvfs_register(void);
 

@@ -29,7 +29,7 @@ static const char *const wipe_migrations[] = {
 	 * runs before scopes were all of every sandbox). */
 	"ALTER TABLE runs ADD COLUMN sandbox TEXT;",
 };
-static const store_schema wipe_schema = {
+static const schema_def wipe_schema = {
 	"wipe", wipe_migrations, 2, 1, NULL
 };
 
@@ -47,7 +47,7 @@ exec_bound(sqlite3 *db, const char *sql, int64_t a, const char *b, int64_t c)
 		sqlite3_finalize(st);
 	}
 	return src == SQLITE_DONE || src == SQLITE_ROW ? 0
-	    : store_fail(db, src, "cannot record wipe progress");
+	    : db_fail(db, src, "cannot record wipe progress");
 }
 
 /* Whether a run of this scope started on the UTC day of now or a later
@@ -107,7 +107,7 @@ unfinished_runs(sqlite3 *db, const char *scope, int *exact)
 static jv
 scope_sandboxes(bakery_ctx *ctx, const char *scope)
 {
-	jv all = store_sandbox_names(ctx);
+	jv all = home_sandbox_names(ctx);
 	if (!scope)
 		return all;
 	jv one = jv_array();
@@ -135,14 +135,14 @@ starts_new(sqlite3 *db, const wipe_request *req, int exact)
 static int
 start(bakery_ctx *ctx, sqlite3 *db, const wipe_request *req, jv *runs)
 {
-	int rc = store_begin(db), exact;
+	int rc = db_begin(db), exact;
 	*runs = jv_array();
 	if (rc)
 		return rc;
 	jv_free(*runs);
 	*runs = unfinished_runs(db, req->sandbox, &exact);
 	if (!starts_new(db, req, exact)) {
-		store_rollback(db);
+		db_rollback(db);
 		return 0;
 	}
 	if ((rc = exec_bound(db, "INSERT INTO runs(started_at, sandbox)"
@@ -157,12 +157,12 @@ start(bakery_ctx *ctx, sqlite3 *db, const wipe_request *req, jv *runs)
 		jv_free(name);
 	}
 	jv_free(names);
-	if (rc || (rc = store_commit(db)))
+	if (rc || (rc = db_commit(db)))
 		goto fail;
 	*runs = jv_array_append(*runs, jv_number((double)run));
 	return 0;
 fail:
-	store_rollback(db);
+	db_rollback(db);
 	return rc;
 }
 
@@ -170,7 +170,7 @@ fail:
 static int
 set_floor(bakery_ctx *ctx, const char *sandbox, int64_t ms)
 {
-	char *path = store_sandbox_lock_path(ctx, sandbox);
+	char *path = home_sandbox_lock_path(ctx, sandbox);
 	char buf[24];
 	int len = snprintf(buf, sizeof buf, "%020lld\n", (long long)ms);
 	int rc = 0, fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -212,11 +212,11 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	 * fence, go on. Without it, an order placed between the two was
 	 * moved aside with the folder while its events, after the fence,
 	 * reached the kitchen and the schedule. */
-	int lock, rc = store_lock_sandbox(ctx, sandbox, 1, 1, &lock);
+	int lock, rc = home_lock_sandbox(ctx, sandbox, 1, 1, &lock);
 	if (rc)
 		return rc;
 	bakery_queue *q;
-	*wiped_at = fence_time(store_lock_floor(lock));
+	*wiped_at = fence_time(home_lock_floor(lock));
 	/* A payment kept but not counted outlives its sandbox: it is owed
 	 * back until an operator marks it refunded. */
 	rc = refunds_keep_sandbox(ctx, sandbox, *wiped_at);
@@ -229,21 +229,21 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	if (!rc)
 		rc = alarm_index_remove_sandbox(ctx, sandbox);
 	if (rc) {
-		store_unlock_sandbox(lock);
+		home_unlock_sandbox(lock);
 		return rc;
 	}
 	bakery_crash_point("wipe.midway");
 	/* Renamed aside first, so that nobody opens a half-removed object;
 	 * a resumed run removes what an earlier attempt renamed. */
-	char *live = store_sandbox_dir(ctx, sandbox);
+	char *live = home_sandbox_dir(ctx, sandbox);
 	char *aside = bakery_xasprintf("%s/.wipe-%lld-%s", ctx->home,
 	    (long long)run, sandbox);
 	if (rename(live, aside) != 0 && errno != ENOENT)
 		rc = bakery_fail(EX_IOERR, "cannot move '%s' aside: %s", live,
 		    strerror(errno));
-	store_unlock_sandbox(lock);
+	home_unlock_sandbox(lock);
 	if (!rc)
-		rc = store_remove_tree(aside);
+		rc = home_remove_tree(aside);
 	free(live);
 	free(aside);
 	return rc;
@@ -333,7 +333,7 @@ dry_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
 {
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db = NULL;
-	int rc = store_open_readonly(ctx, path, &wipe_schema, &db), exact = 0;
+	int rc = db_open_readonly(ctx, path, &wipe_schema, &db), exact = 0;
 	free(path);
 	if (rc && rc != EX_NOINPUT)
 		return rc;
@@ -360,7 +360,7 @@ wipe_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
 		return dry_run(ctx, req, report, arg);
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db;
-	int rc = store_open(ctx, path, &wipe_schema, 1, &db);
+	int rc = db_open(ctx, path, &wipe_schema, 1, &db);
 	free(path);
 	if (rc)
 		return rc;

@@ -37,7 +37,7 @@ typedef void (*wipe_report_fn)(void *arg, jv line);
  * under its shared lock, and stamps no event earlier (object_record).
  * The next wipe's fence is later than the floor, so an event stamped at
  * the floor is still dropped by the wipe after it. The lock file is the
- * store's: store_lock_floor reads the floor.
+ * store's: home_lock_floor reads the floor.
  */
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # WAL in short processes (docs/design.md, "WAL"): no checkpoint as a
 # process closes, a WAL kept beside its file, and a checkpoint (TRUNCATE)
-# by whichever commit leaves STORE_WAL_PAGES frames or more, so that a WAL
+# by whichever commit leaves WAL_PAGES frames or more, so that a WAL
 # stays bounded however many short processes write. Only where bakery
 # runs WAL (the linked SQLite: bakery-order -V).
 load helpers
@@ -11,7 +11,7 @@ wal_only() {
 	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only"
 }
 
-# STORE_WAL_PAGES (lib/store.c) frames and one transaction's more, of
+# WAL_PAGES (lib/store.c) frames and one transaction's more, of
 # 4,096-byte pages and their 24-byte frame headers, and the WAL's header.
 PAGES=128
 bound() { echo $((32 + (PAGES + 32) * (4096 + 24))); }

@@ -101,10 +101,10 @@ main(void)
 	 * row. In a rollback journal not even the new file's schema: it
 	 * commits with the first change, in one go; in WAL the file was made
 	 * whole, its schema in it, before it had its name (wal.c). */
-	char *path = store_object_path(&ctx, NULL, "order/ord_1");
+	char *path = home_object_path(&ctx, NULL, "order/ord_1");
 	sqlite3 *other;
 	sqlite3_open(path, &other);
-	if (strcmp(store_journal_mode(), "wal") == 0)
+	if (strcmp(wal_journal_mode(), "wal") == 0)
 		is_int(sql_int(other, "SELECT count(*) FROM events") +
 		    sql_int(other, "SELECT count(*) FROM outbox") +
 		    sql_int(other, "SELECT count(*) FROM state"), 0,
@@ -251,7 +251,7 @@ main(void)
 	object_rollback(o);
 	object_close(o);
 	{
-		char *gpath = store_object_path(&ctx, NULL, "order/ord_gone");
+		char *gpath = home_object_path(&ctx, NULL, "order/ord_gone");
 		sqlite3_open(gpath, &other);
 		free(gpath);
 		is_int(sql_int(other, "SELECT count(*) FROM events"), 0,

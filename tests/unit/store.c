@@ -69,7 +69,7 @@ create_equals_migrations(void)
 	sqlite3_close(old);
 }
 
-/* store_prepare keeps a statement and hands it out again only when it
+/* db_prepare keeps a statement and hands it out again only when it
  * is the same text and not stepping already. */
 static void
 statements(void)
@@ -78,50 +78,50 @@ statements(void)
 	is_int(sqlite3_open(":memory:", &db), SQLITE_OK, "an in-memory database");
 	sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);",
 	    NULL, NULL, NULL);
-	store_stmts c;
+	db_stmts c;
 	memset(&c, 0, sizeof c);
 	const char *sel = "SELECT x FROM t WHERE x >= ? ORDER BY x";
 	sqlite3_stmt *a, *b, *d;
-	is_int(store_prepare(db, &c, sel, &a), SQLITE_OK, "store_prepare");
+	is_int(db_prepare(db, &c, sel, &a), SQLITE_OK, "db_prepare");
 	sqlite3_bind_int(a, 1, 2);
 	is_int(sqlite3_step(a), SQLITE_ROW, "  steps");
 	is_int(sqlite3_column_int(a, 0), 2, "  with its binding");
-	is_int(store_prepare(db, &c, sel, &b), SQLITE_OK, "the same text again,"
+	is_int(db_prepare(db, &c, sel, &b), SQLITE_OK, "the same text again,"
 	    " while the first steps");
 	ok(b != a, "  is another statement");
-	store_release(&c, b); /* not kept: finalized, or valgrind sees a leak */
-	store_release(&c, a);
+	db_release(&c, b); /* not kept: finalized, or valgrind sees a leak */
+	db_release(&c, a);
 	ok(!sqlite3_stmt_busy(a), "a released statement is reset");
-	is_int(store_prepare(db, &c, sel, &b), SQLITE_OK, "the same text once"
+	is_int(db_prepare(db, &c, sel, &b), SQLITE_OK, "the same text once"
 	    " released");
 	ok(b == a, "  is the kept statement");
 	is_int(sqlite3_step(b), SQLITE_DONE, "  and its binding was cleared"
 	    " (x >= NULL matches no row)");
-	store_release(&c, b);
+	db_release(&c, b);
 
 	/* The same address with another text is another statement. */
 	char buf[64];
 	snprintf(buf, sizeof buf, "SELECT 1");
-	is_int(store_prepare(db, &c, buf, &a), SQLITE_OK, "a buffer's text");
-	store_release(&c, a);
+	is_int(db_prepare(db, &c, buf, &a), SQLITE_OK, "a buffer's text");
+	db_release(&c, a);
 	snprintf(buf, sizeof buf, "SELECT 2");
-	is_int(store_prepare(db, &c, buf, &b), SQLITE_OK, "the buffer changed");
+	is_int(db_prepare(db, &c, buf, &b), SQLITE_OK, "the buffer changed");
 	is_int(sqlite3_step(b), SQLITE_ROW, "  steps");
 	is_int(sqlite3_column_int(b, 0), 2, "  the new text, not the kept one");
-	store_release(&c, b);
+	db_release(&c, b);
 
 	/* More texts than slots: the rest are used once and finalized. */
-	char texts[STORE_STMTS + 4][32];
-	for (int i = 0; i < STORE_STMTS + 4; i++) {
+	char texts[DB_STMTS + 4][32];
+	for (int i = 0; i < DB_STMTS + 4; i++) {
 		snprintf(texts[i], sizeof texts[i], "SELECT %d", i);
-		if (store_prepare(db, &c, texts[i], &d) != SQLITE_OK)
+		if (db_prepare(db, &c, texts[i], &d) != SQLITE_OK)
 			break;
-		store_release(&c, d);
+		db_release(&c, d);
 	}
 	ok(sqlite3_close(db) == SQLITE_BUSY, "kept statements hold the"
 	    " connection open");
-	store_stmts_free(&c);
-	is_int(sqlite3_close(db), SQLITE_OK, "store_stmts_free lets it close");
+	db_stmts_free(&c);
+	is_int(sqlite3_close(db), SQLITE_OK, "db_stmts_free lets it close");
 }
 
 int
@@ -175,21 +175,21 @@ main(void)
 	unsetenv("BAKERY_SYNC");
 	is_int(ctx_init(&ctx, home, NULL, NULL), 0, "ctx_init");
 	is_str(ctx.sandbox, "default", "the sandbox defaults to 'default'");
-	char *path = store_object_path(&ctx, NULL, "order/ord_1");
+	char *path = home_object_path(&ctx, NULL, "order/ord_1");
 	char want_path[4200];
 	snprintf(want_path, sizeof want_path, "%s/sandboxes/default/order/ord_1.db", home);
 	is_str(path, want_path, "object path is HOME/sandboxes/SANDBOX/KIND/KEY.db");
 
 	sqlite3 *db = NULL;
-	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), EX_NOINPUT,
+	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), EX_NOINPUT,
 	    "create=0 on a missing file is EX_NOINPUT");
 	ok(db == NULL, "  and gives no handle");
 	ok(access(path, F_OK) != 0, "  and creates no file");
 
 	mode_t old = umask(0);
-	int rc = store_open(&ctx, path, &store_object_schema, 1, &db);
+	int rc = db_open(&ctx, path, &store_object_schema, 1, &db);
 	umask(old);
-	is_int(rc, 0, "store_open creates the file");
+	is_int(rc, 0, "db_open creates the file");
 	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
 	char dir[4200];
 	snprintf(dir, sizeof dir, "%s/sandboxes/default", home);
@@ -199,12 +199,12 @@ main(void)
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version is 3");
 	char buf[64];
 	is_str(sql_text(db, "PRAGMA journal_mode", buf, sizeof buf),
-	    store_journal_mode(), "journal mode is store_journal_mode()");
-	ok(strcmp(store_journal_mode(), "wal") == 0
+	    wal_journal_mode(), "journal mode is wal_journal_mode()");
+	ok(strcmp(wal_journal_mode(), "wal") == 0
 		? sqlite3_libversion_number() >= 3051003
-		: strcmp(store_journal_mode(), "truncate") == 0 &&
+		: strcmp(wal_journal_mode(), "truncate") == 0 &&
 		    sqlite3_libversion_number() < 3051003,
-	    "journal mode %s fits SQLite %s", store_journal_mode(),
+	    "journal mode %s fits SQLite %s", wal_journal_mode(),
 	    sqlite3_libversion());
 	is_int(sql_int(db, "PRAGMA synchronous"), 2, "synchronous is FULL");
 	is_int(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
@@ -215,7 +215,7 @@ main(void)
 
 	/* Opening again: no migration runs twice, create=0 now works. */
 	db = NULL;
-	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), 0,
+	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), 0,
 	    "create=0 opens an existing file");
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version still 3");
 	sqlite3_close(db);
@@ -228,10 +228,10 @@ main(void)
 		sqlite3_exec(db, pragma, NULL, NULL, NULL);
 		sqlite3_close(db);
 		db = NULL;
-		int got = store_open_readonly(&ctx, path, &store_object_schema,
+		int got = db_open_readonly(&ctx, path, &store_object_schema,
 		    &db);
 		is_int(got, v <= 3 ? 0 : EX_CONFIG,
-		    "store_open_readonly on a version %d file: %s", v,
+		    "db_open_readonly on a version %d file: %s", v,
 		    v <= 3 ? "read" : "EX_CONFIG");
 		if (db)
 			is_int(sql_int(db, "PRAGMA user_version"), v,
@@ -247,7 +247,7 @@ main(void)
 	sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL);
 	sqlite3_close(db);
 	db = NULL;
-	is_int(store_open(&ctx, path, &store_object_schema, 0, &db), EX_CONFIG,
+	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), EX_CONFIG,
 	    "a newer schema version is EX_CONFIG");
 	ok(db == NULL, "  and gives no handle");
 	free(path);
@@ -258,7 +258,7 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "other", NULL), 0,
 	    "ctx_init with BAKERY_SYNC=normal");
 	unsetenv("BAKERY_SYNC");
-	ok(store_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
+	ok(home_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
 	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	sqlite3_close(db);
 	ctx_free(&ctx2);
@@ -278,14 +278,14 @@ main(void)
 	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
-	 * when it reaches store_open_sandbox or store_open_object directly.
+	 * when it reaches home_open_sandbox or store_open_object directly.
 	 * HOME is a folder inside the temporary one, so an escape lands in it. */
 	char *inner = bakery_xasprintf("%s/home", home);
 	ctx_init(&ctx, inner, NULL, NULL);
 	char *escaped = bakery_xasprintf("%s/escape", home);
 	db = NULL;
-	rc = store_open_sandbox(&ctx, "../escape", 1, &db);
-	is_int(rc, EX_USAGE, "store_open_sandbox refuses sandbox '../escape'");
+	rc = home_open_sandbox(&ctx, "../escape", 1, &db);
+	is_int(rc, EX_USAGE, "home_open_sandbox refuses sandbox '../escape'");
 	if (db)
 		sqlite3_close(db);
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
