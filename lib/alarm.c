@@ -29,7 +29,7 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 {
 	if (!ctx->alarms) {
 		char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
-		int rc = db_open(ctx, path, &alarms_schema, 1,
+		int rc = db_open(ctx, path, &alarms_schema, DB_OPEN_CREATE,
 		    &ctx->alarms);
 		free(path);
 		if (rc)

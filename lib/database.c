@@ -349,8 +349,9 @@ begin_made(sqlite3 *db, const schema_def *schema)
 
 int
 db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    int create, sqlite3 **out)
+    enum db_open_mode mode, sqlite3 **out)
 {
+	int create = mode != DB_OPEN_EXISTING;
 	*out = NULL;
 	int odd = refuse_odd_file(path);
 	if (odd)
@@ -384,8 +385,9 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		rc = db_fail(db, rc, what);
 		free(what);
 	} else {
-		rc = schema_migrate(db, schema, path, create, create == DB_OPEN_CREATE_BEGUN);
-		if (!rc && made && create == DB_OPEN_CREATE_BEGUN &&
+		rc = schema_migrate(db, schema, path, create,
+		    mode == DB_OPEN_CREATE_BEGUN);
+		if (!rc && made && mode == DB_OPEN_CREATE_BEGUN &&
 		    sqlite3_get_autocommit(db))
 			rc = begin_made(db, schema);
 	}

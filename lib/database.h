@@ -24,9 +24,15 @@ typedef struct bakery_ctx bakery_ctx;
  * never moves an old home to the new layout, it reads it as it is. */
 extern int store_look_only;
 
-/* Opens path with schema; create=0 and store_look_only: read-only, as
- * db_open_readonly, when the file has the current schema.
- * create=0 fails with EX_NOINPUT if missing or
+/* How db_open treats a file that is missing or has no schema yet. */
+enum db_open_mode {
+	DB_OPEN_EXISTING,     /* neither is made: EX_NOINPUT */
+	DB_OPEN_CREATE,       /* the file and its schema are made */
+	DB_OPEN_CREATE_BEGUN, /* and its schema's transaction left open */
+};
+/* Opens path with schema; DB_OPEN_EXISTING and store_look_only: read-only,
+ * as db_open_readonly, when the file has the current schema.
+ * DB_OPEN_EXISTING fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
  * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is
  * EX_CONFIG, here and in db_open_readonly: never followed, never
@@ -34,14 +40,13 @@ extern int store_look_only;
  * under a temporary name and renamed into place (wal.c, "A new file in
  * WAL"); a missing one, in a rollback journal, is created empty and given
  * its schema in its first transaction.
- * create=DB_OPEN_CREATE_BEGUN: a file that needs its schema gets it in a
+ * DB_OPEN_CREATE_BEGUN: a file that needs its schema gets it in a
  * write transaction that is left open (sqlite3_get_autocommit() is 0), so
  * that the caller's first change commits with it: one commit, not two.
  * Test hook: BAKERY_FAIL_WRITE_AT (lib/testvfs.h) is registered here,
  * before the first open. */
-#define DB_OPEN_CREATE_BEGUN 2
 int db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    int create, sqlite3 **db);
+    enum db_open_mode mode, sqlite3 **db);
 /* Opens an existing file for reading only, for tools that look and must
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
  * mode is set, no schema is migrated, and the connection is query_only.

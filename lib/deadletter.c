@@ -14,7 +14,7 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type, const char *envelope, const char *error, int attempts)
 {
 	sqlite3 *db;
-	int rc = home_open_sandbox(ctx, sandbox, 1, &db);
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_CREATE, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -98,7 +98,7 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	*out = jv_array();
 	if (!sandbox)
 		sandbox = ctx->sandbox;
-	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (rc)
@@ -151,7 +151,7 @@ int
 deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 {
 	sqlite3 *db;
-	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -170,7 +170,7 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type)
 {
 	sqlite3 *db;
-	int rc = home_open_sandbox(ctx, sandbox, 0, &db);
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {

@@ -441,14 +441,14 @@ home_unlock_sandbox(int fd)
 }
 
 int
-home_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
-    sqlite3 **db)
+home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
+    enum db_open_mode mode, sqlite3 **db)
 {
 	int rc = home_check_sandbox(ctx, &sandbox);
 	if (rc)
 		return rc;
 	char *path = home_sandbox_file(ctx, sandbox);
-	rc = db_open(ctx, path, &home_sandbox_schema, create, db);
+	rc = db_open(ctx, path, &home_sandbox_schema, mode, db);
 	free(path);
 	return rc;
 }

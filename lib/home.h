@@ -27,6 +27,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "database.h"
 #include "schema.h"
 
 typedef struct bakery_ctx bakery_ctx;
@@ -52,8 +53,8 @@ char *home_share_path(const char *name);
 /* EX_USAGE unless *sandbox (NULL: ctx->sandbox, set in *sandbox) is a
  * sandbox name. */
 int home_check_sandbox(bakery_ctx *ctx, const char **sandbox);
-int home_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
-    sqlite3 **db);
+int home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
+    enum db_open_mode mode, sqlite3 **db);
 /* The sandbox's lock: HOME/.SANDBOX.lock, outside the folder the wipe
  * renames aside. object_open holds it shared until object_close; the wipe
  * holds it exclusively from setting its fence until its folder is aside,

@@ -35,7 +35,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	}
 	if (!rc)
 		rc = store_open_object(ctx, sandbox, address,
-		    create ? DB_OPEN_CREATE_BEGUN : 0, &o->db);
+		    create ? DB_OPEN_CREATE_BEGUN : DB_OPEN_EXISTING, &o->db);
 	if (!rc && !sqlite3_get_autocommit(o->db)) {
 		o->schema_pending = o->unborn = 1;
 		rc = db_exec(o->db, "SAVEPOINT schema");

@@ -181,13 +181,14 @@ main(void)
 	is_str(path, want_path, "object path is HOME/sandboxes/SANDBOX/KIND/KEY.db");
 
 	sqlite3 *db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), EX_NOINPUT,
-	    "create=0 on a missing file is EX_NOINPUT");
+	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	    &db), EX_NOINPUT,
+	    "DB_OPEN_EXISTING on a missing file is EX_NOINPUT");
 	ok(db == NULL, "  and gives no handle");
 	ok(access(path, F_OK) != 0, "  and creates no file");
 
 	mode_t old = umask(0);
-	int rc = db_open(&ctx, path, &store_object_schema, 1, &db);
+	int rc = db_open(&ctx, path, &store_object_schema, DB_OPEN_CREATE, &db);
 	umask(old);
 	is_int(rc, 0, "db_open creates the file");
 	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
@@ -213,10 +214,11 @@ main(void)
 	    "the object schema's tables exist");
 	sqlite3_close(db);
 
-	/* Opening again: no migration runs twice, create=0 now works. */
+	/* Opening again: no migration runs twice, DB_OPEN_EXISTING now works. */
 	db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), 0,
-	    "create=0 opens an existing file");
+	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	    &db), 0,
+	    "DB_OPEN_EXISTING opens an existing file");
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version still 3");
 	sqlite3_close(db);
 
@@ -247,7 +249,8 @@ main(void)
 	sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL);
 	sqlite3_close(db);
 	db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, 0, &db), EX_CONFIG,
+	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	    &db), EX_CONFIG,
 	    "a newer schema version is EX_CONFIG");
 	ok(db == NULL, "  and gives no handle");
 	free(path);
@@ -258,7 +261,7 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "other", NULL), 0,
 	    "ctx_init with BAKERY_SYNC=normal");
 	unsetenv("BAKERY_SYNC");
-	ok(home_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
+	ok(home_open_sandbox(&ctx2, NULL, DB_OPEN_CREATE, &db) == 0, "open a sandbox file");
 	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	sqlite3_close(db);
 	ctx_free(&ctx2);
@@ -271,10 +274,10 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "Bad", NULL), EX_USAGE,
 	    "a bad sandbox name is EX_USAGE");
 	ctx_free(&ctx2);
-	is_int(store_open_object(&ctx, NULL, "order/..", 1, &db), EX_USAGE,
+	is_int(store_open_object(&ctx, NULL, "order/..", DB_OPEN_CREATE, &db), EX_USAGE,
 	    "store_open_object refuses a bad key");
-	is_int(store_open_object(&ctx, NULL, "order/nope", 0, &db), EX_NOINPUT,
-	    "store_open_object create=0 on a missing object is EX_NOINPUT");
+	is_int(store_open_object(&ctx, NULL, "order/nope", DB_OPEN_EXISTING, &db), EX_NOINPUT,
+	    "store_open_object DB_OPEN_EXISTING on a missing object is EX_NOINPUT");
 	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
@@ -284,13 +287,13 @@ main(void)
 	ctx_init(&ctx, inner, NULL, NULL);
 	char *escaped = bakery_xasprintf("%s/escape", home);
 	db = NULL;
-	rc = home_open_sandbox(&ctx, "../escape", 1, &db);
+	rc = home_open_sandbox(&ctx, "../escape", DB_OPEN_CREATE, &db);
 	is_int(rc, EX_USAGE, "home_open_sandbox refuses sandbox '../escape'");
 	if (db)
 		sqlite3_close(db);
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
 	db = NULL;
-	rc = store_open_object(&ctx, "../escape", "order/ord_1", 1, &db);
+	rc = store_open_object(&ctx, "../escape", "order/ord_1", DB_OPEN_CREATE, &db);
 	is_int(rc, EX_USAGE, "store_open_object refuses sandbox '../escape'");
 	if (db)
 		sqlite3_close(db);
