@@ -58,7 +58,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	    strcmp(sync, "full") != 0)
 		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
 		    "want full or normal");
-	return home_layout_init(ctx);
+	return home_init(ctx);
 }
 
 void

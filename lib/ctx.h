@@ -19,7 +19,8 @@ struct bakery_ctx {
 	char *home;            /* absolute or relative folder, never NULL */
 	char *sandbox;         /* validated name, "default" unless -s */
 	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
-				* as it is (store_look_only) */
+				* as it is (store_look_only); NULL until
+				* the layout is first needed (home_layout) */
 	int home_pending;      /* no HOME yet: made, with its layout mark,
 				* before the first file in it */
 	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
@@ -34,7 +35,8 @@ struct bakery_ctx {
 /* Fills ctx from flags (may be NULL) and the environment: BAKERY_SANDBOX,
  * BAKERY_QUEUE, BAKERY_SYNC, BAKERY_BUSY_TIMEOUT_MS, BAKERY_ALARM_DELAY,
  * BAKERY_NOW are checked here (EX_CONFIG; a bad sandbox name EX_USAGE),
- * then home_layout_init finds or migrates the home's layout. */
+ * then home_init checks the home; its layout is found later, when first
+ * needed (home_layout). */
 int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
 /* Closes the handles opened on first use and frees ctx's strings. */

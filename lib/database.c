@@ -269,15 +269,16 @@ create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	size_t hl = strlen(ctx->home);
 	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
 	    ? home_make(ctx) : 0;
+	/* A file that is there is in its folder: no folder to make. */
+	int missing = !rc && access(path, F_OK) != 0;
 	char *dir = bakery_xstrdup(path);
 	char *slash = strrchr(dir, '/');
-	if (!rc && slash && slash != dir) {
+	if (missing && slash && slash != dir) {
 		*slash = '\0';
 		rc = home_mkdirs(dir);
 	}
 	free(dir);
-	if (!rc && strcmp(wal_journal_mode(), "wal") == 0 &&
-	    access(path, F_OK) != 0)
+	if (!rc && missing && strcmp(wal_journal_mode(), "wal") == 0)
 		rc = wal_make_file(path, schema, made);
 	if (rc)
 		return rc;

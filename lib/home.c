@@ -176,9 +176,8 @@ layout_migrate(bakery_ctx *ctx)
 }
 
 int
-home_layout_init(bakery_ctx *ctx)
+home_init(bakery_ctx *ctx)
 {
-	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
 	struct stat sb;
 	if (stat(ctx->home, &sb) != 0) {
 		if (errno != ENOENT)
@@ -190,6 +189,19 @@ home_layout_init(bakery_ctx *ctx)
 	if (!S_ISDIR(sb.st_mode))
 		return bakery_fail(EX_CONFIG, "home '%s' is not a folder",
 		    ctx->home);
+	return 0;
+}
+
+int
+home_layout(bakery_ctx *ctx)
+{
+	if (ctx->sandboxes)
+		return 0;
+	/* Set first: the migration's own sandbox locks do not come back
+	 * here. A home to make gets its mark as it is made (home_make). */
+	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
+	if (ctx->home_pending)
+		return 0;
 	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
 	char *fresh = bakery_xasprintf("%s/" SANDBOXES_NEW, ctx->home);
 	int marked = access(mark, F_OK) == 0;
@@ -207,6 +219,10 @@ home_layout_init(bakery_ctx *ctx)
 		ctx->sandboxes = bakery_xstrdup(ctx->home);
 		rc = 0;
 	}
+	if (rc) { /* tried again by the next that needs it */
+		free(ctx->sandboxes);
+		ctx->sandboxes = NULL;
+	}
 	free(mark);
 	free(fresh);
 	return rc;
@@ -217,8 +233,11 @@ home_make(bakery_ctx *ctx)
 {
 	if (!ctx->home_pending)
 		return 0;
+	int rc = home_layout(ctx); /* where layout_migrate puts sandboxes/ */
+	if (rc)
+		return rc;
 	ctx->home_pending = 0; /* the migration takes sandbox locks */
-	int rc = home_mkdirs(ctx->home);
+	rc = home_mkdirs(ctx->home);
 	if (!rc)
 		rc = layout_migrate(ctx);
 	if (rc)
@@ -232,7 +251,7 @@ home_exists(bakery_ctx *ctx)
 	if (ctx->home_pending)
 		return bakery_fail(EX_CONFIG, "no such home: '%s' (-H, "
 		    "BAKERY_HOME)", ctx->home);
-	return 0;
+	return home_layout(ctx);
 }
 
 char *
@@ -313,25 +332,41 @@ home_mkdirs(const char *dir)
 	return 0;
 }
 
+/* SANDBOXES/SANDBOX/rest, the layout found first if it was not. Should
+ * that fail, the path is where the sandboxes will be (HOME/sandboxes),
+ * and the failure is the caller's next gate's (home_check_sandbox,
+ * home_exists, home_layout). */
+static char *
+sandbox_path(bakery_ctx *ctx, const char *sandbox, const char *rest)
+{
+	if (!ctx->sandboxes)
+		home_layout(ctx);
+	return ctx->sandboxes
+	    ? bakery_xasprintf("%s/%s%s", ctx->sandboxes,
+		  sandbox ? sandbox : ctx->sandbox, rest)
+	    : bakery_xasprintf("%s/sandboxes/%s%s", ctx->home,
+		  sandbox ? sandbox : ctx->sandbox, rest);
+}
+
 char *
 home_sandbox_dir(bakery_ctx *ctx, const char *sandbox)
 {
-	return bakery_xasprintf("%s/%s", ctx->sandboxes,
-	    sandbox ? sandbox : ctx->sandbox);
+	return sandbox_path(ctx, sandbox, "");
 }
 
 char *
 home_sandbox_file(bakery_ctx *ctx, const char *sandbox)
 {
-	return bakery_xasprintf("%s/%s/sandbox.db", ctx->sandboxes,
-	    sandbox ? sandbox : ctx->sandbox);
+	return sandbox_path(ctx, sandbox, "/sandbox.db");
 }
 
 char *
 home_object_path(bakery_ctx *ctx, const char *sandbox, const char *address)
 {
-	return bakery_xasprintf("%s/%s/%s.db", ctx->sandboxes,
-	    sandbox ? sandbox : ctx->sandbox, address);
+	char *rest = bakery_xasprintf("/%s.db", address);
+	char *path = sandbox_path(ctx, sandbox, rest);
+	free(rest);
+	return path;
 }
 
 int
@@ -342,7 +377,7 @@ home_check_sandbox(bakery_ctx *ctx, const char **sandbox)
 	if (!bakery_name_valid(*sandbox))
 		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
 		    *sandbox, "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
-	return 0;
+	return home_layout(ctx);
 }
 
 char *
@@ -463,7 +498,7 @@ jv
 home_sandbox_names(bakery_ctx *ctx)
 {
 	jv names = jv_array();
-	DIR *d = opendir(ctx->sandboxes);
+	DIR *d = home_layout(ctx) ? NULL : opendir(ctx->sandboxes);
 	if (!d)
 		return names;
 	char **v = NULL;

@@ -34,12 +34,19 @@ typedef struct bakery_ctx bakery_ctx;
 
 extern const schema_def home_sandbox_schema;
 
-/* Sets ctx->sandboxes from ctx->home, and moves a home of the old layout
- * (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once, unless
- * store_look_only or the home cannot be written (then it is read as it
- * is); a crash midway is finished by the next program. A home that is
- * not a folder is EX_CONFIG. Called by ctx_init. */
-int home_layout_init(bakery_ctx *ctx);
+/* Checks ctx->home: a home that is not a folder, or cannot be looked
+ * at, is EX_CONFIG; a missing one is made, with its layout mark, before
+ * the first file in it (home_make). Its layout is not looked at yet.
+ * Called by ctx_init. */
+int home_init(bakery_ctx *ctx);
+/* The home's layout, found when it is first needed (by a sandbox's path,
+ * its lock, its names): sets ctx->sandboxes, and moves a home of the old
+ * layout (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once,
+ * unless store_look_only or the home cannot be written (then it is read
+ * as it is); a crash midway is finished by the next program. Once found,
+ * 0 at once; a failure is tried again by the next call. The home's own
+ * files (the queue, the alarm index, the wipe's) never need it. */
+int home_layout(bakery_ctx *ctx);
 
 /* The home folder: -H, else BAKERY_HOME, else $STATE_DIRECTORY,
  * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
@@ -51,7 +58,7 @@ char *home_default(void);
 char *home_share_path(const char *name);
 
 /* EX_USAGE unless *sandbox (NULL: ctx->sandbox, set in *sandbox) is a
- * sandbox name. */
+ * sandbox name; then the home's layout (home_layout). */
 int home_check_sandbox(bakery_ctx *ctx, const char **sandbox);
 int home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
     enum db_open_mode mode, sqlite3 **db);
@@ -77,9 +84,11 @@ char *home_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
 /* Makes HOME (0700) and its layout mark when there was no HOME. */
 int home_make(bakery_ctx *ctx);
 /* EX_CONFIG unless HOME is an existing folder: for the programs that
- * look at the whole home, where a missing one is a mistake, not empty. */
+ * look at the whole home, where a missing one is a mistake, not empty;
+ * then the home's layout (home_layout). */
 int home_exists(bakery_ctx *ctx);
-/* Caller frees. */
+/* Caller frees. The layout is found first if it was not (home_layout);
+ * should that fail, the caller's next gate says so. */
 char *home_sandbox_file(bakery_ctx *ctx, const char *sandbox);
 char *home_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);

@@ -663,6 +663,9 @@ int
 object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
 	*out = jv_array();
+	int rc = home_layout(ctx);
+	if (rc)
+		return rc;
 	char *dir = home_sandbox_dir(ctx, sandbox);
 	DIR *d = opendir(dir);
 	if (!d) {

@@ -356,11 +356,14 @@ wipe_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
     void *arg, int *ran)
 {
 	*ran = 0;
+	int rc = home_layout(ctx); /* the sandboxes it lists */
+	if (rc)
+		return rc;
 	if (req->dry_run)
 		return dry_run(ctx, req, report, arg);
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db;
-	int rc = db_open(ctx, path, &wipe_schema, DB_OPEN_CREATE, &db);
+	rc = db_open(ctx, path, &wipe_schema, DB_OPEN_CREATE, &db);
 	free(path);
 	if (rc)
 		return rc;
