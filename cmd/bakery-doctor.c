@@ -115,8 +115,8 @@ main(int argc, char **argv)
 	if (failed)
 		return bakery_close_stdout() ? EX_IOERR : 1;
 	bakery_ctx ctx;
-	store_look_only = 1;
 	cli_context(&c, &ctx);
+	ctx.look_only = 1;
 	rc = doctor_run(&ctx, &o, print, NULL, &failed);
 	if (rc) {
 		ctx_free(&ctx);

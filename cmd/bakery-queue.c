@@ -124,9 +124,9 @@ main(int argc, char **argv)
 	/* stats and peek only look: they read a read-only home, and a
 	 * queue file that does not exist is an error, not made empty. */
 	int look = strcmp(cmd, "stats") == 0 || strcmp(cmd, "peek") == 0;
-	store_look_only = look;
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	ctx.look_only = look;
 	bakery_queue *q;
 	int rc = look ? queue_get_existing(&ctx, &q) : queue_get(&ctx, &q);
 	if (rc == EX_NOINPUT) { /* the home's queue, not made yet: empty */

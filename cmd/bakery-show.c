@@ -36,8 +36,8 @@ main(int argc, char **argv)
 		cli_usage_error(&c, list ? "--list takes no addresses"
 					 : "missing ADDRESS");
 	bakery_ctx ctx;
-	store_look_only = 1;
 	cli_context(&c, &ctx);
+	ctx.look_only = 1;
 	int rc = 0;
 	if (list) {
 		jv all;

@@ -144,8 +144,8 @@ main(int argc, char **argv)
 	if (prom_stdout && json)
 		cli_usage_error(&c, "--prom - and --json would share stdout");
 	bakery_ctx ctx;
-	store_look_only = 1;
 	cli_context(&c, &ctx);
+	ctx.look_only = 1;
 	jv status;
 	/* Every sandbox, unless one was named with -s or BAKERY_SANDBOX. */
 	int named = c.sandbox || (getenv("BAKERY_SANDBOX") &&

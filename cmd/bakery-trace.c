@@ -84,8 +84,8 @@ main(int argc, char **argv)
 	if (argc != 1)
 		cli_usage_error(&c, argc ? "too many operands" : "missing EVENT_ID");
 	bakery_ctx ctx;
-	store_look_only = 1;
 	cli_context(&c, &ctx);
+	ctx.look_only = 1;
 	/* An order id (bakery_id "ord_"): every event of the order, one
 	 * trace each, JSON Lines with --json. */
 	int order = strncmp(argv[0], "ord_", 4) == 0;

@@ -70,9 +70,9 @@ main(int argc, char **argv)
 	int all = 0;
 	parse(&c, argc, argv, &req, &all);
 	bakery_ctx ctx;
-	/* A dry run moves no old home to the new layout either. */
-	store_look_only = req.dry_run;
 	cli_context(&c, &ctx);
+	/* A dry run moves no old home to the new layout either. */
+	ctx.look_only = req.dry_run;
 	req.sandbox = all ? NULL : ctx.sandbox;
 	int ran;
 	int rc = wipe_run(&ctx, &req, cli_report, NULL, &ran);

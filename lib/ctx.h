@@ -19,11 +19,16 @@ struct bakery_ctx {
 	char *home;            /* absolute or relative folder, never NULL */
 	char *sandbox;         /* validated name, "default" unless -s */
 	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
-				* as it is (store_look_only); NULL until
+				* as it is (look_only); NULL until
 				* the layout is first needed (home_layout) */
 	int home_pending;      /* no HOME yet: made, with its layout mark,
 				* before the first file in it */
 	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
+	int look_only;         /* a program that only looks (bakery-status,
+				* -trace, -show, -doctor, -queue stats and
+				* peek, -wipe --dry-run): it moves no old
+				* home to the new layout, and reads a file
+				* of the current schema read-only */
 	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
 	int busy_timeout_ms;   /* how long a writer waits for the lock */
 	int alarm_delay_s;     /* an alarm fires this long after the commit */

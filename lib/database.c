@@ -22,8 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int store_look_only;
-
 int
 db_errno_code(int err)
 {
@@ -359,7 +357,7 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		return odd;
 	walvfs_register();
 	testvfs_register();
-	if (!create && store_look_only) {
+	if (!create && ctx->look_only) {
 		/* A program that only looks (bakery-show) reads a file of the
 		 * current schema read-only, as status and trace do: it writes
 		 * nothing, not even the -shm. Anything else (missing, empty,

@@ -19,19 +19,14 @@
 
 typedef struct bakery_ctx bakery_ctx;
 
-/* Set by a program that only looks (bakery-status, bakery-trace,
- * bakery-show, bakery-queue stats and peek) before ctx_init: it
- * never moves an old home to the new layout, it reads it as it is. */
-extern int store_look_only;
-
 /* How db_open treats a file that is missing or has no schema yet. */
 enum db_open_mode {
 	DB_OPEN_EXISTING,     /* neither is made: EX_NOINPUT */
 	DB_OPEN_CREATE,       /* the file and its schema are made */
 	DB_OPEN_CREATE_BEGUN, /* and its schema's transaction left open */
 };
-/* Opens path with schema; DB_OPEN_EXISTING and store_look_only: read-only,
- * as db_open_readonly, when the file has the current schema.
+/* Opens path with schema; DB_OPEN_EXISTING in a context that only looks
+ * (ctx->look_only): read-only, as db_open_readonly, when the file has the current schema.
  * DB_OPEN_EXISTING fails with EX_NOINPUT if missing or
  * empty (no schema: a creation that failed or is under way), and a file
  * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is

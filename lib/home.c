@@ -207,7 +207,7 @@ home_layout(bakery_ctx *ctx)
 	int marked = access(mark, F_OK) == 0;
 	int done = marked && !is_dir(fresh);
 	int rc = 0;
-	if (!done && store_look_only) {
+	if (!done && ctx->look_only) {
 		/* Read as it is: the old layout, or the last step not taken. */
 		free(ctx->sandboxes);
 		ctx->sandboxes = bakery_xstrdup(marked ? fresh : ctx->home);

@@ -42,7 +42,7 @@ int home_init(bakery_ctx *ctx);
 /* The home's layout, found when it is first needed (by a sandbox's path,
  * its lock, its names): sets ctx->sandboxes, and moves a home of the old
  * layout (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once,
- * unless store_look_only or the home cannot be written (then it is read
+ * unless ctx->look_only or the home cannot be written (then it is read
  * as it is); a crash midway is finished by the next program. Once found,
  * 0 at once; a failure is tried again by the next call. The home's own
  * files (the queue, the alarm index, the wipe's) never need it. */
