@@ -377,7 +377,7 @@ home_check_sandbox(bakery_ctx *ctx, const char **sandbox)
 	if (!bakery_name_valid(*sandbox))
 		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
 		    *sandbox, "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
-	return home_layout(ctx);
+	return ctx->sandboxes ? 0 : home_layout(ctx);
 }
 
 char *
