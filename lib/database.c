@@ -338,12 +338,7 @@ static int
 begin_made(sqlite3 *db, const schema_def *schema)
 {
 	int rc = db_begin(db);
-	char *bump = bakery_xasprintf("PRAGMA user_version = %d",
-	    schema->count);
-	if (!rc)
-		rc = db_exec(db, bump);
-	free(bump);
-	return rc;
+	return rc ? rc : schema_upgrade(db, NULL, schema->count);
 }
 
 int

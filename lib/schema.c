@@ -8,12 +8,11 @@
 
 #include <stdlib.h>
 
-/* Runs sql and sets user_version to version, in the caller's transaction. */
-static int
-upgrade(sqlite3 *db, const char *sql, int version)
+int
+schema_upgrade(sqlite3 *db, const char *sql, int version)
 {
 	char *bump = bakery_xasprintf("PRAGMA user_version = %d", version);
-	int rc = db_exec(db, sql);
+	int rc = sql ? db_exec(db, sql) : 0;
 	if (!rc)
 		rc = db_exec(db, bump);
 	free(bump);
@@ -59,11 +58,11 @@ schema_migrate(sqlite3 *db, const schema_def *schema, const char *path,
 	sqlite3_finalize(st);
 	int wrote = version < schema->count;
 	if (version == 0 && schema->create) {
-		rc = upgrade(db, schema->create, schema->count);
+		rc = schema_upgrade(db, schema->create, schema->count);
 		version = schema->count;
 	}
 	for (; !rc && version < schema->count; version++)
-		rc = upgrade(db, schema->migrations[version], version + 1);
+		rc = schema_upgrade(db, schema->migrations[version], version + 1);
 	if (rc) {
 		db_rollback(db);
 		return rc;

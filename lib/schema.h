@@ -31,6 +31,9 @@ typedef struct schema_def {
  * write transaction is left open for the caller's first change. */
 int schema_migrate(sqlite3 *db, const schema_def *schema, const char *path,
     int create, int keep_open);
+/* Runs sql (NULL: nothing) and sets user_version to version, in the
+ * caller's transaction. */
+int schema_upgrade(sqlite3 *db, const char *sql, int version);
 /* PRAGMA user_version, 0 when it cannot be read (migrate says why). */
 int schema_version(sqlite3 *db);
 
