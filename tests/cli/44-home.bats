@@ -164,6 +164,23 @@ inventory() {
 	assert_success
 }
 
+@test "a program that reaches only the queue leaves an old home's layout to the first that needs a sandbox" {
+	local id
+	id=$(place ada)
+	old_layout
+	run --separate-stderr bakery-queue init
+	assert_success
+	[ ! -e "$BAKERY_HOME/.layout" ]
+	[ ! -e "$BAKERY_HOME/sandboxes" ]
+	[ -d "$BAKERY_HOME/default/order" ]
+	run --separate-stderr bakery-order list
+	assert_success
+	assert_output --partial "$id"
+	[ -e "$BAKERY_HOME/.layout" ]
+	[ -d "$BAKERY_HOME/sandboxes/default/order" ]
+	[ ! -e "$BAKERY_HOME/default" ]
+}
+
 @test "--prom writes through a temporary of its own: a link at FILE.tmp is never followed" {
 	echo precious >"$BATS_TEST_TMPDIR/victim"
 	mkdir "$BATS_TEST_TMPDIR/prom"
