@@ -73,8 +73,9 @@ home_share_path(const char *name)
  * The home's layout. Sandboxes live in HOME/sandboxes/NAME, apart from
  * the home's own files (queue.db and its journal, alarms.db, wipe.db,
  * webhook-secret), so that no sandbox name can be one of them. A home of
- * before kept them at HOME/NAME; the first program that may write moves
- * them, crash-safely and under HOME/.layout.lock:
+ * before kept them at HOME/NAME; the first program that may write and
+ * needs a sandbox (home_layout) moves them, crash-safely and under
+ * HOME/.layout.lock:
  *   1. mkdir HOME/.sandboxes-new (not a name: a sandbox cannot have it);
  *   2. each folder HOME/NAME that is a name is renamed into it, holding
  *      the sandbox's lock (as the wipe does), so no object of it is open;
