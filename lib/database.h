@@ -26,9 +26,9 @@ enum db_open_mode {
 	DB_OPEN_CREATE_BEGUN, /* and its schema's transaction left open */
 };
 /* Opens path with schema; DB_OPEN_EXISTING in a context that only looks
- * (ctx->look_only): read-only, as db_open_readonly, when the file has the current schema.
- * DB_OPEN_EXISTING fails with EX_NOINPUT if missing or
- * empty (no schema: a creation that failed or is under way), and a file
+ * (ctx->look_only): read-only, as db_open_readonly, when the file has
+ * the current schema. DB_OPEN_EXISTING fails with EX_NOINPUT if missing
+ * or empty (no schema: a creation that failed or is under way), and a file
  * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is
  * EX_CONFIG, here and in db_open_readonly: never followed, never
  * waited on (SQLITE_OPEN_NOFOLLOW). In WAL a new file is made whole
