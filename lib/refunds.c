@@ -75,7 +75,7 @@ billing_of(bakery_ctx *ctx, const char *sandbox, const char *address,
 	*payments = jv_array();
 	char *path = store_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = store_open(ctx, path, &store_object_schema, 0, &db);
+	int rc = store_open(ctx, path, kind_schema(kind_find("billing")), 0, &db);
 	free(path);
 	if (!rc) {
 		jv_free(*payments);

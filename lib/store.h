@@ -55,7 +55,6 @@ typedef struct store_schema {
 	const char *create;
 } store_schema;
 
-extern const store_schema store_object_schema;
 extern const store_schema store_sandbox_schema;
 extern const store_schema store_alarms_schema;
 
@@ -80,9 +79,6 @@ char *store_default_home(void);
  * build/tests/), else SHAREDIR/NAME, which need not exist. */
 char *store_share_path(const char *name);
 
-/* Splits and checks "KIND/KEY". kind and key must hold 65 bytes. */
-int store_parse_address(const char *address, char *kind, char *key);
-int store_kind_valid(const char *kind);
 
 /* Opens path with schema; create=0 and store_look_only: read-only, as
  * store_open_readonly, when the file has the current schema.
@@ -120,10 +116,6 @@ int store_open_readonly(bakery_ctx *ctx, const char *path,
  * quick_check, bakery-backup's VACUUM INTO): nothing created, nothing
  * written, query_only. EX_NOINPUT when the file is missing. */
 int store_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
-/* Opens SANDBOX/KIND/KEY.db for ADDRESS in ctx->sandbox; create as for
- * store_open (object_open passes STORE_CREATE_BEGUN). */
-int store_open_object(bakery_ctx *ctx, const char *sandbox,
-    const char *address, int create, sqlite3 **db);
 int store_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
     sqlite3 **db);
 /* The sandbox's lock: HOME/.SANDBOX.lock, outside the folder the wipe
