@@ -403,13 +403,15 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
-	mk/layers share/examples/* debian/dlopen-depends debian/bakery.postinst \
+	mk/layers mk/kinds share/examples/* debian/dlopen-depends debian/bakery.postinst \
 	debian/bakery.prerm debian/bakery.postrm
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
-# The layer rule of docs/design.md ("Modules"), from the includes of lib/.
+# The layer rule of docs/design.md ("Modules"), from the includes of lib/;
+# and no kind of object named below the domain (mk/kinds).
 layers:
 	mk/layers docs/design.md
+	mk/kinds docs/design.md
 .PHONY: test lint layers
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.

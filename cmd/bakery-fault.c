@@ -3,6 +3,7 @@
  */
 #include "../lib/cli.h"
 #include "../lib/faults.h"
+#include "../lib/subscriber.h"
 #include "../lib/util.h"
 
 #include <string.h>
@@ -11,7 +12,8 @@
 	"usage: bakery-fault set NAME\n" \
 	"       bakery-fault clear NAME\n" \
 	"       bakery-fault list\n" \
-	"faults: kitchen-refuses, queue-refuses\n"
+	"faults: refuses:KIND (KIND a built-in subscriber's kind, as\n" \
+	"        bakery-consume --routes names them), queue-refuses\n"
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
@@ -38,7 +40,9 @@ main(int argc, char **argv)
 	if (list ? argc != 1 : argc != 2)
 		cli_usage_error(&c, list ? "list takes no operands"
 					 : "%s needs one NAME", argv[0]);
-	if (!list && !fault_name_known(argv[1]))
+	const char *kind = NULL;
+	if (!list && (!fault_name_known(argv[1], &kind) ||
+	    (kind && !subscriber_find(kind))))
 		cli_usage_error(&c, "unknown fault: '%s'", argv[1]);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);

@@ -136,7 +136,10 @@ _bakery()
 	bakery-show:* | bakery-relay:*)
 		words=$(_bakery_run bakery-show --list | tr -d '"') ;;
 	bakery-fault:set | bakery-fault:clear)
-		words="kitchen-refuses queue-refuses" ;;
+		# refuses:KIND for each built-in subscriber of the routes in effect.
+		words="$(_bakery_run bakery-consume --routes |
+			sed -n 's/.*"subscriber":"builtin:\([a-z0-9_.-]*\)".*/refuses:\1/p' |
+			sort -u) queue-refuses" ;;
 	bakery-order:gateway)
 		words="test stripe" ;;
 	bakery-backup:*)

@@ -83,7 +83,7 @@ complete -c bakery-queue -l replicas -x -d 'streams on NATS'
 
 set -l fault_cmds set clear list
 complete -c bakery-fault -f -n "not __fish_seen_subcommand_from $fault_cmds" -a "$fault_cmds"
-complete -c bakery-fault -f -n '__fish_seen_subcommand_from set clear' -a 'kitchen-refuses queue-refuses'
+complete -c bakery-fault -f -n '__fish_seen_subcommand_from set clear' -a '(__bakery_run bakery-consume --routes | string replace -rf \'.*"subscriber":"builtin:([a-z0-9_.-]*)".*\' \'refuses:$1\' | sort -u) queue-refuses'
 
 complete -c bakery-show -f -a '(__bakery_run bakery-show --list | tr -d \'"\')'
 complete -c bakery-show -l list -d 'list the objects'

@@ -6,15 +6,15 @@
 
 #include <string.h>
 
-const char *const fault_names[] = { "kitchen-refuses", "queue-refuses", NULL };
-
 int
-fault_name_known(const char *name)
+fault_name_known(const char *name, const char **kind)
 {
-	for (int i = 0; fault_names[i]; i++)
-		if (strcmp(fault_names[i], name) == 0)
-			return 1;
-	return 0;
+	size_t n = strlen(FAULT_REFUSES);
+	int refuses = strncmp(name, FAULT_REFUSES, n) == 0 &&
+	    bakery_name_valid(name + n);
+	if (kind)
+		*kind = refuses ? name + n : NULL;
+	return refuses || strcmp(name, FAULT_QUEUE_REFUSES) == 0;
 }
 
 int
@@ -39,9 +39,9 @@ static int
 fault_write(bakery_ctx *ctx, const char *sandbox, const char *name,
     const char *sql)
 {
-	if (!fault_name_known(name))
+	if (!fault_name_known(name, NULL))
 		return bakery_fail(EX_USAGE, "unknown fault: '%s': %s", name,
-		    "want kitchen-refuses or queue-refuses");
+		    "want refuses:KIND or " FAULT_QUEUE_REFUSES);
 	sqlite3 *db;
 	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_CREATE, &db);
 	if (rc)

@@ -2,8 +2,12 @@
  * faults.h — switches an operator or a test turns on to make a part of a
  * sandbox refuse work, stored in the sandbox's own file (SANDBOX/sandbox.db).
  *
- *   kitchen-refuses  the kitchen answers 503 "Kitchen answered 503"
+ *   refuses:KIND     the subscriber of that kind answers 503 to every event
+ *                    it has not applied yet ("Kitchen answered 503")
  *   queue-refuses    the embedded queue refuses every send of the sandbox
+ *
+ * This layer knows the shape of a name, not the kinds: a program that
+ * sets one checks that KIND is a subscriber.
  *
  * A fault is read at the moment it matters, so a change by another
  * process takes effect at once. The wipe clears them.
@@ -15,8 +19,12 @@
 
 #include "ctx.h"
 
-extern const char *const fault_names[];
-int fault_name_known(const char *name);
+#define FAULT_REFUSES "refuses:"
+#define FAULT_QUEUE_REFUSES "queue-refuses"
+
+/* Whether name is queue-refuses or refuses: and a name; *kind (if not
+ * NULL) receives the name after refuses:, or NULL. */
+int fault_name_known(const char *name, const char **kind);
 
 /* 1 when set, 0 when not (a missing sandbox file means none is set). */
 int fault_is_set(bakery_ctx *ctx, const char *sandbox, const char *name);

@@ -11,6 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* The object's file, with its kind's schema: SANDBOX/KIND/KEY.db. */
+static int
+open_file(bakery_ctx *ctx, bakery_object *o, int create)
+{
+	char *path = home_object_path(ctx, o->sandbox, o->address);
+	int rc = db_open(ctx, path, kind_schema(o->desc),
+	    create ? DB_OPEN_CREATE_BEGUN : DB_OPEN_EXISTING, &o->db);
+	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
+		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", o->address);
+	free(path);
+	return rc;
+}
 
 int
 object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
@@ -24,7 +38,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	o->lock_fd = -1;
 	if (!sandbox)
 		sandbox = ctx->sandbox;
-	int rc = store_parse_address(address, o->kind, o->key);
+	int rc = kind_parse_address(address, o->kind, o->key, &o->desc);
 	if (!rc && !bakery_name_valid(sandbox))
 		rc = bakery_fail(EX_USAGE, "bad sandbox name: '%s'", sandbox);
 	if (!rc) {
@@ -34,8 +48,7 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 		o->floor_ms = home_lock_floor(o->lock_fd);
 	}
 	if (!rc)
-		rc = store_open_object(ctx, sandbox, address,
-		    create ? DB_OPEN_CREATE_BEGUN : DB_OPEN_EXISTING, &o->db);
+		rc = open_file(ctx, o, create);
 	if (!rc && !sqlite3_get_autocommit(o->db)) {
 		o->schema_pending = o->unborn = 1;
 		rc = db_exec(o->db, "SAVEPOINT schema");
@@ -498,29 +511,6 @@ object_events(bakery_object *o, jv *out)
 	return 0;
 }
 
-/*
- * Rows that some kinds keep in tables of their own, one row an order or a
- * customer, shown inside the state as if they were part of it. Each row is
- * an object whose fields are the columns, named as the query names them
- * and read as types says, a letter a column: 'v' the SQL value (text, a
- * number), 'j' JSON text, 't' a time in ms, and, first only, 'k' the key
- * of the row in an object (the state field is then an object, not an
- * array). A NULL leaves its field out.
- */
-static const struct state_rows {
-	const char *kind, *field, *types, *sql;
-} state_rows[] = {
-	{ "kitchen", "cards", "vvjv",
-	  "SELECT order_id AS \"order\", day, items, status FROM cards"
-	  " ORDER BY seq" },
-	{ "kitchen", "tickets", "vvjt",
-	  "SELECT order_id AS \"order\", event_id AS event, items, created_at"
-	  " FROM tickets ORDER BY created_at, order_id" },
-	{ "crm", "customers", "kvvv",
-	  "SELECT customer, orders, total_cents, last_order FROM crm_customers"
-	  " ORDER BY seq" },
-};
-
 static jv
 column_jv(sqlite3_stmt *st, int col, char type)
 {
@@ -542,7 +532,7 @@ column_jv(sqlite3_stmt *st, int col, char type)
 
 /* Sets (*state).FIELD to the rows of r; *state becomes an object. */
 static int
-add_state_rows(bakery_object *o, const struct state_rows *r, jv *state)
+add_state_rows(bakery_object *o, const kind_rows *r, jv *state)
 {
 	sqlite3_stmt *st;
 	int rc = object_prepare(o, r->sql, &st);
@@ -585,9 +575,10 @@ object_show(bakery_object *o, jv *out)
 		return rc;
 	sqlite3_stmt *st;
 	jv state = jv_copy(o->state);
-	for (size_t i = 0; i < sizeof state_rows / sizeof *state_rows; i++)
-		if (strcmp(state_rows[i].kind, o->kind) == 0 &&
-		    (rc = add_state_rows(o, &state_rows[i], &state))) {
+	const kind_rows *rows = o->desc->rows;
+	for (size_t i = 0; i < sizeof o->desc->rows / sizeof *rows &&
+	     rows[i].field; i++)
+		if ((rc = add_state_rows(o, &rows[i], &state))) {
 			jv_free(state);
 			return rc;
 		}
@@ -676,7 +667,7 @@ object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 	size_t n = 0;
 	struct dirent *kind;
 	while ((kind = readdir(d))) {
-		if (!store_kind_valid(kind->d_name))
+		if (!kind_find(kind->d_name))
 			continue;
 		char *sub = bakery_xasprintf("%s/%s", dir, kind->d_name);
 		DIR *k = opendir(sub);

@@ -4,9 +4,10 @@
  * An object is a unit of state with storage of its own: one SQLite file
  * (store.h). Its state is one JSON document; beside it live the events it
  * recorded, its outbox, the ids of events it applied (seen), the keys of
- * commands it ran (commands_seen) and its alarm. The kitchen and the CRM
- * keep what grows with every order in rows instead (object_exec), which
- * object_show puts back into the state it shows.
+ * commands it ran (commands_seen) and its alarm. A kind may keep what
+ * grows with every order in rows of tables of its own instead
+ * (object_exec, kind.h), which object_show puts back into the state it
+ * shows.
  *
  * A change is always:
  *
@@ -35,6 +36,7 @@
 #include <sqlite3.h>
 
 #include "ctx.h"
+#include "kind.h"
 
 typedef struct bakery_object {
 	bakery_ctx *ctx;
@@ -42,6 +44,7 @@ typedef struct bakery_object {
 	char address[130];
 	char kind[65];
 	char key[65];
+	const object_kind *desc; /* its kind's descriptor */
 	sqlite3 *db;
 	jv state;     /* jv_null() when the object has no state yet */
 	int dirty;    /* state changed in this transaction */
@@ -125,12 +128,11 @@ int object_alarm_set(bakery_object *o, const object_alarm *a);
 /* The envelopes the object recorded, oldest first (jv array). */
 int object_events(bakery_object *o, jv *out);
 /* {"address","sandbox","state","seen","outbox","alarm"}; the state holds
- * the kind's rows too (state.cards, state.tickets, state.customers). */
+ * the kind's rows too (its descriptor's rows). */
 int object_show(bakery_object *o, jv *out);
 
 /* Runs a statement inside the object's transaction, for the kinds that
- * keep rows of their own (the kitchen's cards and tickets, the CRM's
- * customers). args is a jv array of the parameters ?1, ?2, ...: strings
+ * keep rows in tables of their own. args is a jv array of the parameters ?1, ?2, ...: strings
  * bind as text, whole numbers as integers, other numbers as reals, arrays
  * and objects as their JSON text, anything else (null, a missing value)
  * as NULL. Consumes args. *changes (if not NULL) receives the rows the

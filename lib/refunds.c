@@ -75,8 +75,8 @@ billing_of(bakery_ctx *ctx, const char *sandbox, const char *address,
 	*payments = jv_array();
 	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = db_open(ctx, path, &store_object_schema, DB_OPEN_EXISTING,
-	    &db);
+	int rc = db_open(ctx, path, kind_schema(kind_find("billing")),
+	    DB_OPEN_EXISTING, &db);
 	free(path);
 	if (!rc) {
 		jv_free(*payments);

@@ -5,6 +5,7 @@
 #include "routing.h"
 #include "file.h"
 #include "envelope.h"
+#include "subscriber.h"
 #include "store.h"
 #include "url.h"
 #include "util.h"
@@ -23,34 +24,16 @@
 /* The largest routes file read: ROUTING_MAX_ROUTES lines of the longest. */
 #define ROUTING_MAX_FILE (1 << 20)
 
-const routing_builtin routing_builtins[] = {
-	{ "schedule", "day", NULL, { "OrderPlaced", "OrderPaid", NULL } },
-	{ "kitchen", NULL, "board", { "OrderPlaced", "OrderPaid", NULL } },
-	{ "crm", NULL, "customers", { "OrderPaid", NULL } },
-	{ "customer", "customer", NULL, { "OrderPaid", NULL } },
-	{ "inbox", "customer", NULL, { "OrderPaid", NULL } },
-	{ "dispatch", "day", NULL, { "OrderPaid", NULL } },
-	{ "order", "order", NULL, { "PaymentSucceeded", NULL } },
-	{ NULL, NULL, NULL, { NULL } },
-};
-
 static routes current;
 static int loaded;
 
-static const routing_builtin *
-builtin_find(const char *kind)
-{
-	for (const routing_builtin *b = routing_builtins; b->kind; b++)
-		if (strcmp(b->kind, kind) == 0)
-			return b;
-	return NULL;
-}
-
+/* Whether kind k hears events of type. */
 static int
-builtin_applies(const routing_builtin *b, const char *type)
+hears(const object_kind *k, const char *type)
 {
-	for (int i = 0; b->types[i]; i++)
-		if (strcmp(b->types[i], type) == 0)
+	for (size_t i = 0; i < sizeof k->hears / sizeof *k->hears &&
+	     k->hears[i]; i++)
+		if (strcmp(k->hears[i], type) == 0)
 			return 1;
 	return 0;
 }
@@ -81,16 +64,16 @@ static int
 parse_builtin(const char *sub, const char *name, const char *secret,
     const char *file, int line, route *r)
 {
-	const routing_builtin *b = builtin_find(sub + 8);
+	const object_kind *b = subscriber_find(sub + 8);
 	if (!b)
 		return bad_line(file, line, "unknown built-in subscriber");
-	if (!builtin_applies(b, r->type))
+	if (!hears(b, r->type))
 		return bad_line(file, line, "builtin:%s cannot apply %s",
-		    b->kind, r->type);
+		    b->name, r->type);
 	if (name || secret)
 		return bad_line(file, line, "a built-in takes no options");
 	r->how = ROUTE_BUILTIN;
-	snprintf(r->kind, sizeof r->kind, "%s", b->kind);
+	snprintf(r->kind, sizeof r->kind, "%s", b->name);
 	r->key_field = b->key_field;
 	if (b->key)
 		snprintf(r->key, sizeof r->key, "%s", b->key);

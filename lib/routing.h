@@ -22,7 +22,7 @@
  * A built-in's key comes from a field of the event's data (DAY from
  * data.day, CUSTOMER from data.customer, ORDER from data.order) or is
  * fixed (kitchen/board, crm/customers); the kinds and the events each can
- * apply are compiled in (routing_builtins). `bakery-consume --routes`
+ * apply are their descriptors' (kind.h). `bakery-consume --routes`
  * prints the table in effect.
  */
 #ifndef BAKERY_ROUTING_H
@@ -56,16 +56,6 @@ typedef struct routes {
 	size_t n;
 	char *file;
 } routes;
-
-/* One built-in kind: its key and the event types it can apply. */
-typedef struct routing_builtin {
-	const char *kind;
-	const char *key_field;
-	const char *key;
-	const char *types[4];
-} routing_builtin;
-
-extern const routing_builtin routing_builtins[];
 
 /* Parses len bytes of a routes file named file (for messages). 0 and
  * *out (routing_free), or EX_CONFIG: "FILE:LINE: why". Pure. */

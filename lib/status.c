@@ -90,7 +90,7 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 {
 	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = db_open_readonly(ctx, path, &store_object_schema, &db);
+	int rc = db_open_readonly(ctx, path, &object_schema, &db);
 	free(path);
 	if (rc == EX_NOINPUT)
 		return; /* being created right now: nothing to see yet */

@@ -4,6 +4,7 @@
 #include "subscriber.h"
 #include "envelope.h"
 #include "external.h"
+#include "faults.h"
 #include "menu.h"
 #include "order.h"
 #include "outbox.h"
@@ -16,19 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const subscriber *const subscribers[] = {
-	&schedule_subscriber, &kitchen_subscriber, &crm_subscriber,
-	&customer_subscriber, &inbox_subscriber, &dispatch_subscriber,
-	&order_subscriber, NULL,
-};
-
-const subscriber *
+const object_kind *
 subscriber_find(const char *kind)
 {
-	for (int i = 0; subscribers[i]; i++)
-		if (strcmp(subscribers[i]->kind, kind) == 0)
-			return subscribers[i];
-	return NULL;
+	const object_kind *k = kind_find(kind);
+	return k && k->apply ? k : NULL;
 }
 
 /* "kitchen" -> "Kitchen": how the error names the subscriber. */
@@ -61,6 +54,38 @@ typedef struct delivery {
 	apply_result *r;
 } delivery;
 
+/* The faults of one sandbox, read once for the deliveries of a batch
+ * (a sandbox file that cannot be read sets none, as fault_is_set). */
+typedef struct faults_read {
+	char sandbox[65];
+	jv names; /* jv_invalid() until read */
+} faults_read;
+
+/* Whether the sandbox has the fault that makes kind refuse every event
+ * (FAULT_REFUSES kind). */
+static int
+refuses(bakery_ctx *ctx, faults_read *f, const char *sandbox,
+    const char *kind)
+{
+	if (!jv_is_valid(f->names) || strcmp(f->sandbox, sandbox) != 0) {
+		jv_free(f->names);
+		if (fault_list(ctx, sandbox, &f->names)) {
+			jv_free(f->names);
+			f->names = jv_array();
+		}
+		snprintf(f->sandbox, sizeof f->sandbox, "%s", sandbox);
+	}
+	char name[80];
+	snprintf(name, sizeof name, FAULT_REFUSES "%s", kind);
+	int set = 0;
+	jv_array_foreach(f->names, i, one) {
+		const char *n = envelope_str(one, "name");
+		set |= n && strcmp(n, name) == 0;
+		jv_free(one);
+	}
+	return set;
+}
+
 /* The group's failure for every event of it that had answered 2xx: its
  * changes did not commit (or never will), so none of them may be acked. */
 static void
@@ -78,8 +103,8 @@ fail_group(delivery *const *g, size_t n, const char *kind, const char *why)
  * changes rolled back and nothing recorded. Returns 1 when it applied
  * something, 0 when not, -1 when the transaction is gone. */
 static int
-apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
-    delivery *d)
+apply_one(bakery_ctx *ctx, bakery_object *o, const object_kind *sub,
+    int refused, delivery *d)
 {
 	const char *id = envelope_str(d->env, "id");
 	const char *type = envelope_str(d->env, "type");
@@ -91,9 +116,13 @@ apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
 		d->r->status = ANSWER_WIPED;
 		return 0;
 	}
+	if (refused) {
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, NULL);
+		return 0;
+	}
 	object_saved sp;
 	if (object_savepoint(o, &sp)) {
-		answered(d->r, sub->kind, ANSWER_UNAVAILABLE, bakery_error());
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, bakery_error());
 		return -1;
 	}
 	char why[200] = "";
@@ -105,10 +134,10 @@ apply_one(bakery_ctx *ctx, bakery_object *o, const subscriber *sub,
 	if (answer_applied(status)) {
 		if (!object_release(o, &sp))
 			return 1;
-		answered(d->r, sub->kind, ANSWER_UNAVAILABLE, bakery_error());
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, bakery_error());
 		return -1;
 	}
-	answered(d->r, sub->kind, status, why);
+	answered(d->r, sub->name, status, why);
 	return object_rollback_to(o, &sp) ? -1 : 0;
 }
 
@@ -380,7 +409,7 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
  * the send of whatever the object recorded. If that commit fails, every
  * event of the group fails with it. */
 static void
-apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
+apply_group(bakery_ctx *ctx, faults_read *f, delivery *const *g, size_t n)
 {
 	char kind[65], key[65];
 	const char *address = g[0]->address;
@@ -389,7 +418,7 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 		g[i]->r->final = 0;
 		g[i]->r->error[0] = '\0';
 	}
-	if (store_parse_address(address, kind, key)) {
+	if (kind_parse_address(address, kind, key, NULL)) {
 		for (size_t i = 0; i < n; i++)
 			answered(g[i]->r, "routing", ANSWER_MALFORMED,
 			    bakery_error());
@@ -399,7 +428,7 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 		apply_external(ctx, g, n, key);
 		return;
 	}
-	const subscriber *sub = subscriber_find(kind);
+	const object_kind *sub = subscriber_find(kind);
 	if (!answer_early(ctx, g, n, kind, sub ? NULL : "not a subscriber"))
 		return;
 	bakery_object *o;
@@ -423,10 +452,11 @@ apply_group(bakery_ctx *ctx, delivery *const *g, size_t n)
 		return;
 	}
 	int applied = 0, lost = 0;
+	int refused = refuses(ctx, f, g[0]->sandbox, kind);
 	for (size_t i = 0; i < n && !lost; i++) {
 		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
-		int one = apply_one(ctx, o, sub, g[i]);
+		int one = apply_one(ctx, o, sub, refused, g[i]);
 		if (one < 0)
 			lost = 1;
 		else
@@ -470,6 +500,7 @@ static void
 apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 {
 	delivery **group = bakery_xmalloc(nd * sizeof *group);
+	faults_read f = { "", jv_invalid() };
 	char *grouped = bakery_xmalloc(nd);
 	memset(grouped, 0, nd);
 	for (size_t a = 0; a < nd; a++) {
@@ -484,8 +515,9 @@ apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 			grouped[b] = 1;
 			group[m++] = &ds[b];
 		}
-		apply_group(ctx, group, m);
+		apply_group(ctx, &f, group, m);
 	}
+	jv_free(f.names);
 	free(group);
 	free(grouped);
 }
@@ -511,7 +543,7 @@ subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
 	if (!rc)
 		rc = object_show(o, out);
 	if (!rc) {
-		const subscriber *sub = subscriber_find(o->kind);
+		const object_kind *sub = subscriber_find(o->kind);
 		if (sub && sub->arrays) {
 			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
 			*out = jv_object_set(*out, jv_string("state"),

@@ -18,6 +18,7 @@
 #include <jv.h>
 
 #include "answer.h"
+#include "kind.h"
 #include "object.h"
 
 typedef struct apply_result {
@@ -28,29 +29,12 @@ typedef struct apply_result {
 	char error[256];
 } apply_result;
 
-/* One kind's handler: runs inside the object's transaction, after the
- * seen check. Returns the status and, when not 2xx, fills error. */
-typedef int (*subscriber_fn)(bakery_object *o, jv env, const char *type,
-    char *error, size_t size);
-
-typedef struct subscriber {
-	const char *kind;
-	subscriber_fn apply;
-	int create; /* 0: the object must exist (an order), else 409 */
-	/* Arrays the state always shows, even before anything was applied. */
-	const char *const *arrays;
-} subscriber;
-
-extern const subscriber schedule_subscriber, kitchen_subscriber,
-    crm_subscriber, customer_subscriber, inbox_subscriber,
-    dispatch_subscriber, order_subscriber;
-
 /* How long an external subscriber may take (--subscriber-timeout):
  * EXTERNAL_DEFAULT_TIMEOUT_S unless set. */
 void subscriber_set_timeout(int seconds);
 
-/* The subscriber of kind, or NULL when the kind hears nothing. */
-const subscriber *subscriber_find(const char *kind);
+/* The kind named kind when it applies events (a subscriber), or NULL. */
+const object_kind *subscriber_find(const char *kind);
 
 /* Applies env at address in the envelope's sandbox, then sends whatever
  * the object recorded: subscriber_deliver_batch()'s transaction, for one

@@ -51,7 +51,7 @@ static int
 query_object(bakery_ctx *ctx, const char *path, const char *sql,
     const char *id, void (*row)(sqlite3_stmt *, void *), void *arg)
 {
-	int rc = query(ctx, path, &store_object_schema, sql, id, row, arg);
+	int rc = query(ctx, path, &object_schema, sql, id, row, arg);
 	if (rc && rc != EX_TEMPFAIL && rc != EX_CONFIG) {
 		bakery_log(LOG_WARN, "bad_file", "file", path, "error",
 		    bakery_error(), (char *)NULL);
@@ -423,18 +423,21 @@ id_row(sqlite3_stmt *st, void *arg)
 	    jv_string((const char *)sqlite3_column_text(st, 0)));
 }
 
-/* The ids of the events the order's objects recorded: order/ORDER's,
- * then billing/ORDER's (its payments), each in the order recorded. */
+/* The ids of the events the order's objects recorded: KIND/ORDER's of
+ * each kind that records events (the order's, then Billing's payments),
+ * each in the order recorded. */
 static int
 order_event_ids(bakery_ctx *ctx, const char *sandbox, const char *order,
     jv *ids)
 {
-	static const char *const kinds[] = { "order", "billing" };
 	int rc = 0, found = 0;
 	*ids = jv_array();
-	for (int i = 0; i < 2 && !rc; i++) {
+	for (int i = 0; object_kinds[i] && !rc; i++) {
+		if (!object_kinds[i]->records)
+			continue;
 		char address[96];
-		snprintf(address, sizeof address, "%s/%s", kinds[i], order);
+		snprintf(address, sizeof address, "%s/%s",
+		    object_kinds[i]->name, order);
 		char *path = home_object_path(ctx, sandbox, address);
 		found |= access(path, F_OK) == 0;
 		rc = query_object(ctx, path, "SELECT id FROM events ORDER BY"

@@ -50,6 +50,7 @@
 #include <jv.h>
 #include <sqlite3.h>
 
+#include "../lib/kind.h"
 #include "../lib/routing.h"
 #include "../lib/store.h"
 #include "../lib/util.h"
@@ -181,12 +182,12 @@ check_version(const char *path, const char *kind)
 	if (version == 0 && one("SELECT count(*) FROM o.sqlite_schema") == 0)
 		return 0;
 	int from = strcmp(kind, "kitchen") == 0 || strcmp(kind, "crm") == 0
-	    ? ROWS_FROM : store_object_schema.read_from;
-	if (version < from || version > store_object_schema.count) {
+	    ? ROWS_FROM : object_schema.read_from;
+	if (version < from || version > object_schema.count) {
 		fprintf(stderr, "checker: error: %s: schema version %ld, the "
 		    "checker reads %d to %d (bakery-show of the object "
 		    "migrates it)\n", path, version, from,
-		    store_object_schema.count);
+		    object_schema.count);
 		exit(EX_CONFIG);
 	}
 	return 1;
@@ -215,9 +216,6 @@ exists(const char *path)
 static void
 load_sandbox(const char *home, const char *sandbox)
 {
-	static const char *const kinds[] = { "order", "billing", "schedule",
-		"kitchen", "crm", "customer", "inbox", "dispatch", "external",
-		NULL };
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s/sandbox.db", home, sandbox);
 	if (exists(path)) {
@@ -230,9 +228,12 @@ load_sandbox(const char *home, const char *sandbox)
 		sqlite3_free(sql);
 		detach();
 	}
-	for (int k = 0; kinds[k]; k++) {
+	/* Every kind's folder (kind.h): a kind it did not read would count
+	 * every event routed to it as lost. */
+	for (int k = 0; object_kinds[k]; k++) {
+		const char *kind = object_kinds[k]->name;
 		char dir[2600];
-		snprintf(dir, sizeof dir, "%s/%s/%s", home, sandbox, kinds[k]);
+		snprintf(dir, sizeof dir, "%s/%s/%s", home, sandbox, kind);
 		DIR *d = opendir(dir);
 		if (!d)
 			continue;
@@ -245,8 +246,8 @@ load_sandbox(const char *home, const char *sandbox)
 			snprintf(key, sizeof key, "%.*s", (int)(n - 3), e->d_name);
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 			attach(path);
-			if (check_version(path, kinds[k]))
-				load_object(sandbox, kinds[k], key);
+			if (check_version(path, kind))
+				load_object(sandbox, kind, key);
 			detach();
 		}
 		closedir(d);

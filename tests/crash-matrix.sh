@@ -195,13 +195,13 @@ s_dlq.after_store() {
 s_redrive.after_send() {
 	dead_letters
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	kill_at bakery-redrive --all
 }
 
 s_nats.after_dlq_publish() { # NATS only: dead-lettering, after the DLQ publish
 	local id
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(place default ada)
 	pay default "$id"
 	kill_at bakery-consume

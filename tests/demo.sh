@@ -55,7 +55,7 @@ say "  dispatch:    $(bakery-show dispatch/$day | jq -c '.state.stops')"
 [ "$(tickets_of "$o1")" = 1 ] || fail "step 1: want one oven ticket"
 
 step "2. The kitchen refuses; another order is paid"
-run bakery-fault set kitchen-refuses
+run bakery-fault set refuses:kitchen
 o2=$(run bakery-order place --customer bo --day $day cinnamon-roll=3 | jq -r .id)
 run bakery-order pay "$o2" | jq -c .
 say "  (retries at once for the demo; by default they wait 5 s, 30 s, 2 min)"
@@ -67,7 +67,7 @@ say "  receipts for bo: $(bakery-show inbox/bo | jq '.state.receipts | length'),
 [ "$(bakery-dlq list | jq -s length)" = 2 ] || fail "step 2: want two dead letters"
 
 step "3. The fault is cleared; OrderPaid redriven first: the kitchen has no card yet"
-run bakery-fault clear kitchen-refuses
+run bakery-fault clear refuses:kitchen
 paid=$(bakery-dlq list | jq -r 'select(.type == "OrderPaid") | .id')
 placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')
 run bakery-redrive "$paid" | jq -c .

@@ -27,7 +27,7 @@ sandboxes() { for d in "$BAKERY_HOME"/sandboxes/*/; do [ -d "$d" ] && basename "
 
 dead_letters() { # a paid order whose OrderPlaced and OrderPaid are refused
 	local id
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(place default ada)
 	pay default "$id"
 	bakery-consume --retry-delay 0 >/dev/null # all four deliveries now
@@ -51,7 +51,7 @@ recover() {
 		lease_wait
 		[ -z "${RECOVER_WIPE:-}" ] || bakery-wipe --all --resume >/dev/null
 		for s in $(sandboxes); do
-			bakery-fault -s "$s" clear kitchen-refuses >/dev/null
+			bakery-fault -s "$s" clear refuses:kitchen >/dev/null
 			bakery-fault -s "$s" clear queue-refuses >/dev/null
 			[ -z "${RECOVER_RELAY_ALL:-}" ] || bakery-relay -s "$s" --all >/dev/null
 		done

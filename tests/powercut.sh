@@ -201,7 +201,7 @@ step_dlq() { run_step bakery-dlq drain; }
 setup_redrive() {
 	dead_letters
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 }
 step_redrive() { run_step bakery-redrive --all; }
 

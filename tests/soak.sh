@@ -1,7 +1,7 @@
 #!/bin/bash
 # soak.sh — the chaos soak: parallel clients place and pay orders while
 # three consumers, the relay (--watch) and the DLQ handler run; faults
-# (kitchen-refuses, queue-refuses) are toggled; workers are SIGKILLed, both
+# (refuses:kitchen, queue-refuses) are toggled; workers are SIGKILLed, both
 # by kill -9 from outside and at random crash points (BAKERY_CRASH_AT);
 # dead letters are redriven. Then the faults clear, everything drains with
 # the ordinary tools, and tests/checker judges the home.
@@ -185,10 +185,10 @@ chaos() {
 		fi
 		case $((RANDOM % 6)) in
 		0 | 1) kill_one ;;
-		2) bakery-fault -s "$s" set kitchen-refuses >/dev/null 2>>"$W/err.chaos" ;;
+		2) bakery-fault -s "$s" set refuses:kitchen >/dev/null 2>>"$W/err.chaos" ;;
 		3) bakery-fault -s "$s" set queue-refuses >/dev/null 2>>"$W/err.chaos" ;;
 		4)
-			bakery-fault -s "$s" clear kitchen-refuses >/dev/null 2>>"$W/err.chaos"
+			bakery-fault -s "$s" clear refuses:kitchen >/dev/null 2>>"$W/err.chaos"
 			bakery-fault -s "$s" clear queue-refuses >/dev/null 2>>"$W/err.chaos"
 			;;
 		5)
@@ -344,7 +344,7 @@ if [ "$MODE" = kills ]; then
 	wait
 fi
 [ "$MODE" = kills ] || for s in $(sandboxes); do
-	bakery-fault -s "$s" clear kitchen-refuses >/dev/null
+	bakery-fault -s "$s" clear refuses:kitchen >/dev/null
 	bakery-fault -s "$s" clear queue-refuses >/dev/null
 done
 [ "$MODE" = kills ] || for _ in $(seq 60); do

@@ -21,4 +21,11 @@ customer_apply(bakery_object *o, jv env, const char *type, char *error,
 }
 
 static const char *const shape[] = { "orders", NULL };
-const subscriber customer_subscriber = { "customer", customer_apply, 1, shape };
+const object_kind customer_kind = {
+	.name = "customer",
+	.key_field = "customer",
+	.hears = { "OrderPaid" },
+	.apply = customer_apply,
+	.create = 1,
+	.arrays = shape,
+};

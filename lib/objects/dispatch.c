@@ -33,4 +33,11 @@ dispatch_apply(bakery_object *o, jv env, const char *type, char *error,
 }
 
 static const char *const shape[] = { "stops", NULL };
-const subscriber dispatch_subscriber = { "dispatch", dispatch_apply, 1, shape };
+const object_kind dispatch_kind = {
+	.name = "dispatch",
+	.key_field = "day",
+	.hears = { "OrderPaid" },
+	.apply = dispatch_apply,
+	.create = 1,
+	.arrays = shape,
+};

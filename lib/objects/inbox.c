@@ -22,4 +22,11 @@ inbox_apply(bakery_object *o, jv env, const char *type, char *error,
 }
 
 static const char *const shape[] = { "receipts", NULL };
-const subscriber inbox_subscriber = { "inbox", inbox_apply, 1, shape };
+const object_kind inbox_kind = {
+	.name = "inbox",
+	.key_field = "customer",
+	.hears = { "OrderPaid" },
+	.apply = inbox_apply,
+	.create = 1,
+	.arrays = shape,
+};

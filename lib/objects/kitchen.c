@@ -6,12 +6,10 @@
  * order they came) and state.tickets.
  *
  * An OrderPaid for an order without a card is not applicable yet (409):
- * the board must learn of the order before it bakes it. While the sandbox
- * has the fault kitchen-refuses, every event is refused with 503.
+ * the board must learn of the order before it bakes it.
  */
 #include "../subscriber.h"
 #include "../envelope.h"
-#include "../faults.h"
 #include "../util.h"
 
 #include <stdio.h>
@@ -21,8 +19,6 @@ static int
 kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
     size_t size)
 {
-	if (fault_is_set(o->ctx, o->sandbox, "kitchen-refuses"))
-		return ANSWER_UNAVAILABLE;
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
 		return ANSWER_MALFORMED;
@@ -56,4 +52,46 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 	return ANSWER_APPLIED;
 }
 
-const subscriber kitchen_subscriber = { "kitchen", kitchen_apply, 1, NULL };
+#define TICKETS \
+	"CREATE TABLE tickets(order_id TEXT PRIMARY KEY," \
+	"  event_id TEXT NOT NULL, items TEXT NOT NULL," \
+	"  created_at INTEGER NOT NULL);"
+#define CARDS \
+	"CREATE TABLE cards(seq INTEGER PRIMARY KEY," \
+	"  order_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, day TEXT," \
+	"  items TEXT);"
+
+const object_kind kitchen_kind = {
+	.name = "kitchen",
+	.key = "board",
+	.hears = { "OrderPlaced", "OrderPaid" },
+	.apply = kitchen_apply,
+	.create = 1,
+	.tables = TICKETS CARDS,
+	/* The oven tickets: one row per order, written with the OrderPaid
+	 * that caused it. */
+	.migrations[0] = TICKETS,
+	/* 1 -> 2: the cards, kept in the state until then, become rows, so
+	 * that an event changes one row instead of rewriting a document that
+	 * grows with every order; seq keeps the order they came in
+	 * (bakery-show lists them in it). */
+	.migrations[1] = CARDS
+	    "INSERT OR IGNORE INTO cards(order_id, status, day, items)"
+	    "  SELECT json_extract(e.value, '$.order'),"
+	    "    coalesce(json_extract(e.value, '$.status'), 'placed'),"
+	    "    json_extract(e.value, '$.day'), json_extract(e.value, '$.items')"
+	    "  FROM state, json_each(state.json, '$.cards') e"
+	    "  WHERE json_valid(state.json)"
+	    "    AND json_type(state.json, '$.cards') = 'array'"
+	    "    AND json_type(e.value, '$.order') = 'text'"
+	    "  ORDER BY e.id;"
+	    "UPDATE state SET json = json_remove(json, '$.cards')"
+	    "  WHERE json_valid(json);",
+	.rows = {
+		{ "cards", "vvjv", "SELECT order_id AS \"order\", day, items,"
+		  " status FROM cards ORDER BY seq" },
+		{ "tickets", "vvjt", "SELECT order_id AS \"order\", event_id AS"
+		  " event, items, created_at FROM tickets"
+		  " ORDER BY created_at, order_id" },
+	},
+};

@@ -401,4 +401,11 @@ order_apply(bakery_object *o, jv env, const char *type, char *error,
 	return ANSWER_APPLIED;
 }
 
-const subscriber order_subscriber = { "order", order_apply, 0, NULL };
+const object_kind order_kind = {
+	.name = "order",
+	.key_field = "order",
+	.hears = { "PaymentSucceeded" },
+	.apply = order_apply,
+	.create = 0,
+	.records = 1,
+};

@@ -47,4 +47,11 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 }
 
 static const char *const shape[] = { "holds", "reservations", NULL };
-const subscriber schedule_subscriber = { "schedule", schedule_apply, 1, shape };
+const object_kind schedule_kind = {
+	.name = "schedule",
+	.key_field = "day",
+	.hears = { "OrderPlaced", "OrderPaid" },
+	.apply = schedule_apply,
+	.create = 1,
+	.arrays = shape,
+};

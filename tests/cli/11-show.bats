@@ -205,7 +205,7 @@ consumed_order() {
 }
 
 @test "a kitchen board that has refused every event still shows cards and tickets arrays" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	bakery-consume >/dev/null
 	run --separate-stderr bakery-show kitchen/board

@@ -22,29 +22,29 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "setting a fault twice lists it once" {
-	bakery-fault set kitchen-refuses
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
+	bakery-fault set refuses:kitchen
 	run --separate-stderr bakery-fault list
 	assert_success
-	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	assert_equal "$(jq -r .name <<<"$output")" refuses:kitchen
 	assert_equal "${#lines[@]}" 1
 }
 
 @test "both faults can be set and clear removes only the one named" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	bakery-fault set queue-refuses
 	run bakery-fault list
-	assert_equal "$(jq -r .name <<<"$output" | sort | tr '\n' ' ')" "kitchen-refuses queue-refuses "
+	assert_equal "$(jq -r .name <<<"$output" | sort | tr '\n' ' ')" "queue-refuses refuses:kitchen "
 	run --separate-stderr bakery-fault clear queue-refuses
 	assert_success
 	assert_output ""
 	run bakery-fault list
-	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	assert_equal "$(jq -r .name <<<"$output")" refuses:kitchen
 	assert_equal "${#lines[@]}" 1
 }
 
 @test "clearing a fault that is not set exits 0" {
-	run --separate-stderr bakery-fault clear kitchen-refuses
+	run --separate-stderr bakery-fault clear refuses:kitchen
 	assert_success
 	run bakery-fault list
 	assert_output ""
@@ -67,9 +67,9 @@ bats_require_minimum_version 1.5.0
 	run --separate-stderr bakery-fault -s other list
 	assert_success
 	assert_output ""
-	bakery-fault -s other set kitchen-refuses
+	bakery-fault -s other set refuses:kitchen
 	run bakery-fault -s other list
-	assert_equal "$(jq -r .name <<<"$output")" kitchen-refuses
+	assert_equal "$(jq -r .name <<<"$output")" refuses:kitchen
 	run bakery-fault list
 	assert_equal "$(jq -r .name <<<"$output")" queue-refuses
 	assert_equal "${#lines[@]}" 1
@@ -109,18 +109,39 @@ bats_require_minimum_version 1.5.0
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
 }
 
-@test "kitchen-refuses makes the kitchen answer 503 and clearing it lets the event apply" {
-	bakery-fault set kitchen-refuses
+@test "refuses:kitchen makes the kitchen answer 503 and clearing it lets the event apply" {
+	bakery-fault set refuses:kitchen
 	id=$(place ada)
 	run --separate-stderr bakery-consume
 	assert_equal "$(jq -r .status <<<"${lines[0]}")" 503
 	[[ "$output" == *"Kitchen answered 503"* ]]
 	run bakery-show kitchen/board
 	assert_equal "$(jq --arg o "$id" '[.state.cards // [] | .[] | select(.order == $o)] | length' <<<"$output")" 0
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-order events "$id" | bakery-consume --stdin >/dev/null
 	run bakery-show kitchen/board
 	assert_equal "$(jq -c --arg o "$id" '[.state.cards[] | select(.order == $o) | .status]' <<<"$output")" '["placed"]'
+}
+
+@test "refuses:schedule makes the schedule answer 503 while the kitchen applies" {
+	bakery-fault set refuses:schedule
+	id=$(place ada)
+	run --separate-stderr bakery-consume
+	assert_equal "$(jq -r .status <<<"${lines[0]}")" 503
+	[[ "$output" == *"Schedule answered 503"* ]]
+	[[ "$output" != *"Kitchen answered"* ]]
+	run bakery-show kitchen/board
+	assert_equal "$(jq -c --arg o "$id" '[.state.cards[] | select(.order == $o) | .status]' <<<"$output")" '["placed"]'
+}
+
+@test "refuses: with a kind that is no subscriber, or no kind, exits 64 and sets nothing" {
+	for name in refuses:billing refuses:external refuses:nonesuch refuses: refuses:../x; do
+		run --separate-stderr bakery-fault set "$name"
+		assert_failure 64
+		[[ "$stderr" == *"unknown fault: '$name'"* ]]
+	done
+	run bakery-fault list
+	assert_output ""
 }
 
 @test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
@@ -146,7 +167,7 @@ bats_require_minimum_version 1.5.0
 	run --separate-stderr bakery-fault -h
 	assert_success
 	assert_line --index 0 "usage: bakery-fault set NAME"
-	assert_line --partial "faults: kitchen-refuses, queue-refuses"
+	assert_line --partial "faults: refuses:KIND"
 	assert_equal "$stderr" ""
 }
 
@@ -177,7 +198,7 @@ bats_require_minimum_version 1.5.0
 	[[ "$stderr" == *"usage: bakery-fault"* ]]
 	run --separate-stderr bakery-fault list queue-refuses
 	assert_failure 64
-	run --separate-stderr bakery-fault set queue-refuses kitchen-refuses
+	run --separate-stderr bakery-fault set queue-refuses refuses:kitchen
 	assert_failure 64
 	run bakery-fault list
 	assert_output ""

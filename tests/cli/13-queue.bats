@@ -142,7 +142,7 @@ ready() {
 	run --separate-stderr bakery-queue peek --dlq
 	assert_success
 	assert_output ""
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(place ada)
 	# One consume with immediate retries runs them out, unless a redelivery comes after it
 	# stopped waiting (a NATS Nak under load): then the next one goes on.

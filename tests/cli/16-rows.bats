@@ -128,8 +128,9 @@ version() {
 	assert_equal "$(sqlite3 "$(db crm/customers)" \
 		"SELECT json FROM state; SELECT group_concat(customer || ':' || orders) FROM (SELECT * FROM crm_customers ORDER BY seq)")" \
 		$'{}\nzed:2,ada:1'
+	# A schedule's file gets no table of another kind.
 	assert_equal "$(sqlite3 "$(db "schedule/$DAY")" \
-		"SELECT (SELECT count(*) FROM cards) + (SELECT count(*) FROM crm_customers)")" 0
+		"SELECT count(*) FROM sqlite_master WHERE name IN ('cards', 'crm_customers')")" 0
 	# Opening again migrates nothing twice.
 	run --separate-stderr bakery-show kitchen/board crm/customers
 	assert_equal "$(jq -c .state.cards <<<"${lines[0]}")" "$CARDS"

@@ -164,7 +164,7 @@ snapshot() {
 }
 
 @test "a 503 from the kitchen records nothing there" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume >/dev/null 2>&1
 	board=$(bakery-show kitchen/board)
@@ -175,10 +175,10 @@ snapshot() {
 }
 
 @test "a 409 from the kitchen records nothing there" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume >/dev/null 2>&1
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	paid=$(bakery-order events "$id" | jq -c 'select(.type == "OrderPaid")')
 	paid_id=$(jq -r .id <<<"$paid")
 	run --separate-stderr bakery-consume --stdin <<<"$paid"
@@ -189,8 +189,8 @@ snapshot() {
 	bakery-show kitchen/board | jq -e '[.state.tickets[]?] | length == 0'
 }
 
-@test "with kitchen-refuses a paid order's events are delivered four times then dead-lettered with the kitchen's 503" {
-	bakery-fault set kitchen-refuses
+@test "with refuses:kitchen a paid order's events are delivered four times then dead-lettered with the kitchen's 503" {
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	run --separate-stderr bakery-consume --retry-delay 0
 	assert_success
@@ -207,7 +207,7 @@ Kitchen answered 503|4"
 }
 
 @test "while the kitchen refuses, the other subscribers apply each event once" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume >/dev/null 2>&1
 	[ "$(bakery-show schedule/$DAY | jq --arg o "$id" '[.state.reservations[] | select(.order == $o)] | length')" -eq 1 ]
@@ -219,7 +219,7 @@ Kitchen answered 503|4"
 }
 
 @test "consume --max-retries 1 dead-letters after two deliveries" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
 	assert_success
@@ -303,11 +303,11 @@ syncs_at() {
 
 @test "a refused event of a batch is retried alone: the others at its object apply and are acked" {
 	# An OrderPaid redriven before its OrderPlaced: no card at the kitchen.
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	c=$(paid_order cy)
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	paid=$(bakery-order events "$c" | jq -r 'select(.type == "OrderPaid") | .id')
 	placed=$(bakery-order events "$c" | jq -r 'select(.type == "OrderPlaced") | .id')
 	a=$(place ada)

@@ -6,7 +6,7 @@ bats_require_minimum_version 1.5.0
 # immediate retries: its OrderPlaced and OrderPaid end in the DLQ. Sets id,
 # placed and paid.
 refused_order() {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
@@ -134,7 +134,7 @@ dlq_count() {
 }
 
 @test "dead letters belong to their sandbox" {
-	bakery-fault -s shop2 set kitchen-refuses
+	bakery-fault -s shop2 set refuses:kitchen
 	id=$(bakery-order -s shop2 place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
 	bakery-consume -s shop2 --retry-delay 0 >/dev/null 2>&1
 	run bakery-dlq drain

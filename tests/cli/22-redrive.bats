@@ -6,7 +6,7 @@ bats_require_minimum_version 1.5.0
 # retries and drains the DLQ: its OrderPlaced and OrderPaid are dead
 # letters. Sets id, placed, paid.
 dead_lettered_order() {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
@@ -112,7 +112,7 @@ dead_ids() {
 
 @test "a redrive killed after the send leaves the row and the message, and redriving again is harmless" {
 	dead_lettered_order
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	crash_at redrive.after_send bakery-redrive "$placed"
 	# Sent, not lost: the row is kept and the queue has the message.
 	run bakery-dlq show "$placed"
@@ -137,7 +137,7 @@ dead_ids() {
 
 @test "a redrive killed after the send delivers the event again after consume, effects once" {
 	dead_lettered_order
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-redrive "$placed" >/dev/null
 	bakery-consume >/dev/null
 	crash_at redrive.after_send bakery-redrive "$paid"
@@ -154,7 +154,7 @@ dead_ids() {
 
 @test "redriving OrderPaid before OrderPlaced is refused by the kitchen with 409 and dead-lettered again" {
 	dead_lettered_order
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-redrive "$paid" >/dev/null
 	# Immediate retries: by default the last one would come 2.5 min on.
 	run --separate-stderr bakery-consume --retry-delay 0
@@ -171,7 +171,7 @@ dead_ids() {
 
 @test "redriving OrderPlaced then OrderPaid puts one confirmed card and one ticket on the board and leaves no dead letters" {
 	dead_lettered_order
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	# First the wrong order: OrderPaid alone goes round and dead-letters again.
 	bakery-redrive "$paid" >/dev/null
 	bakery-consume --retry-delay 0 >/dev/null 2>&1

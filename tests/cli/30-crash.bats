@@ -86,7 +86,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 
 @test "killed after storing a dead letter, before the ack: one dead letter" {
 	sqlite_only "the lease's clock is BAKERY_NOW here, the server's on NATS"
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null
 	crash_at dlq.after_store bakery-dlq drain
@@ -97,11 +97,11 @@ later() { echo $(( $(date +%s) + 120 )); }
 }
 
 @test "killed after the redrive's send: the row stays, the message is queued, nothing is lost" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	placed=$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced") | .id')
 	paid=$(bakery-dlq list | jq -r 'select(.type == "OrderPaid") | .id')
 	crash_at redrive.after_send bakery-redrive "$placed"

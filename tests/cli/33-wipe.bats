@@ -34,7 +34,7 @@ fill() {
 	local s=$1 id
 	id=$(bakery-order -s "$s" place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
 	bakery-order -s "$s" pay "$id" >/dev/null
-	bakery-fault -s "$s" set kitchen-refuses
+	bakery-fault -s "$s" set refuses:kitchen
 	bakery-consume -s "$s" --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq -s "$s" drain >/dev/null
 	bakery-fault -s "$s" set queue-refuses

@@ -74,7 +74,7 @@ assert_unpaid() {
 }
 
 @test "escaped NUL: a redrive line's id or sandbox with \\u0000 redrives nothing" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null

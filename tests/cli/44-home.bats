@@ -70,11 +70,11 @@ inventory() {
 }
 
 @test "a sandbox named like the home's files: queue.db-journal, webhook-secret, wipe.db stop nothing" {
-	run --separate-stderr bakery-fault -s queue.db-journal set kitchen-refuses
+	run --separate-stderr bakery-fault -s queue.db-journal set refuses:kitchen
 	assert_success
-	run --separate-stderr bakery-fault -s webhook-secret set kitchen-refuses
+	run --separate-stderr bakery-fault -s webhook-secret set refuses:kitchen
 	assert_success
-	run --separate-stderr bakery-fault -s alarms.db set kitchen-refuses
+	run --separate-stderr bakery-fault -s alarms.db set refuses:kitchen
 	assert_success
 	id=$(place ada)
 	run --separate-stderr bakery-order pay "$id"
@@ -117,7 +117,7 @@ inventory() {
 	id=$(place ada)
 	bakery-order pay "$id" >/dev/null
 	bakery-consume >/dev/null
-	bakery-fault -s s2 set kitchen-refuses
+	bakery-fault -s s2 set refuses:kitchen
 	s2=$(bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
 	bakery-order -s s2 pay "$s2" >/dev/null
 	bakery-consume --retry-delay 0 >/dev/null
@@ -156,7 +156,7 @@ inventory() {
 
 	# The work goes on where it was.
 	assert_effects_once "$id"
-	bakery-fault -s s2 clear kitchen-refuses
+	bakery-fault -s s2 clear refuses:kitchen
 	bakery-dlq -s s2 list | bakery-redrive >/dev/null
 	bakery-consume >/dev/null
 	assert_equal "$(bakery-show -s s2 kitchen/board | jq -c '[.state.tickets[].order]')" "[\"$s2\"]"

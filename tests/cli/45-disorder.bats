@@ -35,9 +35,9 @@ assert_no_dead_letter() {
 	export BAKERY_NOW=$T0
 	id=$(place ada)
 	# The kitchen refuses the OrderPlaced, which comes back in 30 s.
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	consumed_at $T0 '[["OrderPlaced",1,"retried"]]' --once --retry-delay 30
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-order pay "$id" >/dev/null
 	# From here on the defaults: the OrderPaid overtakes and is refused.
 	consumed_at $T0 '[["PaymentSucceeded",1,"acked"],["OrderPaid",1,"retried"]]'
@@ -61,7 +61,7 @@ assert_no_dead_letter() {
 @test "by default a refused message waits 5 s, 30 s and 2 min, then becomes a dead letter" {
 	sqlite_only "the retry's clock is BAKERY_NOW here, the server's on NATS"
 	export BAKERY_NOW=$T0
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	consumed_at $T0 '[["OrderPlaced",1,"retried"]]'
 	consumed_at $((T0 + 4)) '[]'
@@ -77,7 +77,7 @@ assert_no_dead_letter() {
 @test "--retry-delay 0 retries at once; a list gives each retry its delay, the last one repeated" {
 	sqlite_only "the retry's clock is BAKERY_NOW here, the server's on NATS"
 	export BAKERY_NOW=$T0
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	consumed_at $T0 '[["OrderPlaced",1,"retried"],["OrderPlaced",2,"retried"],["OrderPlaced",3,"retried"],["OrderPlaced",4,"dead-lettered"]]' --retry-delay 0
 
@@ -116,10 +116,10 @@ assert_no_dead_letter() {
 	# Real time, short delays: the OrderPlaced comes back after 3 s, the
 	# OrderPaid after 1 s and then 4 s more, and finds its card.
 	id=$(place ada)
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	run --separate-stderr bakery-consume --once --retry-delay 3
 	assert_success
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-order pay "$id" >/dev/null
 	run --separate-stderr timeout --preserve-status 7 bakery-consume --follow --retry-delay 1,4,30
 	assert_success

@@ -37,7 +37,7 @@ paid_and_consumed() {
 }
 
 @test "a dead-lettered event is not lost, but is stuck" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null
 	bakery-dlq drain >/dev/null

@@ -48,7 +48,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 }
 
 @test "dead letters and undrained DLQ messages need attention" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	run --separate-stderr bakery-status --json
@@ -60,7 +60,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 	assert_failure 1
 	echo "$output" | jq -e '.sandboxes[0].dead_letters == 1 and .sandboxes[0].dead[0].error == "Kitchen answered 503"'
 	echo "$output" | jq -e '.attention == ["sandbox default: 1 dead letters (bakery-dlq list, bakery-redrive)"]'
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-redrive --all >/dev/null
 	bakery-consume >/dev/null
 	run bakery-status
@@ -85,7 +85,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 }
 
 @test "--prom writes the Prometheus text format by rename, readable by others" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
@@ -140,7 +140,7 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 @test "status writes nothing: no file is created or changed" {
 	paid_order ada >/dev/null
 	bakery-consume >/dev/null
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place bo >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null

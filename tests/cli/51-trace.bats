@@ -47,7 +47,7 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 }
 
 @test "dead-lettered, then redriven, then applied" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(place ada)
 	ev=$(event_id "$id" OrderPlaced)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
@@ -58,7 +58,7 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 	echo "$output" | jq -e '.queue == [] and .dead_letter.error == "Kitchen answered 503" and .dead_letter.attempts == 4 and .dead_letter.times == 1'
 	# The schedule applied it on the first delivery; the kitchen never did.
 	echo "$output" | jq -e '[.subscribers[] | .applied_at != null] == [true, false]'
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	bakery-redrive "$ev" >/dev/null
 	run --separate-stderr bakery-trace --json "$ev"
 	echo "$output" | jq -e '.redriven.times == 1 and .dead_letter == null and .queue[0].queue == "bakery-events" and .queue[0].deliveries == 0'
@@ -72,7 +72,7 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 }
 
 @test "after a redrive the trace keeps the dead-letter step and its last error" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(place ada)
 	ev=$(event_id "$id" OrderPlaced)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1

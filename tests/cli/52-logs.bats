@@ -88,22 +88,22 @@ all_json() {
 }
 
 @test "progress: on a terminal redrive and wipe count on stderr; not on a file" {
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	place bo >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	run --separate-stderr bakery-redrive --all
 	assert_success
 	assert_equal "$stderr" ""
 	bakery-consume --max-retries 0 >/dev/null 2>&1 || true
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place cy >/dev/null
 	place di >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	run script -qec "bakery-redrive --all >/dev/null" /dev/null
 	assert_success
 	[[ "$output" == *$'\r'"bakery-redrive: redrive 2/2"* ]]

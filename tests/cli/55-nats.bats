@@ -75,12 +75,12 @@ outbox_rows() {
 @test "a redrive on NATS is not swallowed by the duplicate window" {
 	nats_start "$BATS_TEST_TMPDIR/nats"
 	export BAKERY_QUEUE=$NATS_URL
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	bakery-consume --retry-delay 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	[ "$(bakery-dlq list | wc -l)" -eq 2 ]
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	placed=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	# Well inside the 10-minute window of the first send of this id.
 	run --separate-stderr bakery-redrive "$placed"

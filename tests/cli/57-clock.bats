@@ -54,11 +54,11 @@ settles_at() {
 @test "clock back an hour: a retry delay is not stretched by the step" {
 	sqlite_only "the retry delay's clock is BAKERY_NOW here, the server's on NATS"
 	export BAKERY_NOW=$T0
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
 	run --separate-stderr bakery-consume --retry-delay 60
 	assert_success
-	bakery-fault clear kitchen-refuses
+	bakery-fault clear refuses:kitchen
 	back=$((T0 - HOUR))
 	# The first receive after the step starts the delay again, whole.
 	run --separate-stderr at $back bakery-consume --retry-delay 60

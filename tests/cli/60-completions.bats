@@ -54,7 +54,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run complete_bash bakery-queue --limit 5 ""
 	assert_equal "$(echo $output)" "init send peek stats"
 	run complete_bash bakery fault set ""
-	assert_equal "$(echo $output)" "kitchen-refuses queue-refuses"
+	assert_equal "$(echo $output)" "refuses:crm refuses:customer refuses:dispatch refuses:inbox refuses:kitchen refuses:order refuses:schedule queue-refuses"
 	run complete_bash bakery-order place ""
 	assert_line "cardamom-bun="
 }
@@ -69,7 +69,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	assert_output "order/$id"
 	run complete_bash bakery relay --all order/
 	assert_output "order/$id"
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place bo >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
@@ -119,7 +119,7 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	id=$(place ada)
 	run complete_bash bakery-trace ord_
 	assert_output "$id"
-	bakery-fault set kitchen-refuses
+	bakery-fault set refuses:kitchen
 	place bo >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null

@@ -257,7 +257,7 @@ main(void)
 		is_int(sql_int(other, "SELECT count(*) FROM events"), 0,
 		    "  its change rolled back: no event");
 		is_int(sql_int(other, "PRAGMA user_version"),
-		    store_object_schema.count, "  its schema kept");
+		    object_schema.count, "  its schema kept");
 		sqlite3_close(other);
 	}
 

@@ -64,9 +64,10 @@ routes_are_whole(void)
 		ok(envelope_type_known(r->type), "route %zu: %s is a known event "
 		    "type", i + 1, r->type);
 		ok(r->how == ROUTE_BUILTIN, "  built in");
-		ok(store_kind_valid(r->kind), "  heard by %s, a valid kind", r->kind);
-		const subscriber *sub = subscriber_find(r->kind);
-		ok(sub && strcmp(sub->kind, r->kind) == 0 && sub->apply,
+		ok(kind_find(r->kind) != NULL, "  heard by %s, a valid kind",
+		    r->kind);
+		const object_kind *sub = subscriber_find(r->kind);
+		ok(sub && strcmp(sub->name, r->kind) == 0 && sub->apply,
 		    "  %s has a subscriber", r->kind);
 		if (r->key_field)
 			ok(!r->key[0], "  keyed by data.%s", r->key_field);
@@ -75,9 +76,14 @@ routes_are_whole(void)
 			    r->key);
 	}
 	is_int((long long)n, 9, "the default routes file has nine routes");
-	for (const routing_builtin *b = routing_builtins; b->kind; b++)
-		ok(subscriber_find(b->kind) && store_kind_valid(b->kind),
-		    "builtin:%s has a subscriber and a kind", b->kind);
+	for (int i = 0; object_kinds[i]; i++) {
+		const object_kind *k = object_kinds[i];
+		ok(!k->hears[0] == !k->apply, "kind %s hears events exactly "
+		    "when it applies them", k->name);
+		if (k->hears[0])
+			ok(!k->key_field != !k->key, "  and has a key: a data "
+			    "field or a fixed name, one of them");
+	}
 	ok(!subscriber_find("billing") && !subscriber_find("nonesuch"),
 	    "billing, which only records, and an unknown kind have none");
 }

@@ -74,7 +74,7 @@ apply_counting(bakery_object *o, jv env, int *pages)
 	if (object_begin(o))
 		return -1;
 	sqlite3_db_status(o->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &high, 1);
-	int status = kitchen_subscriber.apply(o, env, envelope_str(env, "type"),
+	int status = subscriber_find("kitchen")->apply(o, env, envelope_str(env, "type"),
 	    why, sizeof why);
 	if (status != 200 || object_mark_seen(o, envelope_str(env, "id"),
 		envelope_str(env, "type")) || object_commit(o)) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "../../lib/ctx.h"
+#include "../../lib/kind.h"
 #include "../../lib/util.h"
 
 static int
@@ -15,58 +16,6 @@ mode_of(const char *path)
 {
 	struct stat sb;
 	return stat(path, &sb) == 0 ? (int)(sb.st_mode & 07777) : -1;
-}
-
-static void
-bad_address(const char *address, const char *want)
-{
-	char kind[65], key[65];
-	is_int(store_parse_address(address, kind, key), EX_USAGE,
-	    "address '%s' is a usage error", address);
-	ok(strstr(bakery_error(), want) != NULL, "  and says '%s' (%s)", want,
-	    bakery_error());
-}
-
-/* What a schema is, as one line: every table's columns (name, type, not
- * null, default, key), its keys and whether it has a rowid, every index's and
- * view's SQL. The text SQLite keeps for a table changes with ALTER TABLE,
- * so tables are compared by their columns. */
-static const char describe_sql[] =
-	"SELECT group_concat(x, ' | ') FROM (SELECT m.type || ' ' || m.name"
-	"  || CASE WHEN m.type = 'table' THEN ' rowid=' ||"
-	"    (m.sql NOT LIKE '%WITHOUT ROWID') || ' (' || (SELECT"
-	"    group_concat(p.name || ' ' || p.type || ' ' || p.\"notnull\""
-	"    || ' ' || coalesce(p.dflt_value, '-') || ' ' || p.pk, ', ')"
-	"    FROM pragma_table_xinfo(m.name) p) || ') keys [' || coalesce((SELECT"
-	"    group_concat(l.\"unique\" || l.origin || l.partial || ' ' ||"
-	"    (SELECT group_concat(i.name) FROM pragma_index_info(l.name) i),"
-	"    ', ') FROM pragma_index_list(m.name) l), '') || ']'"
-	"  ELSE ': ' || m.sql END"
-	"  AS x FROM sqlite_master m WHERE m.name NOT LIKE 'sqlite_%'"
-	"  ORDER BY m.type, m.name)";
-
-/* A new file gets the newest object schema in one go (create); it must be
- * the schema an old file reaches through every migration. */
-static void
-create_equals_migrations(void)
-{
-	sqlite3 *fresh, *old;
-	is_int(sqlite3_open(":memory:", &fresh), SQLITE_OK, "a new database");
-	is_int(sqlite3_exec(fresh, store_object_schema.create, NULL, NULL,
-		   NULL), SQLITE_OK, "the object schema's create runs");
-	is_int(sqlite3_open(":memory:", &old), SQLITE_OK, "an old database");
-	int ok_all = 1;
-	for (int v = 0; v < store_object_schema.count; v++)
-		ok_all &= sqlite3_exec(old, store_object_schema.migrations[v],
-		    NULL, NULL, NULL) == SQLITE_OK;
-	ok(ok_all, "every migration runs, 0 to %d", store_object_schema.count);
-	char a[8192], b[8192];
-	sql_text(fresh, describe_sql, a, sizeof a);
-	sql_text(old, describe_sql, b, sizeof b);
-	ok(strlen(a) > 100, "the schema is described (%zu bytes)", strlen(a));
-	is_str(a, b, "create builds what the migrations build");
-	sqlite3_close(fresh);
-	sqlite3_close(old);
 }
 
 /* db_prepare keeps a statement and hands it out again only when it
@@ -146,29 +95,6 @@ main(void)
 	for (int i = 0; bad[i]; i++)
 		ok(!bakery_name_valid(bad[i]), "name '%s' is invalid", label[i]);
 
-	/* Addresses. */
-	char kind[65], key[65];
-	is_int(store_parse_address("order/ord_1", kind, key), 0,
-	    "order/ord_1 parses");
-	is_str(kind, "order", "kind");
-	is_str(key, "ord_1", "key");
-	is_int(store_parse_address("kitchen/board", kind, key), 0,
-	    "kitchen/board parses");
-	bad_address("oven/x", "unknown kind");
-	bad_address("order/../x", "bad key");
-	bad_address("order/", "bad key");
-	bad_address("order/Ord", "bad key");
-	bad_address("order/a/b", "bad key");
-	bad_address("order", "want KIND/KEY");
-	bad_address("/x", "unknown kind");
-	{
-		char addr[80];
-		snprintf(addr, sizeof addr, "order/%s", n65);
-		bad_address(addr, "want KIND/KEY");
-	}
-	ok(store_kind_valid("dispatch") && !store_kind_valid("dispatches"),
-	    "store_kind_valid knows the kinds");
-
 	/* Opening a file. */
 	char *home = tmp_home();
 	bakery_ctx ctx;
@@ -181,14 +107,14 @@ main(void)
 	is_str(path, want_path, "object path is HOME/sandboxes/SANDBOX/KIND/KEY.db");
 
 	sqlite3 *db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
 	    &db), EX_NOINPUT,
 	    "DB_OPEN_EXISTING on a missing file is EX_NOINPUT");
 	ok(db == NULL, "  and gives no handle");
 	ok(access(path, F_OK) != 0, "  and creates no file");
 
 	mode_t old = umask(0);
-	int rc = db_open(&ctx, path, &store_object_schema, DB_OPEN_CREATE, &db);
+	int rc = db_open(&ctx, path, &object_schema, DB_OPEN_CREATE, &db);
 	umask(old);
 	is_int(rc, 0, "db_open creates the file");
 	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
@@ -209,14 +135,13 @@ main(void)
 	    sqlite3_libversion());
 	is_int(sql_int(db, "PRAGMA synchronous"), 2, "synchronous is FULL");
 	is_int(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN"
-		" ('state','events','outbox','seen','commands_seen','alarm',"
-		"'tickets','cards','crm_customers')"), 9,
+		" ('state','events','outbox','seen','commands_seen','alarm')"), 6,
 	    "the object schema's tables exist");
 	sqlite3_close(db);
 
 	/* Opening again: no migration runs twice, DB_OPEN_EXISTING now works. */
 	db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
 	    &db), 0,
 	    "DB_OPEN_EXISTING opens an existing file");
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version still 3");
@@ -230,7 +155,7 @@ main(void)
 		sqlite3_exec(db, pragma, NULL, NULL, NULL);
 		sqlite3_close(db);
 		db = NULL;
-		int got = db_open_readonly(&ctx, path, &store_object_schema,
+		int got = db_open_readonly(&ctx, path, &object_schema,
 		    &db);
 		is_int(got, v <= 3 ? 0 : EX_CONFIG,
 		    "db_open_readonly on a version %d file: %s", v,
@@ -249,7 +174,7 @@ main(void)
 	sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL);
 	sqlite3_close(db);
 	db = NULL;
-	is_int(db_open(&ctx, path, &store_object_schema, DB_OPEN_EXISTING,
+	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
 	    &db), EX_CONFIG,
 	    "a newer schema version is EX_CONFIG");
 	ok(db == NULL, "  and gives no handle");
@@ -274,14 +199,10 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "Bad", NULL), EX_USAGE,
 	    "a bad sandbox name is EX_USAGE");
 	ctx_free(&ctx2);
-	is_int(store_open_object(&ctx, NULL, "order/..", DB_OPEN_CREATE, &db), EX_USAGE,
-	    "store_open_object refuses a bad key");
-	is_int(store_open_object(&ctx, NULL, "order/nope", DB_OPEN_EXISTING, &db), EX_NOINPUT,
-	    "store_open_object DB_OPEN_EXISTING on a missing object is EX_NOINPUT");
 	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
-	 * when it reaches home_open_sandbox or store_open_object directly.
+	 * when it reaches home_open_sandbox directly.
 	 * HOME is a folder inside the temporary one, so an escape lands in it. */
 	char *inner = bakery_xasprintf("%s/home", home);
 	ctx_init(&ctx, inner, NULL, NULL);
@@ -292,12 +213,6 @@ main(void)
 	if (db)
 		sqlite3_close(db);
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
-	db = NULL;
-	rc = store_open_object(&ctx, "../escape", "order/ord_1", DB_OPEN_CREATE, &db);
-	is_int(rc, EX_USAGE, "store_open_object refuses sandbox '../escape'");
-	if (db)
-		sqlite3_close(db);
-	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
 	free(escaped);
 	free(inner);
 	ctx_free(&ctx);
@@ -305,7 +220,6 @@ main(void)
 
 	/* Kept statements. */
 	statements();
-	create_equals_migrations();
 
 	/* Days. */
 	ok(bakery_day_valid("2026-11-30"), "2026-11-30 is a day");

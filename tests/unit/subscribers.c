@@ -370,16 +370,16 @@ main(void)
 	is_int(apply(kitchen, paid3, &r), 200, "kitchen: then its OrderPaid 200");
 	is_int(len_at(kitchen, "state.tickets"), 2, "  two tickets");
 
-	/* Kitchen: 503 while the fault kitchen-refuses is set. */
+	/* Kitchen: 503 while the fault refuses:kitchen is set. */
 	jv placed4 = event("OrderPlaced", "ord_4", NULL);
-	fault_set(&ctx, "default", "kitchen-refuses");
+	fault_set(&ctx, "default", "refuses:kitchen");
 	jv before = show(kitchen);
 	is_int(apply(kitchen, placed4, &r), 503, "kitchen: refusing 503");
 	is_str(r.error, "Kitchen answered 503", "  error 'Kitchen answered 503'");
 	jv after = show(kitchen);
 	ok(jv_equal(before, after), "  nothing changed, nothing seen");
 	is_int(apply(sched, placed4, &r), 200, "  the schedule still applies");
-	fault_clear(&ctx, "default", "kitchen-refuses");
+	fault_clear(&ctx, "default", "refuses:kitchen");
 	is_int(apply(kitchen, placed4, &r), 200, "kitchen: cleared, 200");
 	is_int(len_at(kitchen, "state.cards"), 3, "  the card is placed");
 
@@ -453,13 +453,13 @@ main(void)
 	/* subscriber_deliver: every subscriber tried; the refusal is reported. */
 	{
 		jv placed6 = event("OrderPlaced", "ord_6", NULL);
-		fault_set(&ctx, "default", "kitchen-refuses");
+		fault_set(&ctx, "default", "refuses:kitchen");
 		apply_result all;
 		is_int(subscriber_deliver(&ctx, placed6, &all), 0, "deliver");
 		is_int(all.status, 503, "  status 503 while the kitchen refuses");
 		is_str(all.error, "Kitchen answered 503", "  the kitchen's error");
 		is_int(len_at(sched, "state.holds"), 2, "  the schedule applied it");
-		fault_clear(&ctx, "default", "kitchen-refuses");
+		fault_clear(&ctx, "default", "refuses:kitchen");
 		is_int(subscriber_deliver(&ctx, placed6, &all), 0, "deliver again");
 		is_int(all.status, 200, "  all 2xx now");
 		is_int(len_at(sched, "state.holds"), 2, "  the schedule not twice");

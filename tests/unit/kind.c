@@ -1,0 +1,170 @@
+/*
+ * kind.c — the kinds' descriptors: addresses, the schema of each kind's
+ * file (a new one made whole, an old one migrated: the same), and the
+ * rows bakery-show puts back into the state.
+ */
+#define _GNU_SOURCE
+#include "tap.h"
+#include "helpers.h"
+
+#include "../../lib/ctx.h"
+#include "../../lib/kind.h"
+#include "../../lib/object.h"
+#include "../../lib/util.h"
+
+static void
+bad_address(const char *address, const char *want)
+{
+	char kind[65], key[65];
+	is_int(kind_parse_address(address, kind, key, NULL), EX_USAGE,
+	    "address '%s' is a usage error", address);
+	ok(strstr(bakery_error(), want) != NULL, "  and says '%s' (%s)", want,
+	    bakery_error());
+}
+
+static void
+addresses(void)
+{
+	char kind[65], key[65], n65[66];
+	const object_kind *k = NULL;
+	is_int(kind_parse_address("order/ord_1", kind, key, &k), 0,
+	    "order/ord_1 parses");
+	is_str(kind, "order", "kind");
+	is_str(key, "ord_1", "key");
+	ok(k && strcmp(k->name, "order") == 0, "  and names its descriptor");
+	is_int(kind_parse_address("kitchen/board", kind, key, NULL), 0,
+	    "kitchen/board parses");
+	bad_address("oven/x", "unknown kind");
+	bad_address("order/../x", "bad key");
+	bad_address("order/", "bad key");
+	bad_address("order/Ord", "bad key");
+	bad_address("order/a/b", "bad key");
+	bad_address("order", "want KIND/KEY");
+	bad_address("/x", "unknown kind");
+	memset(n65, 'a', 65);
+	n65[65] = '\0';
+	char addr[80];
+	snprintf(addr, sizeof addr, "order/%s", n65);
+	bad_address(addr, "want KIND/KEY");
+	ok(kind_find("dispatch") && !kind_find("dispatches"),
+	    "kind_find knows the kinds and no other name");
+}
+
+/* What a schema is, as one line: every table's columns (name, type, not
+ * null, default, key), its keys and whether it has a rowid, every index's and
+ * view's SQL. The text SQLite keeps for a table changes with ALTER TABLE,
+ * so tables are compared by their columns. */
+static const char describe_sql[] =
+	"SELECT group_concat(x, ' | ') FROM (SELECT m.type || ' ' || m.name"
+	"  || CASE WHEN m.type = 'table' THEN ' rowid=' ||"
+	"    (m.sql NOT LIKE '%WITHOUT ROWID') || ' (' || (SELECT"
+	"    group_concat(p.name || ' ' || p.type || ' ' || p.\"notnull\""
+	"    || ' ' || coalesce(p.dflt_value, '-') || ' ' || p.pk, ', ')"
+	"    FROM pragma_table_xinfo(m.name) p) || ') keys [' || coalesce((SELECT"
+	"    group_concat(l.\"unique\" || l.origin || l.partial || ' ' ||"
+	"    (SELECT group_concat(i.name) FROM pragma_index_info(l.name) i),"
+	"    ', ') FROM pragma_index_list(m.name) l), '') || ']'"
+	"  ELSE ': ' || m.sql END"
+	"  AS x FROM sqlite_master m WHERE m.name NOT LIKE 'sqlite_%'"
+	"  ORDER BY m.type, m.name)";
+
+/* A new file of kind k gets the newest schema in one go (create); it must
+ * be the schema an old file of k reaches through every migration. */
+static void
+create_equals_migrations(const object_kind *k)
+{
+	const store_schema *s = kind_schema(k);
+	sqlite3 *fresh, *old;
+	sqlite3_open(":memory:", &fresh);
+	sqlite3_open(":memory:", &old);
+	is_int(sqlite3_exec(fresh, s->create, NULL, NULL, NULL), SQLITE_OK,
+	    "%s: the schema's create runs", k->name);
+	int ok_all = 1;
+	for (int v = 0; v < s->count; v++)
+		ok_all &= sqlite3_exec(old, s->migrations[v], NULL, NULL,
+		    NULL) == SQLITE_OK;
+	ok(ok_all, "  every migration runs, 0 to %d", s->count);
+	char a[8192], b[8192];
+	sql_text(fresh, describe_sql, a, sizeof a);
+	sql_text(old, describe_sql, b, sizeof b);
+	ok(strlen(a) > 100, "  the schema is described (%zu bytes)", strlen(a));
+	is_str(a, b, "  create builds what the migrations build");
+	/* Each query the kind shows its rows with runs on that schema. */
+	for (size_t i = 0; i < sizeof k->rows / sizeof *k->rows &&
+	     k->rows[i].field; i++) {
+		sqlite3_stmt *st = NULL;
+		is_int(sqlite3_prepare_v2(fresh, k->rows[i].sql, -1, &st, NULL),
+		    SQLITE_OK, "  its rows %s are read from its own tables",
+		    k->rows[i].field);
+		ok(st && (size_t)sqlite3_column_count(st) ==
+		    strlen(k->rows[i].types), "  a type letter a column");
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(fresh);
+	sqlite3_close(old);
+}
+
+/* A kind's tables are in its own files only. */
+static void
+tables_of_their_own(void)
+{
+	const object_kind *kitchen = kind_find("kitchen");
+	const object_kind *schedule = kind_find("schedule");
+	ok(kitchen && kind_schema(kitchen) != &object_schema &&
+	    strstr(kind_schema(kitchen)->create, "CREATE TABLE cards"),
+	    "the kitchen's files have its table cards");
+	ok(schedule && kind_schema(schedule) == &object_schema &&
+	    !strstr(kind_schema(schedule)->create, "cards"),
+	    "a schedule's file has no table of another kind");
+	ok(kind_schema(kitchen) == kind_schema(kitchen),
+	    "a kind's schema is built once");
+}
+
+/* object_open names the address and the sandbox it refuses. */
+static void
+opening(void)
+{
+	char *home = tmp_home();
+	bakery_ctx ctx;
+	is_int(ctx_init(&ctx, home, NULL, NULL), 0, "ctx_init");
+	bakery_object *o = NULL;
+	is_int(object_open(&ctx, NULL, "order/..", 1, &o), EX_USAGE,
+	    "object_open refuses a bad key");
+	is_int(object_open(&ctx, NULL, "order/nope", 0, &o), EX_NOINPUT,
+	    "object_open create=0 on a missing object is EX_NOINPUT");
+	is_str(bakery_error(), "no such object: 'order/nope'",
+	    "  and names the object");
+	is_int(object_open(&ctx, "../escape", "order/o1", 1, &o), EX_USAGE,
+	    "object_open refuses sandbox '../escape'");
+	char *escaped = bakery_xasprintf("%s/escape", home);
+	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
+	free(escaped);
+	is_int(object_open(&ctx, NULL, "kitchen/board", 1, &o), 0,
+	    "object_open makes kitchen/board");
+	is_int(object_begin(o), 0, "  begins");
+	is_int(object_exec(o, "INSERT INTO cards(order_id, status) VALUES"
+	    " ('o1', 'placed')", jv_array(), NULL), 0, "  writes a card");
+	is_int(object_commit(o), 0, "  commits");
+	jv shown;
+	is_int(object_show(o, &shown), 0, "  shows it");
+	jv order = jv_getpath(shown, JV_ARRAY(jv_string("state"),
+	    jv_string("cards"), jv_number(0), jv_string("order")));
+	is_str(jv_is_valid(order) && jv_get_kind(order) == JV_KIND_STRING
+	    ? jv_string_value(order) : "", "o1",
+	    "  with the card inside its state (state.cards[0].order)");
+	jv_free(order);
+	object_close(o);
+	ctx_free(&ctx);
+	rm_home(home);
+}
+
+int
+main(void)
+{
+	addresses();
+	for (int i = 0; object_kinds[i]; i++)
+		create_equals_migrations(object_kinds[i]);
+	tables_of_their_own();
+	opening();
+	return done_testing();
+}
