@@ -45,10 +45,6 @@ extern const subscriber schedule_subscriber, kitchen_subscriber,
     crm_subscriber, customer_subscriber, inbox_subscriber,
     dispatch_subscriber, order_subscriber;
 
-/* How long an external subscriber may take (--subscriber-timeout):
- * EXTERNAL_DEFAULT_TIMEOUT_S unless set. */
-void subscriber_set_timeout(int seconds);
-
 /* The subscriber of kind, or NULL when the kind hears nothing. */
 const subscriber *subscriber_find(const char *kind);
 
