@@ -83,6 +83,7 @@ struct args {
 	enum mode mode;
 	const char *mode_given; /* the mode option as given, or NULL */
 	int batch, visibility, from_stdin, show_routes;
+	int subscriber_timeout; /* 0: the context's default */
 	const char *routes_file;
 	consume_options copt;
 };
@@ -133,8 +134,8 @@ parse(cli *c, int argc, char **argv, struct args *a)
 			a->routes_file = optarg;
 			break;
 		case OPT_SUBSCRIBER_TIMEOUT:
-			subscriber_set_timeout(number(c, "subscriber-timeout",
-			    optarg, 1, EXTERNAL_MAX_TIMEOUT_S));
+			a->subscriber_timeout = number(c, "subscriber-timeout",
+			    optarg, 1, EXTERNAL_MAX_TIMEOUT_S);
 			break;
 		default: cli_common(c, opt, optarg);
 		}
@@ -146,17 +147,21 @@ parse(cli *c, int argc, char **argv, struct args *a)
 		    "its lines and ends", a->mode_given);
 }
 
-/* Prints the routes in effect and exits. */
+/* Prints the routes in effect and exits. A context of the home alone:
+ * the table is printed without the checks of what a consumer needs (the
+ * sandbox, the queue URL, the home's layout). */
 static void __attribute__((noreturn))
 print_routes(const cli *c, const char *routes_file)
 {
-	if (routing_load(c->home, routes_file))
+	bakery_ctx ctx = { 0 };
+	ctx.home = c->home ? bakery_xstrdup(c->home) : home_default();
+	if (routing_load(&ctx, routes_file))
 		bakery_die_last(EX_CONFIG);
-	jv table = routing_describe();
+	jv table = routing_describe(&ctx);
 	jv_array_foreach(table, i, row)
 		cli_print(row);
 	jv_free(table);
-	cli_exit(NULL, 0);
+	cli_exit(&ctx, 0);
 }
 
 /* Takes batches from the queue and delivers them until the mode says to
@@ -220,8 +225,10 @@ main(int argc, char **argv)
 		print_routes(&c, a.routes_file);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	if (a.subscriber_timeout)
+		ctx.subscriber_timeout_s = a.subscriber_timeout;
 	/* A bad routes file stops the consumer before it takes a message. */
-	if (routing_load(ctx.home, a.routes_file))
+	if (routing_load(&ctx, a.routes_file))
 		bakery_die_last(EX_CONFIG);
 	if (a.from_stdin) {
 		struct stdin_state s = { &ctx, 0 };

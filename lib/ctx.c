@@ -1,8 +1,10 @@
 /*
  * ctx.c — the context: settings from flags and the environment, and the
- * handles opened on first use (the queue, the alarm index), closed here.
+ * handles opened on first use (the queue, the alarm index), closed here,
+ * with the routes loaded into it.
  */
 #include "ctx.h"
+#include "external.h"
 #include "queue.h"
 #include "util.h"
 
@@ -40,6 +42,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	ctx->busy_timeout_ms = 30000;
 	const char *delay = getenv("BAKERY_ALARM_DELAY");
 	ctx->alarm_delay_s = 30;
+	ctx->subscriber_timeout_s = EXTERNAL_DEFAULT_TIMEOUT_S;
 	if (delay && *delay && !env_number(delay, 1, 86400, &ctx->alarm_delay_s))
 		return bakery_fail(EX_CONFIG, "bad BAKERY_ALARM_DELAY: '%s': %s",
 		    delay, "want 1 to 86400 seconds");
@@ -68,6 +71,8 @@ ctx_free(bakery_ctx *ctx)
 		queue_close(ctx->queue);
 	if (ctx->alarms)
 		sqlite3_close(ctx->alarms);
+	if (ctx->routes && ctx->routes_free)
+		ctx->routes_free(ctx->routes);
 	free(ctx->home);
 	free(ctx->sandbox);
 	free(ctx->sandboxes);

@@ -1,12 +1,15 @@
 /*
  * ctx.h — the context every program carries: the home, the sandbox, the
  * settings read from flags and the environment, and the handles opened on
- * first use (the queue, queue.h's queue_ctx; the alarm index, alarm.h).
+ * first use (the queue, queue.h's queue_ctx; the alarm index, alarm.h),
+ * and the routes in effect (routing.h), loaded on first use.
  *
- * Owns: those handles; ctx_free closes them. The storage layer (home.c,
- * database.c, schema.c, wal.c, store.c) reads the settings and paths here
- * and never the handles, so it includes this header and no queue header:
- * layers point down (docs/design.md).
+ * Owns: those handles and the routes; ctx_free closes and frees them, the
+ * routes through routes_free, which routing.c sets (this layer knows
+ * nothing of routes). Two contexts in one process may hold two tables.
+ * The storage layer (home.c, database.c, schema.c, wal.c) reads the
+ * settings and paths here and never the handles, so it includes this
+ * header and no queue header: layers point down (docs/design.md).
  */
 #ifndef BAKERY_CTX_H
 #define BAKERY_CTX_H
@@ -14,6 +17,7 @@
 #include "store.h"
 
 struct bakery_queue;
+struct routes;
 
 struct bakery_ctx {
 	char *home;            /* absolute or relative folder, never NULL */
@@ -32,9 +36,13 @@ struct bakery_ctx {
 	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
 	int busy_timeout_ms;   /* how long a writer waits for the lock */
 	int alarm_delay_s;     /* an alarm fires this long after the commit */
+	int subscriber_timeout_s; /* how long an external subscriber may take
+				   * (--subscriber-timeout, external.h) */
 	int files_opened;      /* counted so tests can prove O(due) scans */
 	struct bakery_queue *queue; /* opened on first use, see queue.h */
 	sqlite3 *alarms;       /* the alarm index, opened on first use */
+	struct routes *routes; /* the routes in effect, loaded on first use */
+	void (*routes_free)(struct routes *); /* set with routes */
 };
 
 /* Fills ctx from flags (may be NULL) and the environment: BAKERY_SANDBOX,
@@ -44,7 +52,8 @@ struct bakery_ctx {
  * needed (home_layout). */
 int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
-/* Closes the handles opened on first use and frees ctx's strings. */
+/* Closes the handles opened on first use and frees ctx's strings and
+ * routes. */
 void ctx_free(bakery_ctx *ctx);
 
 #endif

@@ -362,11 +362,11 @@ check_secret_file(struct doctor *d, const char *what, const char *path)
 static void
 check_routes(struct doctor *d)
 {
-	if (routing_load(d->ctx->home, d->o->routes_file)) {
+	if (routing_load(d->ctx, d->o->routes_file)) {
 		say(d, DOCTOR_FAIL, "routes", "%s", bakery_error());
 		return;
 	}
-	const routes *t = routing_current();
+	const routes *t = routing_current(d->ctx);
 	for (size_t i = 0; i < t->n; i++)
 		if (t->r[i].secret_file)
 			check_secret_file(d, "the secret file of route",

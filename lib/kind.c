@@ -81,7 +81,7 @@ static const char shared_create[] =
 	"  fire_at INTEGER,"
 	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);";
 
-const store_schema object_schema = {
+const schema_def object_schema = {
 	"object", shared_migrations, OBJECT_SCHEMA_VERSION, 1, shared_create
 };
 
@@ -98,11 +98,11 @@ kind_find(const char *name)
  * shared migration with the kind's part after it, in one string. */
 struct built {
 	const object_kind *kind;
-	store_schema schema;
+	schema_def schema;
 	const char *migrations[OBJECT_SCHEMA_VERSION];
 };
 
-static const store_schema *
+static const schema_def *
 build(struct built *b, const object_kind *k)
 {
 	b->kind = k;
@@ -111,14 +111,14 @@ build(struct built *b, const object_kind *k)
 		    ? bakery_xasprintf("%s%s", shared_migrations[v],
 			k->migrations[v])
 		    : shared_migrations[v];
-	b->schema = (store_schema){ k->name, b->migrations,
+	b->schema = (schema_def){ k->name, b->migrations,
 		OBJECT_SCHEMA_VERSION, object_schema.read_from,
 		k->tables ? bakery_xasprintf("%s%s", shared_create, k->tables)
 			  : shared_create };
 	return &b->schema;
 }
 
-const store_schema *
+const schema_def *
 kind_schema(const object_kind *k)
 {
 	if (!k->tables)

@@ -76,13 +76,13 @@ extern const object_kind *const object_kinds[];
 
 /* The schema every object's file has: what bakery-status, bakery-trace
  * and the checker read. */
-extern const store_schema object_schema;
+extern const schema_def object_schema;
 
 /* The kind named name, or NULL. */
 const object_kind *kind_find(const char *name);
 
 /* The schema of a file of kind k: object_schema with k's tables. */
-const store_schema *kind_schema(const object_kind *k);
+const schema_def *kind_schema(const object_kind *k);
 
 /* Splits "KIND/KEY" into kind and key (each 65 bytes): EX_USAGE for an
  * unknown kind or a bad key. *k (if not NULL) receives the kind. */

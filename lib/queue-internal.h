@@ -3,7 +3,8 @@
  * the table of operations a driver fills (its promises are in queue.h),
  * the handle's insides, and the drivers' open calls, which queue.c
  * chooses between by URL. Included by queue.c, queue_sqlite.c,
- * queue_nats.c, and the unit tests that drive a driver directly; every
+ * queue_nats.c and queue_nats_stream.c (through queue_nats-internal.h),
+ * and the unit tests that drive a driver directly; every
  * other file reaches the queue through queue.h.
  */
 #ifndef BAKERY_QUEUE_INTERNAL_H
@@ -51,7 +52,7 @@ int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
 int queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **q);
 /* 1 when a JetStream answer to a message delete (its JSON) says the
  * message is gone, deleted now or before; 0 when the delete must be tried
- * again (refused, or not an answer). queue_nats.c; docs/nats.md. */
+ * again (refused, or not an answer). queue_nats_stream.c; docs/nats.md. */
 int queue_nats_delete_gone(const char *answer, int len);
 
 #endif

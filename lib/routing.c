@@ -1,5 +1,5 @@
 /*
- * routing.c — the routes file: parsed, checked, in effect.
+ * routing.c — the routes file: parsed, checked, in effect (the context's).
  */
 #define _GNU_SOURCE
 #include "routing.h"
@@ -23,9 +23,6 @@
 
 /* The largest routes file read: ROUTING_MAX_ROUTES lines of the longest. */
 #define ROUTING_MAX_FILE (1 << 20)
-
-static routes current;
-static int loaded;
 
 /* Whether kind k hears events of type. */
 static int
@@ -315,10 +312,18 @@ find_routes(const char *home, const char *file)
 	return home_share_path("routes");
 }
 
-int
-routing_load(const char *home, const char *file)
+/* A table of the context's, and what holds it (ctx->routes_free). */
+static void
+routes_drop(routes *t)
 {
-	char *path = find_routes(home, file);
+	routing_free(t);
+	free(t);
+}
+
+int
+routing_load(bakery_ctx *ctx, const char *file)
+{
+	char *path = find_routes(ctx->home, file);
 	struct stat st;
 	int rc = 0;
 	int fd = file_open_regular(path, 0, &st);
@@ -351,30 +356,32 @@ routing_load(const char *home, const char *file)
 	free(path);
 	if (rc)
 		return rc;
-	routing_free(&current);
-	current = t;
-	loaded = 1;
+	if (ctx->routes && ctx->routes_free)
+		ctx->routes_free(ctx->routes);
+	ctx->routes = bakery_xmalloc(sizeof *ctx->routes);
+	*ctx->routes = t;
+	ctx->routes_free = routes_drop;
 	return 0;
 }
 
 int
-routing_ensure(const char *home)
+routing_ensure(bakery_ctx *ctx)
 {
-	return loaded ? 0 : routing_load(home, NULL);
+	return ctx->routes ? 0 : routing_load(ctx, NULL);
 }
 
 const routes *
-routing_current(void)
+routing_current(bakery_ctx *ctx)
 {
-	if (routing_ensure(NULL))
+	if (routing_ensure(ctx))
 		return NULL;
-	return &current;
+	return ctx->routes;
 }
 
 const route *
-routing_external(const char *name)
+routing_external(bakery_ctx *ctx, const char *name)
 {
-	const routes *t = routing_current();
+	const routes *t = routing_current(ctx);
 	for (size_t i = 0; t && i < t->n; i++)
 		if (t->r[i].how != ROUTE_BUILTIN &&
 		    strcmp(t->r[i].key, name) == 0)
@@ -383,13 +390,14 @@ routing_external(const char *name)
 }
 
 int
-routing_subscribers(jv env, char addresses[][130], size_t *n)
+routing_subscribers(bakery_ctx *ctx, jv env, char addresses[][130],
+    size_t *n)
 {
 	*n = 0;
 	const char *type = envelope_str(env, "type");
 	if (!type)
 		return bakery_fail(EX_DATAERR, "envelope has no type");
-	const routes *t = routing_current();
+	const routes *t = routing_current(ctx);
 	if (!t)
 		return EX_CONFIG;
 	for (size_t i = 0; i < t->n; i++) {
@@ -412,10 +420,10 @@ routing_subscribers(jv env, char addresses[][130], size_t *n)
 }
 
 jv
-routing_describe(void)
+routing_describe(bakery_ctx *ctx)
 {
 	jv out = jv_array();
-	const routes *t = routing_current();
+	const routes *t = routing_current(ctx);
 	for (size_t i = 0; t && i < t->n; i++) {
 		const route *r = &t->r[i];
 		jv row = jv_object();

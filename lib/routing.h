@@ -24,6 +24,9 @@
  * fixed (kitchen/board, crm/customers); the kinds and the events each can
  * apply are their descriptors' (kind.h). `bakery-consume --routes`
  * prints the table in effect.
+ *
+ * The table in effect is the context's (ctx.h, ctx->routes): loaded into
+ * it, freed with it (ctx_free).
  */
 #ifndef BAKERY_ROUTING_H
 #define BAKERY_ROUTING_H
@@ -32,6 +35,7 @@
 
 #include <jv.h>
 
+#include "ctx.h"
 
 #define ROUTING_MAX_SUBSCRIBERS 16
 /* The longest line of a routes file, and the most routes in one. */
@@ -64,26 +68,28 @@ int routing_parse(const char *text, size_t len, const char *file,
 void routing_free(routes *t);
 
 /* Reads and parses the routes file (file, or the search above when NULL;
- * home NULL: home_default()) and makes it the table in effect.
- * EX_CONFIG when it cannot be read or is malformed. */
-int routing_load(const char *home, const char *file);
+ * ctx->home NULL: home_default()) and makes it ctx's table in
+ * effect, in place of any before. EX_CONFIG when it cannot be read or is
+ * malformed, and ctx's table is as it was. */
+int routing_load(bakery_ctx *ctx, const char *file);
 
-/* routing_load(home, NULL) unless a table is in effect already. */
-int routing_ensure(const char *home);
+/* routing_load(ctx, NULL) unless ctx holds a table already. */
+int routing_ensure(bakery_ctx *ctx);
 
-/* The table in effect, loaded by the search on first use when
- * routing_load was not called; NULL (and bakery_error) when it fails. */
-const routes *routing_current(void);
+/* ctx's table, loaded by the search on first use when routing_load was
+ * not called; NULL (and bakery_error) when it fails. */
+const routes *routing_current(bakery_ctx *ctx);
 
-/* The external subscriber named name, or NULL. */
-const route *routing_external(const char *name);
+/* The external subscriber named name in ctx's table, or NULL. */
+const route *routing_external(bakery_ctx *ctx, const char *name);
 
 /* The subscriber addresses of env, in file order ("kitchen/board",
  * "external/mailer"). EX_DATAERR when a key field is missing or is not a
  * valid name; EX_CONFIG when the routes file is bad. */
-int routing_subscribers(jv env, char addresses[][130], size_t *n);
+int routing_subscribers(bakery_ctx *ctx, jv env, char addresses[][130],
+    size_t *n);
 
-/* The table as a jv array of {"type","from","to","subscriber","line"}. */
-jv routing_describe(void);
+/* ctx's table as a jv array of {"type","from","to","subscriber","line"}. */
+jv routing_describe(bakery_ctx *ctx);
 
 #endif

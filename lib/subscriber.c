@@ -2,6 +2,7 @@
  * subscriber.c — apply an event at each routed object, idempotently.
  */
 #include "subscriber.h"
+#include "ctx.h"
 #include "envelope.h"
 #include "external.h"
 #include "faults.h"
@@ -296,14 +297,6 @@ subscriber_check_data(jv env, char *why, size_t size)
 	return rc;
 }
 
-static int external_timeout_s = EXTERNAL_DEFAULT_TIMEOUT_S;
-
-void
-subscriber_set_timeout(int seconds)
-{
-	external_timeout_s = seconds;
-}
-
 /* One event at an external subscriber, inside a write transaction on
  * external/NAME: seen there → 200 without a call; else called, and on
  * success its id recorded in that transaction's commit, right after the
@@ -314,7 +307,8 @@ subscriber_set_timeout(int seconds)
  * the commit (external.after_answer) is the one way the subscriber hears
  * an event twice. */
 static void
-call_external(bakery_object *o, const route *rt, delivery *d)
+call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
+    delivery *d)
 {
 	const char *id = envelope_str(d->env, "id");
 	const char *type = envelope_str(d->env, "type");
@@ -331,10 +325,10 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		(size_t)jv_string_length_bytes(jv_copy(line)) };
 	external_answer a = { 0, 0, "" };
 	if (rt->how == ROUTE_EXEC)
-		external_exec(rt->target, &ev, external_timeout_s, &a);
+		external_exec(rt->target, &ev, ctx->subscriber_timeout_s, &a);
 	else
 		external_http(rt->target, rt->secret_file, &ev,
-		    external_timeout_s, &a);
+		    ctx->subscriber_timeout_s, &a);
 	jv_free(line);
 	if (a.status != ANSWER_APPLIED) {
 		object_rollback(o);
@@ -386,7 +380,7 @@ static void
 apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
     const char *name)
 {
-	const route *rt = routing_external(name);
+	const route *rt = routing_external(ctx, name);
 	if (!answer_early(ctx, g, n, name, rt ? NULL : "not in the routes file"))
 		return;
 	bakery_object *o;
@@ -398,7 +392,7 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
 			answered(g[i]->r, name, ANSWER_UNAVAILABLE,
 			    bakery_error());
 		else
-			call_external(o, rt, g[i]);
+			call_external(ctx, o, rt, g[i]);
 	}
 	object_close(o);
 }
@@ -599,7 +593,7 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 		r[i].final = 0;
 		r[i].error[0] = '\0';
 		first[i] = nd;
-		if (routing_subscribers(envs[i], addresses + nd, &k)) {
+		if (routing_subscribers(ctx, envs[i], addresses + nd, &k)) {
 			r[i].status = ANSWER_MALFORMED;
 			snprintf(r[i].error, sizeof r[i].error, "%s",
 			    bakery_error());

@@ -29,10 +29,6 @@ typedef struct apply_result {
 	char error[256];
 } apply_result;
 
-/* How long an external subscriber may take (--subscriber-timeout):
- * EXTERNAL_DEFAULT_TIMEOUT_S unless set. */
-void subscriber_set_timeout(int seconds);
-
 /* The kind named kind when it applies events (a subscriber), or NULL. */
 const object_kind *subscriber_find(const char *kind);
 

@@ -244,10 +244,10 @@ find_subscribers(bakery_ctx *ctx, const char *sandbox, const char *id,
 	size_t n = 0;
 	jv subs = jv_array();
 	int rc = 0;
-	if (routing_ensure(ctx->home))
+	if (routing_ensure(ctx))
 		return EX_CONFIG;
 	if (jv_get_kind(f->envelope) == JV_KIND_OBJECT &&
-	    routing_subscribers(f->envelope, addresses, &n))
+	    routing_subscribers(ctx, f->envelope, addresses, &n))
 		n = 0; /* an envelope without its key fields reaches nobody */
 	for (size_t i = 0; i < n && !rc; i++) {
 		char *path = home_object_path(ctx, sandbox, addresses[i]);

@@ -51,6 +51,7 @@
 #include <sqlite3.h>
 
 #include "../lib/kind.h"
+#include "../lib/ctx.h"
 #include "../lib/routing.h"
 #include "../lib/store.h"
 #include "../lib/util.h"
@@ -327,9 +328,10 @@ load_expected(const char *what, const char *file)
 	fclose(f);
 }
 
-/* Where each recorded event should be applied, from the routing table. */
+/* Where each recorded event should be applied, from the routing table of
+ * home (the home's routes). */
 static void
-compute_routes(void)
+compute_routes(bakery_ctx *home)
 {
 	sqlite3_stmt *st, *ins;
 	if (sqlite3_prepare_v2(mem, "SELECT id, sandbox, envelope FROM recorded",
@@ -345,7 +347,8 @@ compute_routes(void)
 		jv env = jv_parse(text);
 		char addresses[ROUTING_MAX_SUBSCRIBERS][130];
 		size_t n = 0;
-		if (jv_is_valid(env) && routing_subscribers(env, addresses, &n) == 0)
+		if (jv_is_valid(env) && routing_subscribers(home, env, addresses, &n)
+			== 0)
 			for (size_t i = 0; i < n; i++) {
 				char *a = sqlite3_mprintf("%s/%s", sandbox,
 				    addresses[i]);
@@ -488,11 +491,14 @@ main(int argc, char **argv)
 		closedir(d);
 	load_queue(home);
 	/* The routes in effect for this home: HOME/routes, or the default. */
-	if (routing_load(home, NULL)) {
+	bakery_ctx home_ctx = { 0 };
+	home_ctx.home = bakery_xstrdup(home);
+	if (routing_load(&home_ctx, NULL)) {
 		fprintf(stderr, "checker: error: %s\n", bakery_error());
 		return EX_CONFIG;
 	}
-	compute_routes();
+	compute_routes(&home_ctx);
+	ctx_free(&home_ctx);
 	exec(views);
 
 	long recorded = one("SELECT count(*) FROM recorded");

@@ -11,6 +11,9 @@
 #include "../../lib/envelope.h"
 #include "../../lib/routing.h"
 
+/* The routes of the search (routing.h), loaded on the first input. */
+static bakery_ctx ctx;
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,7 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)envelope_time_ms(env);
 		char addresses[ROUTING_MAX_SUBSCRIBERS][130];
 		size_t n;
-		(void)routing_subscribers(env, addresses, &n);
+		(void)routing_subscribers(&ctx, env, addresses, &n);
 		char *text = envelope_dump(env);
 		jv again;
 		/* What we dump we must read back. */

@@ -73,7 +73,7 @@ static const char describe_sql[] =
 static void
 create_equals_migrations(const object_kind *k)
 {
-	const store_schema *s = kind_schema(k);
+	const schema_def *s = kind_schema(k);
 	sqlite3 *fresh, *old;
 	sqlite3_open(":memory:", &fresh);
 	sqlite3_open(":memory:", &old);

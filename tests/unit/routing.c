@@ -4,13 +4,20 @@
 #define _GNU_SOURCE
 #include "tap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "../../lib/ctx.h"
 #include "../../lib/envelope.h"
 #include "../../lib/routing.h"
 #include "../../lib/store.h"
 #include "../../lib/subscriber.h"
 #include "../../lib/util.h"
+
+/* The context whose routes the tests read (share/routes, loaded on first
+ * use when BAKERY_ROUTES names it, or by routes_are_whole). */
+static bakery_ctx ctx;
 
 static jv
 event(const char *type, const char *data_json)
@@ -24,7 +31,7 @@ expect(const char *type, const char *data_json, const char *const *want)
 	jv env = event(type, data_json);
 	char addr[ROUTING_MAX_SUBSCRIBERS][130];
 	size_t n = 99;
-	is_int(routing_subscribers(env, addr, &n), 0, "%s routes", type);
+	is_int(routing_subscribers(&ctx, env, addr, &n), 0, "%s routes", type);
 	size_t w = 0;
 	while (want[w])
 		w++;
@@ -40,7 +47,7 @@ refuses(const char *type, const char *data_json, const char *what)
 	jv env = event(type, data_json);
 	char addr[ROUTING_MAX_SUBSCRIBERS][130];
 	size_t n;
-	is_int(routing_subscribers(env, addr, &n), EX_DATAERR,
+	is_int(routing_subscribers(&ctx, env, addr, &n), EX_DATAERR,
 	    "%s %s is EX_DATAERR", type, what);
 	ok(strstr(bakery_error(), "data.") != NULL, "  error names the field (%s)",
 	    bakery_error());
@@ -55,9 +62,9 @@ refuses(const char *type, const char *data_json, const char *what)
 static void
 routes_are_whole(void)
 {
-	is_int(routing_load(NULL, "share/routes"), 0, "share/routes loads (%s)",
+	is_int(routing_load(&ctx, "share/routes"), 0, "share/routes loads (%s)",
 	    bakery_error());
-	const routes *t = routing_current();
+	const routes *t = routing_current(&ctx);
 	size_t n = t ? t->n : 0;
 	for (size_t i = 0; i < n; i++) {
 		const route *r = &t->r[i];
@@ -223,12 +230,47 @@ hostile_urls(void)
 	}
 }
 
+/* Two contexts in one process hold two tables: a routes file loaded into
+ * one is not the other's, and freeing one leaves the other's whole. */
+static void
+two_contexts_two_tables(void)
+{
+	char path[] = "/tmp/bakery-routes-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!ok(f != NULL, "a routes file is made in /tmp"))
+		return;
+	fputs("OrderPaid builtin:crm\n", f);
+	fclose(f);
+	bakery_ctx one = { 0 }, two = { 0 };
+	int rc = routing_load(&one, "share/routes");
+	is_int(rc, 0, "share/routes loads into one context %s",
+	    rc ? bakery_error() : "");
+	rc = routing_load(&two, path);
+	is_int(rc, 0, "a one-route file loads into another %s",
+	    rc ? bakery_error() : "");
+	unlink(path);
+	const routes *a = routing_current(&one), *b = routing_current(&two);
+	ok(a && b && a != b, "each context has a table of its own");
+	is_int(a ? (long long)a->n : -1, 9, "  the first keeps nine routes");
+	is_int(b ? (long long)b->n : -1, 1, "  the second has one");
+	ctx_free(&two);
+	a = routing_current(&one);
+	is_int(a ? (long long)a->n : -1, 9,
+	    "freeing one context leaves the other's table whole");
+	ok(a && strcmp(a->r[0].type, "OrderPlaced") == 0 &&
+	    strcmp(a->r[0].kind, "schedule") == 0,
+	    "  its first route as share/routes has it");
+	ctx_free(&one);
+}
+
 int
 main(void)
 {
 	parsing();
 	hostile_urls();
 	routes_are_whole();
+	two_contexts_two_tables();
 
 	const char *placed[] = { "schedule/2027-01-15", "kitchen/board", NULL };
 	expect("OrderPlaced", "{\"order\":\"ord_1\",\"day\":\"2027-01-15\","
@@ -256,11 +298,11 @@ main(void)
 	jv notype = jv_parse("{\"data\":{}}");
 	char addr[ROUTING_MAX_SUBSCRIBERS][130];
 	size_t n;
-	is_int(routing_subscribers(notype, addr, &n), EX_DATAERR,
+	is_int(routing_subscribers(&ctx, notype, addr, &n), EX_DATAERR,
 	    "an envelope without a type is EX_DATAERR");
 	jv_free(notype);
 
-	jv table = routing_describe();
+	jv table = routing_describe(&ctx);
 	is_int(jv_array_length(jv_copy(table)), 9, "the table has nine routes");
 	jv row = jv_array_get(jv_copy(table), 1);
 	is_str(envelope_str(row, "subscriber"), "builtin:kitchen",
