@@ -283,6 +283,8 @@ killed() {
 @test "--batch refuses operands and command options" {
 	run bakery-order --batch place
 	assert_failure 64
+	assert_output --partial "error: --batch takes its commands on stdin"
 	run bakery-order --batch --customer c1
 	assert_failure 64
+	assert_output --partial "error: --batch takes its commands on stdin"
 }
