@@ -2,6 +2,7 @@
  * bakery-order — place, pay, show and list orders; mark a flagged payment
  * refunded.
  */
+#include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
 #include "../lib/gateway.h"
@@ -11,8 +12,10 @@
 #include "../lib/refunds.h"
 #include "../lib/util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define USAGE \
 	"usage: bakery-order place --customer ID --day YYYY-MM-DD\n" \
@@ -23,10 +26,14 @@
 	"       bakery-order show ORDER\n" \
 	"       bakery-order list\n" \
 	"       bakery-order events ORDER\n" \
-	"       bakery-order refunded ORDER PAYMENT_INTENT\n"
+	"       bakery-order refunded ORDER PAYMENT_INTENT\n" \
+	"       bakery-order --batch [--stripe-key-file FILE] < COMMANDS\n" \
+	"         one JSON command a line: {\"cmd\":\"place\",\"customer\":ID,\n" \
+	"         \"day\":DAY,\"items\":[\"ITEM=QTY\",...]}, {\"cmd\":\"pay\",\"order\":ID},\n" \
+	"         {\"cmd\":\"show\",\"order\":ID}; one JSON answer a line\n"
 
 enum { OPT_CUSTOMER = CLI_OPT_FIRST_FREE, OPT_DAY, OPT_DELIVERY, OPT_KEY,
-	OPT_CARD, OPT_PAYMENT_METHOD, OPT_STRIPE_KEY_FILE };
+	OPT_CARD, OPT_PAYMENT_METHOD, OPT_STRIPE_KEY_FILE, OPT_BATCH };
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
@@ -37,6 +44,7 @@ static const struct option options[] = {
 	{ "card", required_argument, NULL, OPT_CARD },
 	{ "payment-method", required_argument, NULL, OPT_PAYMENT_METHOD },
 	{ "stripe-key-file", required_argument, NULL, OPT_STRIPE_KEY_FILE },
+	{ "batch", no_argument, NULL, OPT_BATCH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -68,6 +76,7 @@ answer_then_send(bakery_object *o, const char *placed)
 struct args {
 	order_request req;
 	payment_request pay;
+	int batch;
 	int argc;
 	char **argv;
 };
@@ -87,12 +96,18 @@ parse(cli *c, int argc, char **argv, struct args *a)
 		case OPT_CARD: a->pay.card = optarg; break;
 		case OPT_PAYMENT_METHOD: a->pay.payment_method = optarg; break;
 		case OPT_STRIPE_KEY_FILE: a->pay.stripe_key_file = optarg; break;
+		case OPT_BATCH: a->batch = 1; break;
 		default: cli_common(c, opt, optarg);
 		}
 	}
 	a->argc = argc - optind;
 	a->argv = argv + optind;
-	if (a->argc < 1)
+	if (a->batch && (a->argc > 0 || a->req.customer || a->req.day ||
+	    a->req.delivery || a->req.key || a->pay.card ||
+	    a->pay.payment_method))
+		cli_usage_error(c, "--batch takes its commands on stdin, and "
+		    "no option but --stripe-key-file and the common ones");
+	if (a->argc < 1 && !a->batch)
 		cli_usage_error(c, "missing command");
 }
 
@@ -223,6 +238,29 @@ refunded(cli *c, bakery_ctx *ctx, const struct args *a)
 	return 0;
 }
 
+/* A group's answers, one a line, flushed: they are given only now that
+ * the group is committed and sent. */
+static int
+print_answers(void *unused, jv lines)
+{
+	(void)unused;
+	print_each(lines);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		return bakery_fail(EX_IOERR, "cannot write the answers: %s",
+		    strerror(errno));
+	return 0;
+}
+
+static int
+batch(bakery_ctx *ctx, const struct args *a)
+{
+	batch_options opt = { a->pay.stripe_key_file, print_answers, NULL };
+	int rc = batch_run(ctx, STDIN_FILENO, &opt);
+	if (rc == EX_IOERR)
+		bakery_print_error("%s", bakery_error());
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -232,9 +270,11 @@ main(int argc, char **argv)
 	parse(&c, argc, argv, &a);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
-	const char *cmd = a.argv[0];
+	const char *cmd = a.batch ? "--batch" : a.argv[0];
 	int rc;
-	if (strcmp(cmd, "place") == 0)
+	if (a.batch)
+		rc = batch(&ctx, &a);
+	else if (strcmp(cmd, "place") == 0)
 		rc = place(&c, &ctx, &a);
 	else if (strcmp(cmd, "pay") == 0)
 		rc = pay(&c, &ctx, &a);

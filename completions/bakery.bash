@@ -11,7 +11,7 @@ _bakery_options()
 {
 	case $1 in
 	bakery-order) echo "--customer= --day= --delivery= --key= --card=
-		--payment-method= --stripe-key-file=" ;;
+		--payment-method= --stripe-key-file= --batch" ;;
 	bakery-consume) echo "--drain --once --follow --batch= --max-retries=
 		--visibility= --retry-delay= --stdin --routes --routes-file=
 		--subscriber-timeout=" ;;

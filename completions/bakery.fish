@@ -42,6 +42,7 @@ complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a 
 complete -c bakery-order -f -n '__fish_seen_subcommand_from gateway' -a 'test stripe'
 complete -c bakery-order -f -n '__fish_seen_subcommand_from pay show events' -a '(__bakery_run bakery-order list | __bakery_ids)'
 complete -c bakery-order -l customer -x -d customer
+complete -c bakery-order -l batch -d 'JSON commands on stdin, one a line'
 complete -c bakery-order -l day -x -d 'YYYY-MM-DD'
 complete -c bakery-order -l delivery -x -d 'deliver to'
 complete -c bakery-order -l key -x -d 'idempotency key'

@@ -133,10 +133,51 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	return rc;
 }
 
+/* Sends the batches b[i], read from the outboxes of o[i], in one queue
+ * send (one commit of the embedded queue), then settles each in its
+ * object. rcs[i] is 0, or the queue's error (logged as relay_error) or
+ * the settle's; accepted[i] counts the rows the queue took. */
+static void
+batches_send(bakery_object **o, batch **b, size_t n, int *rcs,
+    size_t *accepted)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += b[i]->n;
+	queue_item *items = n == 1 ? b[0]->items
+	    : bakery_xmalloc(total * sizeof *items);
+	for (size_t i = 0, k = 0; n > 1 && i < n; k += b[i]->n, i++)
+		memcpy(items + k, b[i]->items, b[i]->n * sizeof *items);
+	bakery_queue *q;
+	int qrc = queue_get(o[0]->ctx, &q);
+	if (!qrc)
+		qrc = queue_send(q, QUEUE_EVENTS, items, total);
+	char *error = qrc ? bakery_xstrdup(bakery_error()) : NULL;
+	bakery_crash_point("relay.after_send");
+	for (size_t i = 0, k = 0; i < n; i++) {
+		accepted[i] = 0;
+		for (size_t j = 0; j < b[i]->n; j++, k++) {
+			b[i]->items[j].accepted = items[k].accepted;
+			accepted[i] += items[k].accepted != 0;
+		}
+		rcs[i] = batch_settle(o[i], b[i], error ? error : "");
+		if (!rcs[i] && qrc) {
+			char rows[24];
+			snprintf(rows, sizeof rows, "%zu", b[i]->n - accepted[i]);
+			bakery_log(LOG_WARN, "relay_error", "object",
+			    o[i]->address, "sandbox", o[i]->sandbox, "rows",
+			    rows, "error", error, (char *)NULL);
+			rcs[i] = bakery_fail(qrc, "%s", error);
+		}
+	}
+	if (items != b[0]->items)
+		free(items);
+	free(error);
+}
+
 int
 outbox_send(bakery_object *o, int *sent)
 {
-	bakery_queue *q;
 	batch *b = bakery_xmalloc(sizeof *b);
 	b->n = 0;
 	int total = 0, rc = 0;
@@ -145,25 +186,9 @@ outbox_send(bakery_object *o, int *sent)
 	for (;;) {
 		if ((rc = batch_read(o, b)) || b->n == 0)
 			break;
-		int qrc = queue_get(o->ctx, &q);
-		if (!qrc)
-			qrc = queue_send(q, QUEUE_EVENTS, b->items, b->n);
-		char *error = qrc ? bakery_xstrdup(bakery_error()) : NULL;
-		bakery_crash_point("relay.after_send");
-		size_t accepted = 0, n = b->n;
-		for (size_t i = 0; i < b->n; i++)
-			accepted += b->items[i].accepted != 0;
-		rc = batch_settle(o, b, error ? error : "");
+		size_t accepted, n = b->n;
+		batches_send(&o, &b, 1, &rc, &accepted);
 		total += (int)accepted;
-		if (!rc && qrc) {
-			char rows[24];
-			snprintf(rows, sizeof rows, "%zu", n - accepted);
-			bakery_log(LOG_WARN, "relay_error", "object", o->address,
-			    "sandbox", o->sandbox, "rows", rows, "error", error,
-			    (char *)NULL);
-			rc = bakery_fail(qrc, "%s", error);
-		}
-		free(error);
 		batch_free(b);
 		/* Stop at a refusal: the rest would meet the same queue. */
 		if (rc || accepted < n)
@@ -173,5 +198,48 @@ outbox_send(bakery_object *o, int *sent)
 	free(b);
 	if (sent)
 		*sent = total;
+	return rc;
+}
+
+int
+outbox_send_together(bakery_object **o, size_t n, int *rcs)
+{
+	batch **b = bakery_xmalloc(n * sizeof *b);
+	bakery_object **from = bakery_xmalloc(n * sizeof *from);
+	int *sent_rcs = bakery_xmalloc(n * sizeof *sent_rcs);
+	size_t *accepted = bakery_xmalloc(n * sizeof *accepted);
+	size_t *index = bakery_xmalloc(n * sizeof *index), m = 0;
+	for (size_t i = 0; i < n; i++) {
+		batch *bi = bakery_xmalloc(sizeof *bi);
+		bi->n = 0;
+		rcs[i] = batch_read(o[i], bi);
+		if (rcs[i] || bi->n == 0) {
+			free(bi);
+			continue;
+		}
+		b[m] = bi;
+		from[m] = o[i];
+		index[m++] = i;
+	}
+	if (m > 0)
+		batches_send(from, b, m, sent_rcs, accepted);
+	for (size_t k = 0; k < m; k++) {
+		size_t i = index[k];
+		rcs[i] = sent_rcs[k];
+		/* An outbox of more than one batch (rows a refused send left
+		 * behind) sends the rest on its own. */
+		if (!rcs[i] && accepted[k] == b[k]->n && outbox_count(o[i]) > 0)
+			rcs[i] = outbox_send(o[i], NULL);
+		batch_free(b[k]);
+		free(b[k]);
+	}
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = rcs[i];
+	free(b);
+	free(from);
+	free(sent_rcs);
+	free(accepted);
+	free(index);
 	return rc;
 }

@@ -24,6 +24,15 @@
  * end, else the error of the send that failed (logged as relay_error). */
 int outbox_send(bakery_object *o, int *sent);
 
+/* Sends the outboxes of n objects of one context together: the first
+ * batch of each, all in ONE queue send (one commit of the embedded
+ * queue), then each object's rows settled as outbox_send settles them.
+ * An outbox left holding more (rows an earlier refusal kept) sends the
+ * rest on its own. rcs[i] is what outbox_send would return for o[i];
+ * the return is the first of them that is not 0. The caller passes each
+ * object once. */
+int outbox_send_together(bakery_object **o, size_t n, int *rcs);
+
 /* Rows in the outbox now. */
 int outbox_count(bakery_object *o);
 

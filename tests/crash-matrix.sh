@@ -53,6 +53,9 @@ declare -A PASSES=(
 	[alarm.before_rearm]="1 2"
 	[wipe.midway]="1 2 3"
 	[external.after_answer]="1 2"
+	[batch.after_commit]="1"
+	[batch.after_send]="1"
+	[batch.after_answer]="1"
 )
 
 # Points whose scenario needs a nats-server, or a home of the layout of
@@ -248,6 +251,29 @@ s_external.after_answer() { # pass 1: OrderPlaced's answer, 2: OrderPaid's
 	pay default "$id"
 	kill_at bakery-consume --batch 1
 }
+
+# bakery-order --batch killed at its point, run again as a script would
+# (the keys make it safe); then its pays, killed and run again the same way.
+s_batch.after_commit() {
+	local id
+	printf '{"cmd":"place","customer":"%s","day":"%s","items":["cardamom-bun=1"],"key":"b-%s"}\n' \
+		ada "$DAY" 1 bo "$DAY" 2 >"$HOME_DIR.lines"
+	kill_at bakery-order --batch <"$HOME_DIR.lines" || return
+	bakery-order --batch <"$HOME_DIR.lines" >"$HOME_DIR.answers" ||
+		fail "$CRASH: the batch run again failed"
+	for id in $(jq -r .result.id "$HOME_DIR.answers"); do
+		echo "default $id" >>"$HOME_DIR.placed"
+	done
+	jq -c '{cmd: "pay", order: .result.id}' "$HOME_DIR.answers" >"$HOME_DIR.pays"
+	kill_at bakery-order --batch <"$HOME_DIR.pays" || return
+	bakery-order --batch <"$HOME_DIR.pays" >"$HOME_DIR.answers" ||
+		fail "$CRASH: the pays run again failed"
+	for id in $(jq -r 'select(.exit == 0) | .result.order' "$HOME_DIR.answers"); do
+		echo "default $id" >>"$HOME_DIR.paid"
+	done
+}
+s_batch.after_send() { s_batch.after_commit; }
+s_batch.after_answer() { s_batch.after_commit; }
 
 # The external receiver's calls of one event past the first.
 repeats() {

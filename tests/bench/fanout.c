@@ -1,10 +1,7 @@
 /*
- * fanout.c — B3: paid orders from the command to every subscriber.
+ * fanout.c — B3: the latency of an order from its commit to every
+ * subscriber (run.sh feeds B3's paid orders through bakery-order --batch).
  *
- *   fanout feed N
- *       places and pays N orders the way bakery-order place and pay do
- *       (commit, then send the outbox), in one process; the consumer runs
- *       after it (run.sh). Prints seconds.
  *   fanout steady N RATE CONSUMER [ARG...]
  *       starts CONSUMER (bakery-consume --follow), places N orders at RATE
  *       a second, and reads the consumer's result lines: the latency of an
@@ -18,7 +15,6 @@
 #include "../../lib/envelope.h"
 #include "../../lib/order.h"
 #include "../../lib/outbox.h"
-#include "../../lib/payments.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,25 +53,6 @@ place(bakery_ctx *ctx, long i, char *id, size_t idsize, char *event,
 	}
 	outbox_send(o, NULL);
 	object_close(o);
-}
-
-static int
-feed(bakery_ctx *ctx, long n)
-{
-	double t0 = bench_now();
-	for (long i = 0; i < n; i++) {
-		char id[64];
-		place(ctx, i, id, sizeof id, NULL, 0, NULL);
-		payment_request pay = { id, PAYMENTS_TEST_CARD, NULL, NULL };
-		jv res;
-		bakery_object *billing;
-		bench_check(payment_pay(ctx, &pay, &res, &billing) > 1, "pay");
-		jv_free(res);
-		outbox_send(billing, NULL);
-		object_close(billing);
-	}
-	printf("seconds %.3f\n", bench_now() - t0);
-	return 0;
 }
 
 typedef struct pending {
@@ -239,16 +216,13 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	bakery_ctx ctx;
 	int rc;
-	if (argc == 3 && strcmp(argv[1], "feed") == 0) {
-		bench_context(&ctx);
-		rc = feed(&ctx, bench_count(argv[2]));
-	} else if (argc >= 5 && strcmp(argv[1], "steady") == 0) {
+	if (argc >= 5 && strcmp(argv[1], "steady") == 0) {
 		bench_context(&ctx);
 		rc = steady(&ctx, bench_count(argv[2]), bench_count(argv[3]),
 		    argv + 4);
 	} else {
-		fprintf(stderr, "usage: fanout feed N\n"
-				"       fanout steady N RATE CONSUMER [ARG...]\n");
+		fprintf(stderr, "usage: fanout steady N RATE CONSUMER "
+		    "[ARG...]\n");
 		return EX_USAGE;
 	}
 	ctx_free(&ctx);

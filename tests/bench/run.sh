@@ -24,11 +24,11 @@ RUNS=${BENCH_RUNS:-3}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
 	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
-	STRACE_N=20
+	STRACE_N=20 B8_N=20
 else
 	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
 	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
-	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000
+	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B8_N=1000
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
@@ -69,9 +69,21 @@ fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
 	awk '$NF == "total" { print $(NF - 1) }' "$SCRATCH/strace"
 }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+# feed N KEY: places N orders (customers c0..c49, days 1 to 7) with keys
+# KEY-I, then pays them, through bakery-order --batch: two processes, as
+# a script would. Prints the lines that did not succeed, if any.
+feed() {
+	awk -v n="$1" -v k="$2" 'BEGIN { for (i = 0; i < n; i++)
+		printf "{\"cmd\":\"place\",\"customer\":\"c%d\",\"day\":\"2026-12-%02d\",\"items\":[\"cardamom-bun=2\",\"country-loaf=1\"],\"key\":\"%s-%d\"}\n",
+			i % 50, 1 + i % 7, k, i }' > "$SCRATCH/feed.in"
+	bakery-order --batch < "$SCRATCH/feed.in" > "$SCRATCH/feed.placed" || true
+	jq -c '{cmd: "pay", order: .result.id}' "$SCRATCH/feed.placed" |
+		bakery-order --batch > "$SCRATCH/feed.paid" || true
+	cat "$SCRATCH/feed.placed" "$SCRATCH/feed.paid" | jq -c 'select(.exit != 0)'
+}
 
-# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6" by default.
-PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6} "
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 8" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 8} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
@@ -162,13 +174,15 @@ B2_QUEUE_BYTES=$(calc "$(stat -c %s "$BAKERY_HOME/queue.db") / $STRACE_N")
 fi
 
 if want 3; then
-# B3 — fan-out: paid orders to every subscriber; latency at a steady rate.
+# B3 — fan-out: paid orders to every subscriber, placed and paid by a
+# script through bakery-order --batch; latency at a steady rate.
 note "B3 fan-out"
 B3_EVENTS=$((3 * B3_N)) # OrderPlaced, PaymentSucceeded, OrderPaid
 for _ in $(seq "$RUNS"); do
 	fresh
 	t0=$(now)
-	"$BENCH/fanout" feed "$B3_N" > /dev/null
+	failed=$(feed "$B3_N" b3)
+	[ -z "$failed" ] || { echo "bench: B3: $failed" >&2; exit 1; }
 	bakery-consume --drain > "$SCRATCH/b3.out"
 	t1=$(now)
 	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b3.out" || true)
@@ -218,6 +232,21 @@ B4_FSYNCS_PLACE=$(calc "$(fsyncs bash -c "for i in \$(seq $n); do
 	bakery-order place --customer c1 --day 2026-12-01 cardamom-bun=1 |
 		jq -r .id; done > '$SCRATCH/ids'") / $n")
 B4_FSYNCS_PAY=$(calc "$(fsyncs xargs -n1 bakery-order pay < "$SCRATCH/ids") / $n")
+fi
+
+if want 8; then
+# B8 — many commands from one process: B8_N places, then their pays, each
+# a bakery-order --batch fed from a file (groups of 64, one queue send
+# each), against B0's WAL commits of this run.
+note "B8 batch"
+for _ in $(seq "$RUNS"); do
+	fresh
+	t0=$(now)
+	failed=$(feed "$B8_N" b8)
+	t1=$(now)
+	[ -z "$failed" ] || { echo "bench: B8: $failed" >&2; exit 1; }
+	add b8 "$(calc "2 * $B8_N / ($t1 - $t0)")"
+done
 fi
 
 if want 5; then
@@ -381,6 +410,9 @@ B5_ALARM=$(ratio "b5_alarm_$B5_MANY" "b5_alarm_$B5_FEW")
 B6_RATIO=$(ratio b6_bakery b6_raw)
 B6_RATIO_ALWAYS=$(ratio b6_bakery_always b6_raw_always)
 B6_SYNC_COST=$(ratio b6_bakery_always b6_bakery)
+B8_RATIO=$(ratio b8 b0_wal)
+# A command a process, from B4: 1000 / its ms.
+B8_VS_PROCESS=$(has b8 && has b4_order && calc "$(median b8) * $(median b4_order) / 1000" || echo null)
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -443,6 +475,9 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	else
 		line "B6 b6_vs_raw_nats" "-" "$B6_STATE"
 	fi
+	row "B8 --batch, $B8_N places + $B8_N pays, FULL" b8 commands/s
+	line "B8 b8_ratio (÷ B0 WAL)" "$B8_RATIO" ""
+	line "B8 ÷ B4's one process a place" "$B8_VS_PROCESS" ""
 }
 
 if [ -n "${BENCH_JSON:-}" ]; then
@@ -474,5 +509,8 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b6_vs_raw_nats_sync_always "$(num "$B6_RATIO_ALWAYS")" \
 		--argjson b6_sync_always_vs_default "$(num "$B6_SYNC_COST")" \
 		--arg b6_state "$B6_STATE" \
+		--argjson b8 "$(median b8)" \
+		--argjson b8_ratio "$(num "$B8_RATIO")" \
+		--argjson b8_vs_process "$(num "$B8_VS_PROCESS")" \
 		'$ARGS.named' > "$BENCH_JSON"
 fi

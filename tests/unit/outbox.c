@@ -340,6 +340,56 @@ main(void)
 	}
 	object_close(o);
 
+	/* Several objects' outboxes together: one send, each settled in its
+	 * object; an outbox of more than a batch sends the rest after. */
+	{
+		bakery_object *os[3];
+		const char *names[3] = { "order/ord_t1", "order/ord_t2",
+			"order/ord_t3" };
+		int rows[3] = { 1, 150, 2 }, rcs[3] = { -1, -1, -1 };
+		for (int k = 0; k < 3; k++) {
+			object_open(&ctx, NULL, names[k], 1, &os[k]);
+			object_begin(os[k]);
+			for (int i = 0; i < rows[k]; i++)
+				object_record(os[k], "OrderPlaced",
+				    order_data(i), NULL);
+			object_commit(os[k]);
+		}
+		long long before = queued(home);
+		n_batches = 0;
+		is_int(outbox_send_together(os, 3, rcs), 0,
+		    "outbox_send_together of 1, 150 and 2 rows");
+		is_int(n_batches, 2, "  in two sends");
+		is_int((long long)batches[0], 103,
+		    "  the first of every outbox's first batch (1 + 100 + 2)");
+		is_int((long long)batches[1], 50, "  then the rest of the 150");
+		ok(rcs[0] == 0 && rcs[1] == 0 && rcs[2] == 0, "  each object 0");
+		ok(outbox_count(os[0]) + outbox_count(os[1]) +
+		    outbox_count(os[2]) == 0, "  every outbox empty");
+		is_int(queued(home), before + 153, "  the queue has all 153");
+
+		fault_set(&ctx, "default", "queue-refuses");
+		for (int k = 0; k < 3; k += 2) {
+			object_begin(os[k]);
+			object_record(os[k], "OrderPlaced", order_data(9), NULL);
+			object_commit(os[k]);
+		}
+		n_batches = 0;
+		is_int(outbox_send_together(os, 3, rcs), EX_UNAVAILABLE,
+		    "a refused send together");
+		is_int(n_batches, 1, "  one send tried");
+		ok(rcs[0] == EX_UNAVAILABLE && rcs[1] == 0 &&
+		    rcs[2] == EX_UNAVAILABLE,
+		    "  refused for the objects that had rows, 0 for the empty");
+		is_int(count(os[0], "SELECT count(*) FROM outbox WHERE"
+			" attempts = 1") + count(os[2], "SELECT count(*) FROM"
+			" outbox WHERE attempts = 1"), 2,
+		    "  each kept row counts an attempt");
+		fault_clear(&ctx, "default", "queue-refuses");
+		for (int k = 0; k < 3; k++)
+			object_close(os[k]);
+	}
+
 	ctx_free(&ctx);
 	unsetenv("BAKERY_NOW");
 	rm_home(home);

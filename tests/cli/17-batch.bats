@@ -1,0 +1,290 @@
+#!/usr/bin/env bats
+# bakery-order --batch: a JSON command a line, an answer a line after its
+# commit and its group's one queue send; a kill leaves every answered line
+# committed and sent, and nothing after it answered.
+load helpers
+bats_require_minimum_version 1.5.0
+
+# Every test in a folder of its own: the files it writes stay in it.
+eval "helpers_$(declare -f setup)"
+setup() {
+	helpers_setup
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# places N [FROM] [KEY]: N place lines with keys KEY1.., one a line.
+places() {
+	local n=$1 from=${2:-1} key=${3:-k}
+	for i in $(seq "$from" $((from + n - 1))); do
+		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"],"key":"%s%d"}\n' \
+			$((i % 7)) "$DAY" "$key" "$i"
+	done
+}
+
+# batch IN: runs bakery-order --batch < IN; $status, stdout in $BATCH_OUT
+# (a file) and stderr in $BATCH_ERR.
+batch() {
+	BATCH_OUT=$BATS_TEST_TMPDIR/out BATCH_ERR=$BATS_TEST_TMPDIR/err
+	status=0
+	bakery-order --batch < "$1" > "$BATCH_OUT" 2> "$BATCH_ERR" || status=$?
+}
+
+queue_ready() { bakery-queue stats | jq '."bakery-events".ready'; }
+outbox_rows() { bakery-status --json | jq '[.sandboxes[].outbox_rows] | add // 0'; }
+orders() { bakery-order list | jq -s length; }
+
+@test "good lines are each answered with their line number, exit 0 and the result" {
+	places 3 > in
+	echo '{"cmd":"show","order":"nope"}' >> in
+	batch in
+	[ "$status" -eq 66 ]
+	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" \
+		"[1,0] [2,0] [3,0] [4,66]"
+	assert_equal "$(jq -r 'select(.exit == 0) | .result.status' "$BATCH_OUT" | sort -u)" placed
+	assert_equal "$(jq -r 'select(.exit == 0) | .sent' "$BATCH_OUT" | sort -u)" true
+	id=$(head -1 "$BATCH_OUT" | jq -r .result.id)
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+	assert_equal "$(orders)" 3
+	assert_equal "$(queue_ready)" 3
+	assert_equal "$(outbox_rows)" 0
+}
+
+@test "a place answered in a batch is the order the single command prints" {
+	places 1 > in
+	batch in
+	assert_equal "$status" 0
+	single=$(bakery-order place --key k1 --customer c1 --day "$DAY" cardamom-bun=1)
+	assert_equal "$(jq -c .result "$BATCH_OUT")" "$(echo "$single" | jq -c .)"
+}
+
+@test "pay and show lines pay and show, and a declined card is exit 1 with its result" {
+	a=$(place ada) b=$(place bo)
+	{
+		printf '{"cmd":"pay","order":"%s"}\n' "$a"
+		printf '{"cmd":"pay","order":"%s","card":"4000000000000002"}\n' "$b"
+		printf '{"cmd":"show","order":"%s"}\n' "$a"
+	} > in
+	batch in
+	assert_equal "$status" 1
+	assert_equal "$(sed -n 1p "$BATCH_OUT" | jq -r .result.status)" succeeded
+	assert_equal "$(sed -n 2p "$BATCH_OUT" | jq -c '[.exit, .result.status, .error]')" \
+		"[1,\"declined\",\"payment declined: '$b': card_declined\"]"
+	assert_equal "$(sed -n 3p "$BATCH_OUT" | jq -r .result.id)" "$a"
+	bakery-consume >/dev/null
+	assert_equal "$(bakery-order show "$a" | jq -r .status)" paid
+	assert_equal "$(bakery-order show "$b" | jq -r .status)" placed
+}
+
+@test "a malformed line in the middle is an error line with its number and the others apply" {
+	{ places 2; echo '{"cmd":"place",'; places 2 3; } > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" \
+		"[1,0] [2,0] [3,65] [4,0] [5,0]"
+	assert_equal "$(sed -n 3p "$BATCH_OUT" | jq -r .error)" \
+		"not JSON: Unfinished JSON term at EOF at line 1, column 15 (while parsing '{\"cmd\":\"place\",')"
+	assert_equal "$(orders)" 4
+}
+
+@test "the exit status is the first failure's, whatever fails after it" {
+	{ places 1; echo '{"cmd":"list"}'; echo '[1]'; } > in
+	batch in
+	assert_equal "$status" 64
+	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" "[1,0] [2,64] [3,65]"
+}
+
+@test "an unknown command is refused with exit 64 and names the commands" {
+	echo '{"cmd":"list"}' > in
+	batch in
+	assert_equal "$status" 64
+	assert_equal "$(cat "$BATCH_OUT")" \
+		"{\"line\":1,\"exit\":64,\"error\":\"unknown command: 'list': want place, pay or show\"}"
+}
+
+@test "a bad field is refused and places nothing" {
+	{
+		echo '{"cmd":"place","customer":"c1","day":"'"$DAY"'","items":["cardamom-bun=1"],"colour":"red"}'
+		echo '{"cmd":"place","customer":"c1","day":"'"$DAY"'","items":"cardamom-bun=1"}'
+		echo '{"cmd":"place","customer":7,"day":"'"$DAY"'","items":["cardamom-bun=1"]}'
+		echo '{"cmd":"place","customer":"c1","day":"2026-02-30","items":["cardamom-bun=1"]}'
+		echo '{"cmd":"place","customer":"c1","day":"'"$DAY"'","items":["cardamom-bun=100"]}'
+		echo '{"cmd":"pay","order":"x","card":"4242424242424242","payment_method":"pm_card_visa"}'
+	} > in
+	batch in
+	assert_equal "$status" 64
+	assert_equal "$(jq -r .error "$BATCH_OUT" | cut -c1-40 | paste -sd'|')" \
+		"$(printf '%s|' 'unknown field: "colour" in place' \
+			'place needs "items", an array of "ITEM=Q' '"customer" must be a string' \
+			"bad day: '2026-02-30': want YYYY-MM-DD" "bad quantity: 'cardamom-bun=100': want 1" \
+			'pay takes "card" or "payment_method"' | sed 's/|$//')"
+	assert_equal "$(jq -r .exit "$BATCH_OUT" | sort -u)" 64
+	assert_equal "$(orders)" 0
+	assert_equal "$(outbox_rows)" 0
+}
+
+@test "a key used again with other details is refused (65) and changes nothing" {
+	places 1 > in
+	echo '{"cmd":"place","customer":"zed","day":"'"$DAY"'","items":["cardamom-bun=1"],"key":"k1"}' >> in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(orders)" 1
+	assert_equal "$(bakery-order list | jq -r .customer)" c1
+}
+
+@test "an empty line is answered as an error and keeps the numbering" {
+	{ places 1; echo; places 1 2; } > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.line, .exit, .error]' "$BATCH_OUT" | paste -sd' ')" \
+		'[1,0,null] [2,65,"empty line"] [3,0,null]'
+}
+
+@test "a line over 64 KiB is refused and the next line still runs" {
+	{
+		printf '{"cmd":"place","customer":"c1","day":"%s","items":["cardamom-bun=1"],"delivery":"' "$DAY"
+		head -c 70000 /dev/zero | tr '\0' a
+		echo '"}'
+		places 1
+	} > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.line, .exit, .error]' "$BATCH_OUT" | head -1)" \
+		'[1,65,"line too long: over 65536 bytes"]'
+	assert_equal "$(sed -n 2p "$BATCH_OUT" | jq -c '[.line, .exit]')" '[2,0]'
+	assert_equal "$(orders)" 1
+}
+
+@test "a 50 MB line is read in bounded memory" {
+	{ head -c 50000000 /dev/zero | tr '\0' a; echo; places 1; } > in
+	/usr/bin/time -f %M -o rss bakery-order --batch < in > out || true
+	assert_equal "$(jq -c '[.line, .exit]' out | paste -sd' ')" '[1,65] [2,0]'
+	rss=$(tail -1 rss)
+	[ "$rss" -lt 20000 ] || { echo "max RSS $rss KiB" >&2; false; }
+}
+
+@test "a last line without a newline is run and answered" {
+	places 2 > in
+	printf '%s' "$(places 1 3)" >> in
+	batch in
+	assert_equal "$status" 0
+	assert_equal "$(jq -r .line "$BATCH_OUT" | paste -sd' ')" "1 2 3"
+	assert_equal "$(orders)" 3
+}
+
+@test "an answer comes as soon as its line is committed and sent, before the next is written" {
+	mkfifo cmds
+	coproc BATCH { bakery-order --batch < cmds; }
+	exec 5> cmds
+	places 1 >&5
+	read -r -t 20 first <&"${BATCH[0]}"
+	assert_equal "$(echo "$first" | jq -c '[.line, .exit, .sent]')" '[1,0,true]'
+	assert_equal "$(queue_ready)" 1
+	places 1 2 >&5
+	read -r -t 20 second <&"${BATCH[0]}"
+	exec 5>&-
+	wait "$BATCH_PID"
+	assert_equal "$(echo "$second" | jq -c '[.line, .exit]')" '[2,0]'
+}
+
+@test "the lines read together go to the queue in one send: one commit of queue.db" {
+	sqlite_only "counts the commits of queue.db"
+	places 1 > one
+	bakery-order --batch < one > /dev/null # the queue is made
+	places 1 2 a > one
+	places 40 1 b > forty
+	strace -f -y -e trace=fsync,fdatasync -o one.trace bakery-order --batch < one > /dev/null
+	strace -f -y -e trace=fsync,fdatasync -o forty.trace bakery-order --batch < forty > out
+	assert_equal "$(jq -r .exit out | sort -u)" 0
+	one_syncs=$(grep -c 'queue\.db' one.trace || true)
+	forty_syncs=$(grep -c 'queue\.db' forty.trace || true)
+	[ "$one_syncs" -ge 1 ]
+	assert_equal "$forty_syncs" "$one_syncs"
+	# The queue's side: the 40 messages were enqueued by one transaction.
+	assert_equal "$(sqlite3 "$BAKERY_HOME/queue.db" "SELECT count(*),
+		count(DISTINCT enqueued_at) FROM messages WHERE id IN (SELECT id
+		FROM messages ORDER BY enqueued_at DESC LIMIT 40)")" "40|1"
+}
+
+@test "a refused queue leaves the lines committed in their outboxes, answered sent false, exit 0" {
+	bakery-fault set queue-refuses
+	places 3 > in
+	batch in
+	assert_equal "$status" 0
+	assert_equal "$(jq -c '[.exit, .sent]' "$BATCH_OUT" | sort -u)" '[0,false]'
+	assert_equal "$(grep -c relay_error "$BATCH_ERR")" 3
+	assert_equal "$(outbox_rows)" 3
+	bakery-fault clear queue-refuses
+	run bakery-relay --all
+	assert_success
+	assert_equal "$(outbox_rows)" 0
+	assert_equal "$(queue_ready)" 3
+}
+
+# killed POINT: 70 place lines (a group of 64, then 6) killed at POINT:1;
+# checks that every answered line is committed and sent, then runs the
+# same lines again and checks every order is there once, its event in the
+# queue once.
+killed() {
+	places 70 > in
+	status=0
+	env BAKERY_CRASH_AT="$1:1" bakery-order --batch < in > out 2> err || status=$?
+	assert_equal "$status" 137
+	answered=$(wc -l < out)
+	assert_equal "$answered" "$2"
+	for id in $(jq -r .result.id out); do
+		bakery-order show "$id" > /dev/null
+		assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 0
+	done
+	# Every event committed is in the queue or its outbox (or both,
+	# between the send and the settle).
+	assert_equal "$(( $(queue_ready) + $(outbox_rows) ))" "$3"
+	batch in
+	assert_equal "$status" 0
+	assert_equal "$(jq -r .exit "$BATCH_OUT" | sort | uniq -c | awk '{ print $1, $2 }')" "70 0"
+	assert_equal "$(orders)" 70
+	run bakery-relay --all
+	assert_success
+	assert_equal "$(outbox_rows)" 0
+	assert_equal "$(queue_ready)" 70
+	assert_equal "$(queue_ids | sort | uniq -d)" ""
+}
+
+@test "killed after the group's commits, before its send: nothing answered, the outboxes hold the events" {
+	killed batch.after_commit 0 64
+}
+
+@test "killed between the queue's commit and the outboxes' settle: nothing answered, the repeat is absorbed" {
+	killed relay.after_send 0 128
+}
+
+@test "killed after the send, before the answers: nothing answered, every event in the queue" {
+	killed batch.after_send 0 64
+}
+
+@test "killed after a group's answers: those lines committed and sent, none after them answered" {
+	killed batch.after_answer 64 64
+}
+
+@test "a batch that exits before its send is recovered by the relay: the events are in the outboxes with the alarm" {
+	export BAKERY_NOW=1796115600 # 2026-12-01T09:00:00Z
+	places 5 > in
+	status=0
+	env BAKERY_CRASH_AT=batch.after_commit bakery-order --batch < in > out 2> err || status=$?
+	assert_equal "$status" 137
+	assert_equal "$(wc -l < out)" 0
+	assert_equal "$(outbox_rows)" 5
+	assert_equal "$(bakery-status --json | jq '[.sandboxes[].alarms_armed] | add')" 5
+	run env BAKERY_NOW=$((BAKERY_NOW + 30)) bakery-relay --due
+	assert_success
+	assert_equal "$(outbox_rows)" 0
+	assert_equal "$(bakery-queue stats | jq '."bakery-events" | .ready + .delayed')" 5
+}
+
+@test "--batch refuses operands and command options" {
+	run bakery-order --batch place
+	assert_failure 64
+	assert_output --partial "error: --batch takes its commands on stdin"
+	run bakery-order --batch --customer c1
+	assert_failure 64
+	assert_output --partial "error: --batch takes its commands on stdin"
+}
