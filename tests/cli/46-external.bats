@@ -224,8 +224,7 @@ maxrss() { awk '{ print $2 }' "$1"; }
 	evt=$(cat "$BATS_TEST_TMPDIR/recv/calls.log")
 	[ -d "$BATS_TEST_TMPDIR/recv/done/$evt" ]
 	[ -z "$(seen_at archive)" ]
-	sleep 1.5
-	run --separate-stderr bakery-consume --visibility 1
+	run --separate-stderr lease_out bakery-consume --visibility 1
 	assert_success
 	assert_equal "$(jq -r .outcome <<<"$output")" acked
 	# Called twice (the repeat the design allows here, and only here),
@@ -394,41 +393,83 @@ secret_file() {
 # hooks PATH: the receiver's log lines for PATH.
 hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"; }
 
-@test "http: subscribers are POSTed the envelope signed per Standard Webhooks: the right secret applies, a wrong one, a 4xx and a redirect are refused; a huge answer is read capped" {
+# http_setup: the receiver with the right key; $good and $bad, files of
+# the right and a wrong secret.
+http_setup() {
+	local right wrong
 	right=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
 	wrong=whsec_$(printf 'some other key entirely, 32 byte' | base64)
 	server "$right"
 	good=$(secret_file good "$right")
 	bad=$(secret_file bad "$wrong")
-	routes "OrderPaid $URL/ok name=hook secret=$good" \
-		"OrderPaid $URL/ok name=forged secret=$bad" \
-		"OrderPaid $URL/huge name=huge secret=$good"
+}
+
+# outcomes: delivery, status, outcome and error of each OrderPaid answer
+# in $output, one TSV line each.
+outcomes() {
+	jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+}
+
+@test "http: a subscriber is POSTed the envelope signed per Standard Webhooks and its answer applies the event once" {
+	http_setup
+	routes "OrderPaid $URL/ok name=hook secret=$good"
 	id=$(paid_order ada)
 	run --separate-stderr bakery-consume --retry-delay 0
 	assert_success
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
-	assert_output "$(printf '1\t422\tdead-lettered\tForged answered 422: HTTP 401: bad signature')"
+	run outcomes
+	assert_output "$(printf '1\t200\tacked\t')"
 	evt=$(seen_at hook)
 	[ -n "$evt" ]
-	assert_equal "$(seen_at huge)" "$evt"
-	assert_equal "$(hooks /ok | jq -sc 'map([.id, .valid, .body_id == .id])')" \
-		"[[\"$evt\",true,true],[\"$evt\",false,true]]"
-	assert_equal "$(hooks /huge | jq -s length)" 1
+	assert_equal "$(hooks /ok | jq -sc 'map([.id, .valid, .body_id == .id])')" "[[\"$evt\",true,true]]"
 	assert_effects_once "$id"
-	# A 4xx is final; a 3xx is a failure, retried, and never followed.
-	routes "OrderPaid $URL/refuse name=refuse secret=$good"
-	id=$(paid_order bob)
+}
+
+@test "http: a subscriber that finds the signature wrong refuses it, and the event is dead-lettered" {
+	http_setup
+	routes "OrderPaid $URL/ok name=forged secret=$bad"
+	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	assert_success
+	run outcomes
+	assert_output "$(printf '1\t422\tdead-lettered\tForged answered 422: HTTP 401: bad signature')"
+	assert_equal "$(hooks /ok | jq -sc 'map([.valid, .body_id == .id])')" '[[false,true]]'
+	assert_equal "$(seen_at forged)" ""
+}
+
+@test "http: a 4xx answer is final: dead-lettered at the first delivery" {
+	http_setup
+	routes "OrderPaid $URL/refuse name=refuse secret=$good"
+	paid_order bob >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	run outcomes
 	assert_output "$(printf '1\t422\tdead-lettered\tRefuse answered 422: HTTP 400: no such customer')"
+	assert_equal "$(hooks /refuse | jq -s length)" 1
+}
+
+@test "http: a redirect is a failure, retried, and never followed" {
+	http_setup
 	routes "OrderPaid $URL/redirect name=moved secret=$good"
-	: >"$BATS_TEST_TMPDIR/hooks.log"
-	id=$(paid_order cyd)
+	paid_order cyd >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	assert_success
+	run outcomes
 	assert_output "$(printf '%s\t500\t%s\tMoved answered 500: HTTP 302 (redirects are not followed)\n' 1 retried 2 dead-lettered)"
 	assert_equal "$(hooks /redirect | jq -s length)" 2
 	assert_equal "$(hooks /ok | jq -s length)" 0
+}
+
+@test "http: a huge answer is read capped and the event applies" {
+	http_setup
+	routes "OrderPaid $URL/huge name=huge secret=$good"
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	run outcomes
+	assert_output "$(printf '1\t200\tacked\t')"
+	[ -n "$(seen_at huge)" ]
+	assert_equal "$(hooks /huge | jq -s length)" 1
+	assert_effects_once "$id"
 }
 
 @test "http: a 5xx and a timeout are tried again; the secret is read from its file and never named" {
@@ -454,16 +495,19 @@ hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"
 
 @test "a lease that runs out during a slow call does not make a second consumer call the subscriber for the same event" {
 	sqlite_only "the lease is --visibility 1 on the embedded queue"
-	prog slow 'cat >/dev/null; sleep 2'
+	# The call lasts 2 s of real time: the second consumer comes during it.
+	prog slow 'cat >/dev/null; touch "$f.started"; sleep 2'
 	routes "OrderPaid exec:$BATS_TEST_TMPDIR/slow name=slow"
 	id=$(paid_order ada)
 	bakery-consume --once >/dev/null # OrderPlaced, PaymentSucceeded
 	bakery-consume --once --visibility 1 >"$BATS_TEST_TMPDIR/a" &
 	a=$!
-	sleep 1.3
-	# The lease is out: this one receives OrderPaid while the call runs,
-	# waits for external/slow, then finds the event seen there.
-	BAKERY_BUSY_TIMEOUT_MS=5000 bakery-consume --once --visibility 5 >"$BATS_TEST_TMPDIR/b"
+	wait_for 10 test -e "$BATS_TEST_TMPDIR/slow.started"
+	# The lease is out (the clock pinned past it): this one receives
+	# OrderPaid while the call runs, waits for external/slow, then finds
+	# the event seen there.
+	BAKERY_NOW=$(($(date +%s) + 120)) BAKERY_BUSY_TIMEOUT_MS=5000 \
+		bakery-consume --once --visibility 5 >"$BATS_TEST_TMPDIR/b"
 	wait "$a"
 	assert_equal "$(jq -r .delivery "$BATS_TEST_TMPDIR/b")" 2
 	assert_equal "$(calls slow)" 1
