@@ -124,6 +124,15 @@ assert_empty() {
 	assert_equal "$(bakery-show --list | wc -l)" 0
 }
 
+# has_open PID FILE: process PID has FILE open.
+has_open() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd")" = "$2" ] && return 0
+	done
+	return 1
+}
+
 # stamp: each line of stdin after the time it came, in microseconds.
 stamp() { while IFS= read -r l; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$l"; done; }
 
@@ -209,7 +218,8 @@ worked() {
 	bakery-order place --customer cy --day "$DAY" cardamom-bun=1 >"$BATS_TEST_TMPDIR/placed" &
 	placer=$!
 	workers="$wipe $placer"
-	sleep 0.2
+	# It has the sandbox's lock file open, waiting for the wipe to let go.
+	wait_for 30 has_open "$placer" "$BAKERY_HOME/.default.lock"
 	kill -0 "$placer"
 	kill -CONT "$wipe"
 	wait "$wipe"
