@@ -135,6 +135,7 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 }
 
 @test "a program past --subscriber-timeout is killed with its process group: a failure, retried" {
+	# A program that hangs (its sleeps), and a child of its own.
 	prog hang 'sleep 60 & echo $! >"$f.child"; sleep 60'
 	routes "OrderPaid exec:$BATS_TEST_TMPDIR/hang name=hang"
 	paid_order ada >/dev/null

@@ -7,6 +7,9 @@ bats_require_minimum_version 1.5.0
 CHECKER="$TOP/build/tests/checker"
 
 # What a test started in the background goes, whatever failed.
+# has_lines N FILE: FILE is there with N lines or more.
+has_lines() { [ "$(wc -l <"$2" 2>/dev/null || echo 0)" -ge "$1" ]; }
+
 teardown() {
 	local p
 	for p in ${consumer:-} ${clients:-} ${backup:-} ${placer:-}; do
@@ -85,7 +88,7 @@ finish_restored() {
 		done >"$BATS_TEST_TMPDIR/orders"
 	) 2>"$BATS_TEST_TMPDIR/clients.err" &
 	clients=$!
-	until [ "$(wc -l <"$BATS_TEST_TMPDIR/orders" 2>/dev/null || echo 0)" -ge 10 ]; do sleep 0.05; done
+	wait_for 60 has_lines 10 "$BATS_TEST_TMPDIR/orders"
 	run bakery-backup "$BATS_TEST_TMPDIR/copy"
 	assert_success
 	wait "$clients"
