@@ -152,17 +152,24 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 	assert_failure 64
 }
 
-@test "a program killed by SIGSEGV is a failure, retried; one that reads nothing is applied" {
+@test "a program killed by SIGSEGV is a failure, retried" {
 	prog crash 'kill -SEGV $$'
-	prog deaf 'exec 0<&-; exit 0'
-	routes "OrderPaid exec:$BATS_TEST_TMPDIR/crash name=crash" \
-		"OrderPaid exec:$BATS_TEST_TMPDIR/deaf name=deaf"
-	id=$(paid_order ada)
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/crash name=crash"
+	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
 	assert_success
 	run jq -sc '[.[] | select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error]]' <<<"$output"
 	assert_output '[[1,500,"retried","Crash answered 500: killed by signal 11"],[2,500,"dead-lettered","Crash answered 500: killed by signal 11"]]'
 	assert_equal "$(calls crash)" 2
+}
+
+@test "a program that reads nothing of its stdin and exits 0 is applied" {
+	prog deaf 'exec 0<&-; exit 0'
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/deaf name=deaf"
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "OrderPaid") | .outcome' <<<"$output")" acked
 	assert_equal "$(calls deaf)" 1
 	[ -n "$(seen_at deaf)" ]
 	assert_effects_once "$id"
@@ -473,22 +480,34 @@ outcomes() {
 	assert_effects_once "$id"
 }
 
-@test "http: a 5xx and a timeout are tried again; the secret is read from its file and never named" {
+@test "http: a 5xx and a timeout are failures, tried again, their errors naming no secret" {
 	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
 	server "$key"
 	s=$(secret_file key "$key")
-	chmod 644 "$s"
 	routes "OrderPaid $URL/fail name=down secret=$s" \
 		"OrderPaid $URL/slow name=slow secret=$s"
 	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1 --subscriber-timeout 1
 	assert_success
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	run outcomes
 	assert_output "$(printf '%s\n' \
 		"$(printf '1\t503\tretried\tDown answered 503: HTTP 503: down for maintenance; Slow answered 504: timed out after 1 s')" \
 		"$(printf '2\t503\tdead-lettered\tDown answered 503: HTTP 503: down for maintenance; Slow answered 504: timed out after 1 s')")"
 	assert_equal "$(hooks /fail | jq -s length)" 2
 	assert_equal "$(hooks /slow | jq -s length)" 2
+	[[ "$stderr" != *"$key"* ]]
+}
+
+@test "http: the secret is read from its file, a group-readable one is warned of, and the secret is never named" {
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	s=$(secret_file key "$key")
+	chmod 644 "$s"
+	routes "OrderPaid $URL/ok name=hook secret=$s"
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(hooks /ok | jq -sc 'map(.valid)')" '[true]'
 	# The group-readable secret file is warned of, by what it is.
 	[[ "$stderr" == *"secret_file_mode"* ]]
 	[[ "$stderr" != *"$key"* ]]
