@@ -401,30 +401,31 @@ secret_file() {
 # hooks PATH: the receiver's log lines for PATH.
 hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"; }
 
-# http_setup: the receiver with the right key; $good and $bad, files of
-# the right and a wrong secret.
-http_setup() {
-	local right wrong
-	right=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
-	wrong=whsec_$(printf 'some other key entirely, 32 byte' | base64)
-	server "$right"
-	good=$(secret_file good "$right")
-	bad=$(secret_file bad "$wrong")
-}
-
 # outcomes: delivery, status, outcome and error of each OrderPaid answer
 # in $output, one TSV line each.
 outcomes() {
 	jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
 }
 
-@test "http: a subscriber is POSTed the envelope signed per Standard Webhooks and its answer applies the event once" {
-	http_setup
-	routes "OrderPaid $URL/ok name=hook secret=$good"
+# http_order PATH NAME right|wrong [OPTION...]: the receiver, one route to
+# PATH signed with the right or a wrong secret, an order paid ($id) and
+# consumed with --retry-delay 0 and the options; $output is then its
+# outcomes.
+http_order() {
+	local path=$1 name=$2 key
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	[ "$3" = right ] || key=whsec_$(printf 'some other key entirely, 32 byte' | base64)
+	shift 3
+	routes "OrderPaid $URL/$path name=$name secret=$(secret_file key "$key")"
 	id=$(paid_order ada)
-	run --separate-stderr bakery-consume --retry-delay 0
+	run --separate-stderr bakery-consume --retry-delay 0 "$@"
 	assert_success
 	run outcomes
+}
+
+@test "http: a subscriber is POSTed the envelope signed per Standard Webhooks and its answer applies the event once" {
+	http_order ok hook right
 	assert_output "$(printf '1\t200\tacked\t')"
 	evt=$(seen_at hook)
 	[ -n "$evt" ]
@@ -433,47 +434,27 @@ outcomes() {
 }
 
 @test "http: a subscriber that finds the signature wrong refuses it, and the event is dead-lettered" {
-	http_setup
-	routes "OrderPaid $URL/ok name=forged secret=$bad"
-	paid_order ada >/dev/null
-	run --separate-stderr bakery-consume --retry-delay 0
-	assert_success
-	run outcomes
+	http_order ok forged wrong
 	assert_output "$(printf '1\t422\tdead-lettered\tForged answered 422: HTTP 401: bad signature')"
 	assert_equal "$(hooks /ok | jq -sc 'map([.valid, .body_id == .id])')" '[[false,true]]'
 	assert_equal "$(seen_at forged)" ""
 }
 
 @test "http: a 4xx answer is final: dead-lettered at the first delivery" {
-	http_setup
-	routes "OrderPaid $URL/refuse name=refuse secret=$good"
-	paid_order bob >/dev/null
-	run --separate-stderr bakery-consume --retry-delay 0
-	assert_success
-	run outcomes
+	http_order refuse refuse right
 	assert_output "$(printf '1\t422\tdead-lettered\tRefuse answered 422: HTTP 400: no such customer')"
 	assert_equal "$(hooks /refuse | jq -s length)" 1
 }
 
 @test "http: a redirect is a failure, retried, and never followed" {
-	http_setup
-	routes "OrderPaid $URL/redirect name=moved secret=$good"
-	paid_order cyd >/dev/null
-	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
-	assert_success
-	run outcomes
+	http_order redirect moved right --max-retries 1
 	assert_output "$(printf '%s\t500\t%s\tMoved answered 500: HTTP 302 (redirects are not followed)\n' 1 retried 2 dead-lettered)"
 	assert_equal "$(hooks /redirect | jq -s length)" 2
 	assert_equal "$(hooks /ok | jq -s length)" 0
 }
 
 @test "http: a huge answer is read capped and the event applies" {
-	http_setup
-	routes "OrderPaid $URL/huge name=huge secret=$good"
-	id=$(paid_order ada)
-	run --separate-stderr bakery-consume --retry-delay 0
-	assert_success
-	run outcomes
+	http_order huge huge right
 	assert_output "$(printf '1\t200\tacked\t')"
 	[ -n "$(seen_at huge)" ]
 	assert_equal "$(hooks /huge | jq -s length)" 1
