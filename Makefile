@@ -391,7 +391,13 @@ check-nats-cluster: deps
 # compute): every test has a home of its own, and the servers a test
 # starts listen on free ports. 2 min on an idle 2-core machine.
 TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
-T = $(UNIT_BIN) $(filter-out $(TEST_SKIP),$(wildcard tests/cli/*.bats))
+# The slowest files start first, so that none of them starts last and
+# runs alone while the other jobs have nothing left.
+TEST_SLOW = $(wildcard tests/cli/52-full-disk.bats tests/cli/54-wal.bats \
+	tests/cli/59-doctor.bats tests/cli/46-external.bats \
+	tests/cli/91-install.bats tests/cli/90-man.bats)
+T = $(UNIT_BIN) $(TEST_SLOW) \
+	$(filter-out $(TEST_SKIP) $(TEST_SLOW),$(wildcard tests/cli/*.bats))
 TEST_JOBS ?= 3
 test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 	prove -j$(TEST_JOBS) -f $(T)

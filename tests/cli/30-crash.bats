@@ -67,8 +67,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 	assert_equal "$(bakery-show "schedule/$DAY" | jq '.state.holds | length')" 1
 	run bakery-show kitchen/board
 	assert_failure 66
-	sleep 1.5 # the lease expires (the server's clock on NATS)
-	run bakery-consume --visibility 1
+	run lease_out bakery-consume --visibility 1
 	assert_success
 	assert_output --partial '"delivery":2'
 	assert_effects_once "$id"
@@ -77,8 +76,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 @test "killed before the ack: the message comes again and changes nothing" {
 	id=$(paid_order ada)
 	crash_at consume.before_ack bakery-consume --batch 1 --visibility 1
-	sleep 1.5
-	run bakery-consume --visibility 1
+	run lease_out bakery-consume --visibility 1
 	assert_success
 	assert_output --partial '"delivery":2'
 	assert_effects_once "$id"
@@ -130,8 +128,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 	assert_equal "$(bakery-show "schedule/$DAY" | jq '.seen | length')" 3
 	run bakery-show kitchen/board
 	assert_failure 66
-	sleep 1.5
-	run bakery-consume --visibility 1
+	run lease_out bakery-consume --visibility 1
 	assert_success
 	assert_output --partial '"delivery":2'
 	for id in "$a" "$b" "$c"; do assert_effects_once "$id"; done
@@ -146,8 +143,7 @@ later() { echo $(( $(date +%s) + 120 )); }
 	assert_equal "$(bakery-show kitchen/board | jq '.seen | length')" 2
 	assert_equal "$(bakery-order show "$a" | jq -r .status)" paid
 	assert_equal "$(bakery-order show "$b" | jq -r .status)" paid
-	sleep 1.5
-	run --separate-stderr bakery-consume --visibility 1
+	run --separate-stderr lease_out bakery-consume --visibility 1
 	assert_success
 	run jq -sc '[.[] | select(.type != "OrderPaid") | [.delivery, .status, .outcome]] | unique' <<<"$output"
 	assert_output '[[2,200,"acked"]]'

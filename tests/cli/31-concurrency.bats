@@ -69,7 +69,9 @@ client() {
 	strace -f -qq -o /dev/null -e trace=write -e inject=write:delay_enter=1500000 \
 		env ASAN_OPTIONS=detect_leaks=0 bakery-order pay "$a" >/dev/null 2>"$BATS_TEST_TMPDIR/a.err" &
 	slow=$!
-	sleep 0.5
+	# Its secret's file is made (whichever name it has first), its
+	# first write delayed.
+	wait_for 30 compgen -G "$BAKERY_HOME/webhook-secret*" >/dev/null
 	run bakery-order pay "$b"
 	assert_success
 	wait "$slow"

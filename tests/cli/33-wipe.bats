@@ -124,34 +124,76 @@ assert_empty() {
 	assert_equal "$(bakery-show --list | wc -l)" 0
 }
 
+# has_open PID FILE: process PID has FILE open.
+has_open() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd")" = "$2" ] && return 0
+	done
+	return 1
+}
+
+# stamp: each line of stdin after the time it came, in microseconds.
+stamp() { while IFS= read -r l; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$l"; done; }
+
+# stamped FROM TO FILE...: the lines of FILEs (stamped) from after FROM up
+# to TO that match the last argument's pattern.
+stamped() {
+	local from=$1 to=$2 re=${*: -1}
+	cat "${@:3:$#-3}" 2>/dev/null | awk -v a="$from" -v b="$to" -v re="$re" \
+		'$1 > a && $1 <= b && $0 ~ re' | wc -l
+}
+
+# worked FROM [TO]: from after FROM (up to TO), the client paid three
+# orders and the consumers acked a message.
+worked() {
+	local to=${2:-9999999999999999}
+	[ "$(stamped "$1" "$to" "$BATS_TEST_TMPDIR/paid" ord_)" -ge 3 ] &&
+		[ "$(stamped "$1" "$to" "$BATS_TEST_TMPDIR"/c[12].out '"acked"')" -ge 1 ]
+}
+
 @test "a wipe while clients, relays and consumers run corrupts nothing and brings nothing back" {
 	stop="$BATS_TEST_TMPDIR/stop"
 	(while [ ! -e "$stop" ]; do
 		id=$(bakery-order place --customer ada --day "$DAY" cardamom-bun=1 2>/dev/null | jq -r .id) &&
-			bakery-order pay "$id" >/dev/null 2>&1
-	done) &
+			bakery-order pay "$id" >/dev/null 2>&1 && echo "$id"
+	done | stamp >"$BATS_TEST_TMPDIR/paid") &
 	client=$!
 	(while [ ! -e "$stop" ]; do bakery-relay --all >/dev/null 2>&1 || true; done) &
 	relay=$!
-	bakery-consume --follow >/dev/null 2>"$BATS_TEST_TMPDIR/c1.err" &
+	bakery-consume --follow > >(stamp >"$BATS_TEST_TMPDIR/c1.out") 2>"$BATS_TEST_TMPDIR/c1.err" &
 	c1=$!
-	bakery-consume --follow >/dev/null 2>"$BATS_TEST_TMPDIR/c2.err" &
+	bakery-consume --follow > >(stamp >"$BATS_TEST_TMPDIR/c2.out") 2>"$BATS_TEST_TMPDIR/c2.err" &
 	c2=$!
 	workers="$client $relay $c1 $c2"
-	sleep 2
+	wait_for 60 worked 0
 	run --separate-stderr bakery-wipe --all
 	assert_success
-	sleep 2
+	assert_equal "$(jq -r .sandbox <<<"$output")" default
+	fence=$(date -d "$(jq -r .wiped_at <<<"$output")" +%s%6N)
+	kill -0 "$client" "$relay" "$c1" "$c2"
+	wait_for 60 worked "$fence"
 	touch "$stop"
 	wait "$client" "$relay" || true
 	kill -TERM "$c1" "$c2"
 	wait "$c1" "$c2"
+	# By the wipe's own record, its fence fell in the middle of the work:
+	# orders paid and messages acked before it, and after it.
+	worked 0 "$fence"
+	worked "$fence"
 	bakery-relay --all >/dev/null 2>&1 || true
 	bakery-consume >/dev/null
 	# Nothing corrupt.
 	find "$BAKERY_HOME" -name '*.db' | while read -r db; do
 		[ "$(sqlite3 "$db" 'PRAGMA integrity_check')" = ok ] || { echo "corrupt: $db" >&2; exit 1; }
 	done
+	# The orders paid before the fence went with the wipe; the last one,
+	# placed after it, has every effect once.
+	for id in $(awk -v f="$fence" '$1 <= f { print $2 }' "$BATS_TEST_TMPDIR/paid"); do
+		run bakery-order show "$id"
+		assert_failure 66
+	done
+	assert_effects_once "$(tail -n1 "$BATS_TEST_TMPDIR/paid" | cut -d' ' -f2)"
 	# Every event any object applied was recorded by an object that still
 	# exists: nothing from before the wipe came back, and no order placed
 	# while the wipe ran was moved aside with its sandbox while its events
@@ -176,7 +218,8 @@ assert_empty() {
 	bakery-order place --customer cy --day "$DAY" cardamom-bun=1 >"$BATS_TEST_TMPDIR/placed" &
 	placer=$!
 	workers="$wipe $placer"
-	sleep 0.2
+	# It has the sandbox's lock file open, waiting for the wipe to let go.
+	wait_for 30 has_open "$placer" "$BAKERY_HOME/.default.lock"
 	kill -0 "$placer"
 	kill -CONT "$wipe"
 	wait "$wipe"

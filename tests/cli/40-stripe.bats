@@ -31,6 +31,8 @@ teardown() {
 charges() { curl -sf "$STANDIN/_count${1:+?order=$1}" | jq .charges; }
 requests() { curl -sf "$STANDIN/_log"; }
 mode() { curl -sf -X POST --data "$1" "$STANDIN/_mode" >/dev/null; }
+# arrived N: the stand-in has had N payment requests or more.
+arrived() { [ "$(curl -sf "$STANDIN/_count" | jq .requests)" -ge "$1" ]; }
 
 # The order's events and status, to compare before and after.
 order_snapshot() {
@@ -116,7 +118,7 @@ deliver_webhooks() {
 	mode slow=0.6
 	bakery-order pay "$id" >"$BATS_TEST_TMPDIR/a" 2>&1 3>&- &
 	a=$!
-	sleep 0.2
+	wait_for 30 arrived 1 # the first pay's request, taking its 0.6 s
 	bakery-order pay "$id" >"$BATS_TEST_TMPDIR/b" 2>&1 3>&- &
 	b=$!
 	wait "$a"
@@ -199,7 +201,7 @@ deliver_webhooks() {
 	bakery-order -vv pay --stripe-key-file "$BATS_TEST_TMPDIR/stripe-key" "$id" \
 		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	pay=$!
-	sleep 0.5
+	wait_for 30 arrived 2 # its retry, taking its 1 s
 	ps -eo args >"$BATS_TEST_TMPDIR/ps"
 	cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\0' ' ' >>"$BATS_TEST_TMPDIR/ps"
 	wait "$pay"

@@ -112,6 +112,10 @@ assert_no_dead_letter() {
 	assert_success
 }
 
+teardown() {
+	[ -z "${follow:-}" ] || kill -TERM "$follow" 2>/dev/null || true
+}
+
 @test "on either queue an overtaken predecessor's retry comes before the overtaker's last one" {
 	# Real time, short delays: the OrderPlaced comes back after 3 s, the
 	# OrderPaid after 1 s and then 4 s more, and finds its card.
@@ -121,10 +125,16 @@ assert_no_dead_letter() {
 	assert_success
 	bakery-fault clear refuses:kitchen
 	bakery-order pay "$id" >/dev/null
-	run --separate-stderr timeout --preserve-status 7 bakery-consume --follow --retry-delay 1,4,30
-	assert_success
-	run jq -sc '[.[] | select(.type != "PaymentSucceeded") | [.type, .delivery, .outcome]]' <<<"$output"
+	out="$BATS_TEST_TMPDIR/follow.out"
+	bakery-consume --follow --retry-delay 1,4,30 >"$out" 2>"$BATS_TEST_TMPDIR/follow.err" &
+	follow=$!
+	# It stops once the OrderPaid's third delivery is answered (about 5 s).
+	wait_for 30 grep -q '"type":"OrderPaid","sandbox":"default","delivery":3' "$out"
+	kill -TERM "$follow"
+	wait "$follow"
+	run jq -sc '[.[] | select(.type != "PaymentSucceeded") | [.type, .delivery, .outcome]]' "$out"
 	assert_output '[["OrderPaid",1,"retried"],["OrderPaid",2,"retried"],["OrderPlaced",2,"acked"],["OrderPaid",3,"acked"]]'
+	assert_equal "$(bakery-queue stats | jq -c '."bakery-events"')" '{"ready":0,"leased":0,"delayed":0}'
 	assert_effects_once "$id"
 	assert_no_dead_letter
 }

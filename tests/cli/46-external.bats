@@ -135,6 +135,7 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 }
 
 @test "a program past --subscriber-timeout is killed with its process group: a failure, retried" {
+	# A program that hangs (its sleeps), and a child of its own.
 	prog hang 'sleep 60 & echo $! >"$f.child"; sleep 60'
 	routes "OrderPaid exec:$BATS_TEST_TMPDIR/hang name=hang"
 	paid_order ada >/dev/null
@@ -151,17 +152,24 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 	assert_failure 64
 }
 
-@test "a program killed by SIGSEGV is a failure, retried; one that reads nothing is applied" {
+@test "a program killed by SIGSEGV is a failure, retried" {
 	prog crash 'kill -SEGV $$'
-	prog deaf 'exec 0<&-; exit 0'
-	routes "OrderPaid exec:$BATS_TEST_TMPDIR/crash name=crash" \
-		"OrderPaid exec:$BATS_TEST_TMPDIR/deaf name=deaf"
-	id=$(paid_order ada)
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/crash name=crash"
+	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
 	assert_success
 	run jq -sc '[.[] | select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error]]' <<<"$output"
 	assert_output '[[1,500,"retried","Crash answered 500: killed by signal 11"],[2,500,"dead-lettered","Crash answered 500: killed by signal 11"]]'
 	assert_equal "$(calls crash)" 2
+}
+
+@test "a program that reads nothing of its stdin and exits 0 is applied" {
+	prog deaf 'exec 0<&-; exit 0'
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/deaf name=deaf"
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(jq -r 'select(.type == "OrderPaid") | .outcome' <<<"$output")" acked
 	assert_equal "$(calls deaf)" 1
 	[ -n "$(seen_at deaf)" ]
 	assert_effects_once "$id"
@@ -224,8 +232,7 @@ maxrss() { awk '{ print $2 }' "$1"; }
 	evt=$(cat "$BATS_TEST_TMPDIR/recv/calls.log")
 	[ -d "$BATS_TEST_TMPDIR/recv/done/$evt" ]
 	[ -z "$(seen_at archive)" ]
-	sleep 1.5
-	run --separate-stderr bakery-consume --visibility 1
+	run --separate-stderr lease_out bakery-consume --visibility 1
 	assert_success
 	assert_equal "$(jq -r .outcome <<<"$output")" acked
 	# Called twice (the repeat the design allows here, and only here),
@@ -394,59 +401,94 @@ secret_file() {
 # hooks PATH: the receiver's log lines for PATH.
 hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"; }
 
-@test "http: subscribers are POSTed the envelope signed per Standard Webhooks: the right secret applies, a wrong one, a 4xx and a redirect are refused; a huge answer is read capped" {
-	right=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
-	wrong=whsec_$(printf 'some other key entirely, 32 byte' | base64)
-	server "$right"
-	good=$(secret_file good "$right")
-	bad=$(secret_file bad "$wrong")
-	routes "OrderPaid $URL/ok name=hook secret=$good" \
-		"OrderPaid $URL/ok name=forged secret=$bad" \
-		"OrderPaid $URL/huge name=huge secret=$good"
+# outcomes: delivery, status, outcome and error of each OrderPaid answer
+# in $output, one TSV line each.
+outcomes() {
+	jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+}
+
+# http_order PATH NAME right|wrong [OPTION...]: the receiver, one route to
+# PATH signed with the right or a wrong secret, an order paid ($id) and
+# consumed with --retry-delay 0 and the options; $output is then its
+# outcomes.
+http_order() {
+	local path=$1 name=$2 key
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	[ "$3" = right ] || key=whsec_$(printf 'some other key entirely, 32 byte' | base64)
+	shift 3
+	routes "OrderPaid $URL/$path name=$name secret=$(secret_file key "$key")"
 	id=$(paid_order ada)
-	run --separate-stderr bakery-consume --retry-delay 0
+	run --separate-stderr bakery-consume --retry-delay 0 "$@"
 	assert_success
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
-	assert_output "$(printf '1\t422\tdead-lettered\tForged answered 422: HTTP 401: bad signature')"
+	run outcomes
+}
+
+@test "http: a subscriber is POSTed the envelope signed per Standard Webhooks and its answer applies the event once" {
+	http_order ok hook right
+	assert_output "$(printf '1\t200\tacked\t')"
 	evt=$(seen_at hook)
 	[ -n "$evt" ]
-	assert_equal "$(seen_at huge)" "$evt"
-	assert_equal "$(hooks /ok | jq -sc 'map([.id, .valid, .body_id == .id])')" \
-		"[[\"$evt\",true,true],[\"$evt\",false,true]]"
-	assert_equal "$(hooks /huge | jq -s length)" 1
+	assert_equal "$(hooks /ok | jq -sc 'map([.id, .valid, .body_id == .id])')" "[[\"$evt\",true,true]]"
 	assert_effects_once "$id"
-	# A 4xx is final; a 3xx is a failure, retried, and never followed.
-	routes "OrderPaid $URL/refuse name=refuse secret=$good"
-	id=$(paid_order bob)
-	run --separate-stderr bakery-consume --retry-delay 0
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+}
+
+@test "http: a subscriber that finds the signature wrong refuses it, and the event is dead-lettered" {
+	http_order ok forged wrong
+	assert_output "$(printf '1\t422\tdead-lettered\tForged answered 422: HTTP 401: bad signature')"
+	assert_equal "$(hooks /ok | jq -sc 'map([.valid, .body_id == .id])')" '[[false,true]]'
+	assert_equal "$(seen_at forged)" ""
+}
+
+@test "http: a 4xx answer is final: dead-lettered at the first delivery" {
+	http_order refuse refuse right
 	assert_output "$(printf '1\t422\tdead-lettered\tRefuse answered 422: HTTP 400: no such customer')"
-	routes "OrderPaid $URL/redirect name=moved secret=$good"
-	: >"$BATS_TEST_TMPDIR/hooks.log"
-	id=$(paid_order cyd)
-	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	assert_equal "$(hooks /refuse | jq -s length)" 1
+}
+
+@test "http: a redirect is a failure, retried, and never followed" {
+	http_order redirect moved right --max-retries 1
 	assert_output "$(printf '%s\t500\t%s\tMoved answered 500: HTTP 302 (redirects are not followed)\n' 1 retried 2 dead-lettered)"
 	assert_equal "$(hooks /redirect | jq -s length)" 2
 	assert_equal "$(hooks /ok | jq -s length)" 0
 }
 
-@test "http: a 5xx and a timeout are tried again; the secret is read from its file and never named" {
+@test "http: a huge answer is read capped and the event applies" {
+	http_order huge huge right
+	assert_output "$(printf '1\t200\tacked\t')"
+	[ -n "$(seen_at huge)" ]
+	assert_equal "$(hooks /huge | jq -s length)" 1
+	assert_effects_once "$id"
+}
+
+@test "http: a 5xx and a timeout are failures, tried again, their errors naming no secret" {
 	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
 	server "$key"
 	s=$(secret_file key "$key")
-	chmod 644 "$s"
 	routes "OrderPaid $URL/fail name=down secret=$s" \
 		"OrderPaid $URL/slow name=slow secret=$s"
 	paid_order ada >/dev/null
 	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 1 --subscriber-timeout 1
 	assert_success
-	run jq -r 'select(.type == "OrderPaid") | [.delivery, .status, .outcome, .error] | @tsv' <<<"$output"
+	run outcomes
 	assert_output "$(printf '%s\n' \
 		"$(printf '1\t503\tretried\tDown answered 503: HTTP 503: down for maintenance; Slow answered 504: timed out after 1 s')" \
 		"$(printf '2\t503\tdead-lettered\tDown answered 503: HTTP 503: down for maintenance; Slow answered 504: timed out after 1 s')")"
 	assert_equal "$(hooks /fail | jq -s length)" 2
 	assert_equal "$(hooks /slow | jq -s length)" 2
+	[[ "$stderr" != *"$key"* ]]
+}
+
+@test "http: the secret is read from its file, a group-readable one is warned of, and the secret is never named" {
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	s=$(secret_file key "$key")
+	chmod 644 "$s"
+	routes "OrderPaid $URL/ok name=hook secret=$s"
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	assert_equal "$(hooks /ok | jq -sc 'map(.valid)')" '[true]'
 	# The group-readable secret file is warned of, by what it is.
 	[[ "$stderr" == *"secret_file_mode"* ]]
 	[[ "$stderr" != *"$key"* ]]
@@ -454,16 +496,19 @@ hooks() { jq -c --arg p "$1" 'select(.path == $p)' "$BATS_TEST_TMPDIR/hooks.log"
 
 @test "a lease that runs out during a slow call does not make a second consumer call the subscriber for the same event" {
 	sqlite_only "the lease is --visibility 1 on the embedded queue"
-	prog slow 'cat >/dev/null; sleep 2'
+	# The call lasts 2 s of real time: the second consumer comes during it.
+	prog slow 'cat >/dev/null; touch "$f.started"; sleep 2'
 	routes "OrderPaid exec:$BATS_TEST_TMPDIR/slow name=slow"
 	id=$(paid_order ada)
 	bakery-consume --once >/dev/null # OrderPlaced, PaymentSucceeded
 	bakery-consume --once --visibility 1 >"$BATS_TEST_TMPDIR/a" &
 	a=$!
-	sleep 1.3
-	# The lease is out: this one receives OrderPaid while the call runs,
-	# waits for external/slow, then finds the event seen there.
-	BAKERY_BUSY_TIMEOUT_MS=5000 bakery-consume --once --visibility 5 >"$BATS_TEST_TMPDIR/b"
+	wait_for 10 test -e "$BATS_TEST_TMPDIR/slow.started"
+	# The lease is out (the clock pinned past it): this one receives
+	# OrderPaid while the call runs, waits for external/slow, then finds
+	# the event seen there.
+	BAKERY_NOW=$(($(date +%s) + 120)) BAKERY_BUSY_TIMEOUT_MS=5000 \
+		bakery-consume --once --visibility 5 >"$BATS_TEST_TMPDIR/b"
 	wait "$a"
 	assert_equal "$(jq -r .delivery "$BATS_TEST_TMPDIR/b")" 2
 	assert_equal "$(calls slow)" 1

@@ -21,7 +21,7 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 @test "a WAL stays under its bound across many short processes, and is checkpointed into its file" {
 	wal_only
 	place ada >/dev/null
-	queue_max=0 alarms_max=0 order_max=0 truncated=0 last=0
+	queue_max=0 alarms_max=0 order_max=0 truncated=0 last=0 a_truncated=0 a_last=0
 	for i in $(seq 1 120); do
 		id=$(place "c$((i % 7))") || false
 		bakery-order pay "$id" >/dev/null || false
@@ -32,13 +32,15 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 		[ "$a" -le "$alarms_max" ] || alarms_max=$a
 		[ "$o" -le "$order_max" ] || order_max=$o
 		[ "$q" -ge "$last" ] || truncated=$((truncated + 1))
-		last=$q
+		[ "$a" -ge "$a_last" ] || a_truncated=$((a_truncated + 1))
+		last=$q a_last=$a
 	done
 	[ "$queue_max" -le "$(bound)" ]
 	[ "$alarms_max" -le "$(bound)" ]
 	[ "$order_max" -le "$(bound)" ]
-	# 240 sends write far more than the bound: the WAL started over.
+	# 240 sends write far more than the bound: each WAL started over.
 	[ "$truncated" -ge 2 ]
+	[ "$a_truncated" -ge 2 ]
 	# Nothing was lost on the way: every order is there, and the queue
 	# holds every event sent (an OrderPlaced a place, a PaymentSucceeded
 	# a pay).

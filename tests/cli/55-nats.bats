@@ -216,7 +216,7 @@ server_kill_restart() {
 	[[ "$stderr" != *lease_lost* ]]
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 0
 	# Past the visibility: nothing is delivered again.
-	sleep 2
+	sleep 2 # the ack wait runs on the server's clock: only real time passes it
 	run --separate-stderr bakery-consume --drain --visibility 1
 	assert_success
 	assert_output ""

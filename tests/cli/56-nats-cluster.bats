@@ -84,7 +84,7 @@ produce() {
 				2>>"$BATS_TEST_TMPDIR/produce.err" || st=$?
 			[ "$st" = 0 ] && break
 			echo "pay $id exited $st (try $try)" >>"$BATS_TEST_TMPDIR/pay-failed.txt"
-			sleep 1
+			sleep 1 # a client's pause before it tries again, while the cluster elects
 		done
 		[ "$st" = 0 ] && echo "$id" >>"$BATS_TEST_TMPDIR/paid.txt"
 	done
@@ -109,7 +109,7 @@ lines() {
 		while [ ! -e "$BATS_TEST_TMPDIR/stop" ]; do
 			bakery-consume --visibility 5 2>>"$BATS_TEST_TMPDIR/consume.err" ||
 				echo "consume exited $?" >>"$BATS_TEST_TMPDIR/consume.err"
-			sleep 0.1
+			sleep 0.1 # a supervisor's pause before it starts the consumer again
 		done
 	) >"$BATS_TEST_TMPDIR/consumed.jsonl" &
 	consumer=$!
@@ -122,7 +122,7 @@ lines() {
 	done
 	kill -KILL "${NATS_PIDS[$li]}"
 	wait "${NATS_PIDS[$li]}" 2>/dev/null || true
-	sleep 2
+	sleep 2 # the leader stays down 2 s of real time: the outage under test
 	nats_node_start "$BATS_TEST_TMPDIR/cluster" "$li"
 	wait "$p1" "$p2"
 	# Every place answered: with an order id, or with an error and a

@@ -51,7 +51,7 @@ consumer() {
 			>>"$BATS_TEST_TMPDIR/$name.jsonl" 2>>"$BATS_TEST_TMPDIR/$name.err" &
 		echo $! >"$BATS_TEST_TMPDIR/$name.pid"
 		wait $! || true # killed: run again (bats runs with set -e)
-		sleep 0.2
+		sleep 0.2 # a supervisor's pause before it starts the consumer again
 	done
 }
 
@@ -77,7 +77,7 @@ produce() {
 		for _ in 1 2 3; do
 			bakery-order -s "$s" pay "$id" >/dev/null 2>>"$home.err" &&
 				{ echo "$s $id" >>"$home.paid"; break; }
-			sleep 1
+			sleep 1 # a client's pause before it tries again, while the cluster elects
 		done
 	done
 }
@@ -133,7 +133,7 @@ confirmed() {
 			kill -KILL "${NATS_PIDS[$li]}"
 			wait "${NATS_PIDS[$li]}" 2>/dev/null || true
 			leader_killed=yes
-			sleep 2
+			sleep 2 # the leader stays down 2 s of real time: the outage under test
 			nats_node_start "$BATS_TEST_TMPDIR/cluster" "$li"
 		fi
 	done

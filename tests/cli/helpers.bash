@@ -69,6 +69,30 @@ stopped() {
 	return 1
 }
 
+# wait_for SECONDS COMMAND...: runs COMMAND every 0.05 s until it succeeds;
+# fails, naming it, when SECONDS pass first.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || { echo "timed out waiting for: $*" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
+# lease_out COMMAND...: runs COMMAND as if the lease of a consumer killed
+# with --visibility 1 had run out: on the embedded queue with the clock
+# pinned two minutes on; on NATS the lease runs on the server's clock,
+# which only real time moves.
+lease_out() {
+	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		sleep 1.5 # the server's clock: no pinned time reaches it
+		"$@"
+	else
+		BAKERY_NOW=$(($(date +%s) + 120)) "$@"
+	fi
+}
+
 # Asserts every effect of order $1 happened exactly once.
 assert_effects_once() {
 	local id=$1 customer day
