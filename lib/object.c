@@ -223,9 +223,13 @@ object_rollback_to(bakery_object *o, object_saved *sp)
 void
 object_set_state(bakery_object *o, jv state)
 {
+	/* A state set to what it holds changes nothing to write: commit
+	 * dumps and stores it only when it changed (an event applied again
+	 * to a list that has it, a kind that keeps rows and leaves it {}). */
+	if (!jv_equal(jv_copy(o->state), jv_copy(state)))
+		o->dirty = 1;
 	jv_free(o->state);
 	o->state = state;
-	o->dirty = 1;
 }
 
 int
