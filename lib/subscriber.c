@@ -66,6 +66,7 @@ check_envelope(jv env, envelope_check *c)
 /* One envelope at one of its subscribers. */
 typedef struct delivery {
 	jv env; /* borrowed */
+	const char *body; /* the text env was parsed from, or NULL */
 	const char *sandbox;
 	const char *address;
 	const envelope_check *check; /* borrowed */
@@ -344,7 +345,12 @@ call_external(bakery_object *o, const route *rt, delivery *d)
 		object_rollback(o);
 		return;
 	}
-	jv line = jv_dump_string(jv_copy(d->env), 0);
+	/* The text the envelope came in, when it is one line, as it is: no
+	 * dump of what was parsed from it. */
+	size_t len = d->body ? strlen(d->body) : 0;
+	jv line = d->body && !memchr(d->body, '\n', len) &&
+	    !memchr(d->body, '\r', len) ? jv_string_sized(d->body, (int)len)
+	    : jv_dump_string(jv_copy(d->env), 0);
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
 		(size_t)jv_string_length_bytes(jv_copy(line)) };
 	external_answer a = { 0, 0, "" };
@@ -547,8 +553,8 @@ subscriber_apply_batch(bakery_ctx *ctx, const char *address, const jv *envs,
 	envelope_check *checks = bakery_xmalloc(n * sizeof *checks);
 	for (size_t i = 0; i < n; i++) {
 		check_envelope(envs[i], &checks[i]);
-		ds[i] = (delivery){ envs[i], sandbox_of(ctx, envs[i]), address,
-			&checks[i], &r[i] };
+		ds[i] = (delivery){ envs[i], NULL, sandbox_of(ctx, envs[i]),
+			address, &checks[i], &r[i] };
 	}
 	apply_all(ctx, ds, n);
 	free(ds);
@@ -603,8 +609,8 @@ fold(apply_result *r, const delivery *ds, size_t n)
 }
 
 int
-subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
-    apply_result *r)
+subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
+    const char *const *bodies, size_t n, apply_result *r)
 {
 	char (*addresses)[130] = bakery_xmalloc(
 	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *addresses);
@@ -630,8 +636,10 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 		if (k > 0)
 			check_envelope(envs[i], &checks[i]);
 		for (size_t j = 0; j < k; j++, nd++)
-			ds[nd] = (delivery){ envs[i], sandbox_of(ctx, envs[i]),
-				addresses[nd], &checks[i], &results[nd] };
+			ds[nd] = (delivery){ envs[i],
+				bodies ? bodies[i] : NULL,
+				sandbox_of(ctx, envs[i]), addresses[nd],
+				&checks[i], &results[nd] };
 	}
 	first[n] = nd;
 	apply_all(ctx, ds, nd);
@@ -649,7 +657,7 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 int
 subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
 {
-	return subscriber_deliver_batch(ctx, &env, 1, r);
+	return subscriber_deliver_batch(ctx, &env, NULL, 1, r);
 }
 
 int
