@@ -63,9 +63,11 @@ put_string(text *t, jv s)
 	put(t, "\"", 1);
 }
 
+/* The number v (borrowed). */
 static void
-put_number(text *t, double d)
+put_number(text *t, jv v)
 {
+	double d = jv_number_value(v);
 	if (d == floor(d) && fabs(d) < 1e15) {
 		char digits[24], *q = digits + sizeof digits;
 		int64_t i = (int64_t)d;
@@ -79,7 +81,7 @@ put_number(text *t, double d)
 		return;
 	}
 	/* A fraction, a large number, NaN: libjq's own digits. */
-	jv s = jv_dump_string(jv_number(d), 0);
+	jv s = jv_dump_string(jv_copy(v), 0);
 	put(t, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
 	jv_free(s);
 }
@@ -100,7 +102,7 @@ put_value(text *t, jv v)
 		put(t, "false", 5);
 		break;
 	case JV_KIND_NUMBER:
-		put_number(t, jv_number_value(v));
+		put_number(t, v);
 		break;
 	case JV_KIND_STRING:
 		put_string(t, v);
