@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "gateway.h"
+#include "json.h"
 #include "queue.h"
 #include "util.h"
 
@@ -178,9 +179,11 @@ cli_context(const cli *c, bakery_ctx *ctx)
 void
 cli_print(jv v)
 {
-	jv s = jv_dump_string(v, 0);
-	puts(jv_string_value(s));
-	jv_free(s);
+	size_t len;
+	char *s = json_dump(v, &len);
+	fwrite(s, 1, len, stdout);
+	putchar('\n');
+	free(s);
 }
 
 void

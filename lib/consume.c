@@ -37,6 +37,7 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
     jv *env)
 {
 	jv *good = bakery_xmalloc(n * sizeof *good);
+	const char **bodies = bakery_xmalloc(n * sizeof *bodies);
 	apply_result *got = bakery_xmalloc(n * sizeof *got);
 	size_t *which = bakery_xmalloc(n * sizeof *which);
 	size_t k = 0;
@@ -53,12 +54,14 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
 			continue;
 		}
 		good[k] = env[i];
+		bodies[k] = msgs[i].body;
 		which[k++] = i;
 	}
-	subscriber_deliver_batch(ctx, good, k, got);
+	subscriber_deliver_batch(ctx, good, bodies, k, got);
 	for (size_t j = 0; j < k; j++)
 		r[which[j]] = got[j];
 	free(good);
+	free(bodies);
 	free(got);
 	free(which);
 }

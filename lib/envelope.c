@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "envelope.h"
+#include "json.h"
 #include "util.h"
 
 #include <limits.h>
@@ -242,10 +243,7 @@ envelope_time_ms(jv env)
 char *
 envelope_dump(jv env)
 {
-	jv s = jv_dump_string(jv_copy(env), 0);
-	char *line = bakery_xstrdup(jv_string_value(s));
-	jv_free(s);
-	return line;
+	return json_dump(jv_copy(env), NULL);
 }
 
 int

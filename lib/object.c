@@ -5,6 +5,7 @@
 #include "object.h"
 #include "alarm.h"
 #include "envelope.h"
+#include "json.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -223,9 +224,13 @@ object_rollback_to(bakery_object *o, object_saved *sp)
 void
 object_set_state(bakery_object *o, jv state)
 {
+	/* A state set to what it holds changes nothing to write: commit
+	 * dumps and stores it only when it changed (an event applied again
+	 * to a list that has it, a kind that keeps rows and leaves it {}). */
+	if (!jv_equal(jv_copy(o->state), jv_copy(state)))
+		o->dirty = 1;
 	jv_free(o->state);
 	o->state = state;
-	o->dirty = 1;
 }
 
 int
@@ -255,10 +260,9 @@ object_exec(bakery_object *o, const char *sql, jv args, int *changes)
 			break;
 		case JV_KIND_ARRAY:
 		case JV_KIND_OBJECT: {
-			jv text = jv_dump_string(jv_copy(v), 0);
-			sqlite3_bind_text(st, at, jv_string_value(text), -1,
-			    SQLITE_TRANSIENT);
-			jv_free(text);
+			size_t len;
+			char *text = json_dump(jv_copy(v), &len);
+			sqlite3_bind_text64(st, at, text, len, free, SQLITE_UTF8);
 			break;
 		}
 		default:
@@ -327,11 +331,11 @@ object_remember_command(bakery_object *o, const char *key, jv result)
 		jv_free(result);
 		return rc;
 	}
-	jv s = jv_dump_string(result, 0);
+	size_t len;
+	char *s = json_dump(result, &len);
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, jv_string_value(s), -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text64(st, 2, s, len, free, SQLITE_UTF8);
 	sqlite3_bind_int64(st, 3, bakery_now_ms());
-	jv_free(s);
 	return step_done(o, st);
 }
 
@@ -475,11 +479,10 @@ object_commit(bakery_object *o)
 		if (!(rc = object_prepare(o,
 			  "INSERT INTO state(id, address, json) VALUES (1, ?1, ?2)"
 			  " ON CONFLICT (id) DO UPDATE SET json = ?2", &st))) {
-			jv s = jv_dump_string(jv_copy(o->state), 0);
+			size_t len;
+			char *s = json_dump(jv_copy(o->state), &len);
 			sqlite3_bind_text(st, 1, o->address, -1, SQLITE_STATIC);
-			sqlite3_bind_text(st, 2, jv_string_value(s), -1,
-			    SQLITE_TRANSIENT);
-			jv_free(s);
+			sqlite3_bind_text64(st, 2, s, len, free, SQLITE_UTF8);
 			rc = step_done(o, st);
 		}
 	}

@@ -47,7 +47,7 @@ typedef struct bakery_object {
 	const object_kind *desc; /* its kind's descriptor */
 	sqlite3 *db;
 	jv state;     /* jv_null() when the object has no state yet */
-	int dirty;    /* state changed in this transaction */
+	int dirty;    /* state changed in this transaction: commit stores it */
 	int recorded; /* events recorded in this transaction */
 	/* A new file's schema is written in a transaction object_open leaves
 	 * open; object_begin takes it over, so the first change commits with

@@ -47,11 +47,30 @@ wiped_since(bakery_ctx *ctx, jv env)
 	    queue_fenced(q, envelope_str(env, "sandbox"), envelope_time_ms(env));
 }
 
+/* Why an envelope's id or data is bad ("" when good), found once for
+ * all its subscribers: each of them answers 422 with it. */
+typedef struct envelope_check {
+	char why[200];
+} envelope_check;
+
+static void
+check_envelope(jv env, envelope_check *c)
+{
+	const char *id = envelope_str(env, "id");
+	c->why[0] = '\0';
+	if (!id || !bakery_text_valid(id, 128))
+		snprintf(c->why, sizeof c->why, "bad id");
+	else
+		subscriber_check_data(env, c->why, sizeof c->why);
+}
+
 /* One envelope at one of its subscribers. */
 typedef struct delivery {
 	jv env; /* borrowed */
+	const char *body; /* the text env was parsed from, or NULL */
 	const char *sandbox;
 	const char *address;
+	const envelope_check *check; /* borrowed */
 	apply_result *r;
 } delivery;
 
@@ -320,7 +339,12 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 		object_rollback(o);
 		return;
 	}
-	jv line = jv_dump_string(jv_copy(d->env), 0);
+	/* The text the envelope came in, when it is one line, as it is: no
+	 * dump of what was parsed from it. */
+	size_t len = d->body ? strlen(d->body) : 0;
+	jv line = d->body && !memchr(d->body, '\n', len) &&
+	    !memchr(d->body, '\r', len) ? jv_string_sized(d->body, (int)len)
+	    : jv_dump_string(jv_copy(d->env), 0);
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
 		(size_t)jv_string_length_bytes(jv_copy(line)) };
 	external_answer a = { 0, 0, "" };
@@ -350,22 +374,21 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 }
 
 /* Answers the group's events that need no object: all refused (422) when
- * refused names why, else each with a bad id or bad data (422), or
- * recorded before its sandbox's wipe (205). Returns how many are left. */
+ * refused names why, else each with a bad id or bad data (422, as its
+ * envelope's check found), or recorded before its sandbox's wipe (205;
+ * read here, just before the group's object opens, and again under its
+ * lock in apply_one). Returns how many are left. */
 static size_t
 answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
     const char *refused)
 {
-	char why[200];
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++) {
-		const char *id = envelope_str(g[i]->env, "id");
 		if (refused)
 			answered(g[i]->r, name, ANSWER_MALFORMED, refused);
-		else if (!id || !bakery_text_valid(id, 128))
-			answered(g[i]->r, name, ANSWER_MALFORMED, "bad id");
-		else if (subscriber_check_data(g[i]->env, why, sizeof why))
-			answered(g[i]->r, name, ANSWER_MALFORMED, why);
+		else if (g[i]->check->why[0])
+			answered(g[i]->r, name, ANSWER_MALFORMED,
+			    g[i]->check->why);
 		else if (wiped_since(ctx, g[i]->env))
 			g[i]->r->status = ANSWER_WIPED;
 		else
@@ -521,11 +544,15 @@ subscriber_apply_batch(bakery_ctx *ctx, const char *address, const jv *envs,
     size_t n, apply_result *r)
 {
 	delivery *ds = bakery_xmalloc(n * sizeof *ds);
-	for (size_t i = 0; i < n; i++)
-		ds[i] = (delivery){ envs[i], sandbox_of(ctx, envs[i]), address,
-			&r[i] };
+	envelope_check *checks = bakery_xmalloc(n * sizeof *checks);
+	for (size_t i = 0; i < n; i++) {
+		check_envelope(envs[i], &checks[i]);
+		ds[i] = (delivery){ envs[i], NULL, sandbox_of(ctx, envs[i]),
+			address, &checks[i], &r[i] };
+	}
 	apply_all(ctx, ds, n);
 	free(ds);
+	free(checks);
 	return 0;
 }
 
@@ -576,8 +603,8 @@ fold(apply_result *r, const delivery *ds, size_t n)
 }
 
 int
-subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
-    apply_result *r)
+subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
+    const char *const *bodies, size_t n, apply_result *r)
 {
 	char (*addresses)[130] = bakery_xmalloc(
 	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *addresses);
@@ -586,6 +613,7 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 	delivery *ds = bakery_xmalloc(
 	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *ds);
 	size_t *first = bakery_xmalloc((n + 1) * sizeof *first);
+	envelope_check *checks = bakery_xmalloc(n * sizeof *checks);
 	size_t nd = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
@@ -599,9 +627,13 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 			    bakery_error());
 			continue;
 		}
+		if (k > 0)
+			check_envelope(envs[i], &checks[i]);
 		for (size_t j = 0; j < k; j++, nd++)
-			ds[nd] = (delivery){ envs[i], sandbox_of(ctx, envs[i]),
-				addresses[nd], &results[nd] };
+			ds[nd] = (delivery){ envs[i],
+				bodies ? bodies[i] : NULL,
+				sandbox_of(ctx, envs[i]), addresses[nd],
+				&checks[i], &results[nd] };
 	}
 	first[n] = nd;
 	apply_all(ctx, ds, nd);
@@ -612,13 +644,14 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
 	free(results);
 	free(ds);
 	free(first);
+	free(checks);
 	return 0;
 }
 
 int
 subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
 {
-	return subscriber_deliver_batch(ctx, &env, 1, r);
+	return subscriber_deliver_batch(ctx, &env, NULL, 1, r);
 }
 
 int

@@ -54,13 +54,15 @@ int subscriber_show(bakery_ctx *ctx, const char *address, jv *out);
 int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
 
 /* subscriber_deliver() for n envelopes received together: r[i] is
- * envs[i]'s result. The deliveries to one object are applied in one
+ * envs[i]'s result. bodies[i] (bodies may be NULL) is the text envs[i]
+ * was parsed from: an external subscriber gets it as it is when it is
+ * one line, instead of envs[i] dumped again. The deliveries to one object are applied in one
  * transaction on it, in batch order, each event in a savepoint of its own
  * (a refusal takes back only its changes), then one commit: one commit
  * per object per batch instead of one per event. A failed commit fails
  * every event of that object. */
-int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs, size_t n,
-    apply_result *r);
+int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
+    const char *const *bodies, size_t n, apply_result *r);
 
 /* The one check of an event's data, made before any subscriber writes
  * anything of it: 0 when every field bakery may write is of its type and

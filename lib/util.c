@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -473,22 +474,69 @@ bakery_name_valid(const char *name)
 	return 1;
 }
 
+/* Random bytes drawn from one getrandom a pool, not one an id. A pool
+ * belongs to the process that filled it: a forked child (its pid differs,
+ * and the fork handler empties the pool as well, for a pid used again)
+ * fills its own, so two processes never hand out the same bytes. One pool
+ * a thread. */
+#define RANDOM_POOL 4096
+static _Thread_local struct {
+	unsigned char bytes[RANDOM_POOL];
+	size_t used;
+	pid_t pid;
+} pool = { .used = RANDOM_POOL };
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void
+pool_forked(void)
+{
+	explicit_bzero(pool.bytes, sizeof pool.bytes);
+	pool.used = RANDOM_POOL;
+}
+
+static void
+pool_register(void)
+{
+	pthread_atfork(NULL, NULL, pool_forked);
+}
+
+static void
+random_bytes(unsigned char *out, size_t n)
+{
+	pthread_once(&pool_once, pool_register);
+	pid_t pid = getpid();
+	if (pool.pid != pid || RANDOM_POOL - pool.used < n) {
+		size_t got = 0;
+		while (got < RANDOM_POOL) {
+			ssize_t r = getrandom(pool.bytes + got, RANDOM_POOL - got,
+			    0);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				abort(); /* no entropy source: nothing sane to do */
+			got += (size_t)r;
+		}
+		pool.used = 0;
+		pool.pid = pid;
+	}
+	memcpy(out, pool.bytes + pool.used, n);
+	/* Handed out once: gone from the pool. */
+	explicit_bzero(pool.bytes + pool.used, n);
+	pool.used += n;
+}
+
 void
 bakery_random_id(const char *prefix, char *buf, size_t size)
 {
+	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[12];
-	size_t got = 0;
-	while (got < sizeof raw) {
-		ssize_t r = getrandom(raw + got, sizeof raw - got, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			abort(); /* no entropy source: nothing sane to do */
-		got += (size_t)r;
-	}
+	random_bytes(raw, sizeof raw);
 	size_t n = (size_t)snprintf(buf, size, "%s", prefix);
-	for (size_t i = 0; i < sizeof raw && n + 2 < size; i++)
-		n += (size_t)snprintf(buf + n, size - n, "%02x", raw[i]);
+	for (size_t i = 0; i < sizeof raw && n + 2 < size; i++) {
+		buf[n++] = hex[raw[i] >> 4];
+		buf[n++] = hex[raw[i] & 15];
+		buf[n] = '\0';
+	}
 }
 
 /* Whether var names this point ("NAME" or "NAME:N") and this is its N-th

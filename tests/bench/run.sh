@@ -24,11 +24,11 @@ RUNS=${BENCH_RUNS:-3}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
 	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
-	STRACE_N=20 B8_N=20
+	STRACE_N=20 B7_N=10 B8_N=20
 else
 	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
 	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
-	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B8_N=1000
+	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B7_N=100 B8_N=1000
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
@@ -82,12 +82,13 @@ feed() {
 	cat "$SCRATCH/feed.placed" "$SCRATCH/feed.paid" | jq -c 'select(.exit != 0)'
 }
 
-# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 8" by default.
-PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 8} "
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
 B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
+B7_IPE=null B7_STATE="not run"
 
 LOAD_START=$(load)
 JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
@@ -395,6 +396,31 @@ if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready && [ -x "$BENCH/raw-nats" ];
 fi
 fi
 
+if want 7; then
+# B7 — the consumer's CPU: instructions an event of bakery-consume --drain
+# over N placed and paid orders, counted by callgrind (the same count on
+# every run, so it runs once; a loaded machine does not change it).
+note "B7 consumer instructions"
+B7_STATE=blocked
+if command -v valgrind > /dev/null; then
+	fresh
+	for i in $(seq "$B7_N"); do
+		bakery-order place --customer "c$i" --day 2026-12-01 cardamom-bun=1
+	done | jq -r .id | xargs -n1 bakery-order pay > /dev/null
+	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/b7.cg" \
+		bakery-consume --drain > "$SCRATCH/b7.out" 2> "$SCRATCH/b7.err"
+	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b7.out" || true)
+	[ "$acked" = $((3 * B7_N)) ] || {
+		echo "bench: B7: $acked of $((3 * B7_N)) events acked" >&2
+		exit 1
+	}
+	instr=$(awk '$1 == "summary:" { print $2 }' "$SCRATCH/b7.cg")
+	B7_IPE=$(calc "$instr / (3 * $B7_N)")
+	B7_STATE=measured
+	rm -f "$SCRATCH"/b7.*
+fi
+fi
+
 # The table.
 LOAD_END=$(load)
 ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
@@ -475,6 +501,11 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	else
 		line "B6 b6_vs_raw_nats" "-" "$B6_STATE"
 	fi
+	if [ "$B7_STATE" = measured ]; then
+		line "B7 consumer instructions an event" "$(calc "$B7_IPE / 1000000")" "M ($B7_N orders), target ≤ 1 M"
+	else
+		line "B7 consumer instructions an event" "-" "$B7_STATE"
+	fi
 	row "B8 --batch, $B8_N places + $B8_N pays, FULL" b8 commands/s
 	line "B8 b8_ratio (÷ B0 WAL)" "$B8_RATIO" ""
 	line "B8 ÷ B4's one process a place" "$B8_VS_PROCESS" ""
@@ -509,6 +540,7 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b6_vs_raw_nats_sync_always "$(num "$B6_RATIO_ALWAYS")" \
 		--argjson b6_sync_always_vs_default "$(num "$B6_SYNC_COST")" \
 		--arg b6_state "$B6_STATE" \
+		--argjson b7_instructions_per_event "$B7_IPE" \
 		--argjson b8 "$(median b8)" \
 		--argjson b8_ratio "$(num "$B8_RATIO")" \
 		--argjson b8_vs_process "$(num "$B8_VS_PROCESS")" \

@@ -68,6 +68,25 @@ PATH=/usr/local/bin:/usr/bin:/bin"
 	assert_equal "$(calls ok)" 1
 }
 
+@test "an exec: subscriber gets the envelope as the queue holds it when it is one line, else as one line" {
+	prog ok 'cat >"$f.$BAKERY_EVENT_ID"'
+	routes "OrderPaid exec:$BATS_TEST_TMPDIR/ok name=ok"
+	env='"specversion": "1.0", "source": "bakery:default/order/ord_raw",
+		"type": "OrderPaid", "time": "2099-01-01T00:00:00.000Z",
+		"sandbox": "default", "data": {"order": "ord_raw",
+		"day": "2026-12-01", "customer": "ada"}'
+	one=$(printf '{"id": "evt_one",  %s}' "$(tr -d '\n\t' <<<"$env")")
+	queue_raw evt_one "$one"
+	queue_raw evt_lines "$(printf '{\n"id": "evt_lines",\n%s}' "$env")"
+	bakery-consume --retry-delay 0 >/dev/null || true
+	# As it came, spaces and all: not dumped again.
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/ok.evt_one")" "$one"
+	# On several lines in the queue: one line on stdin all the same.
+	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/ok.evt_lines")" 1
+	assert_equal "$(jq -r '.id + " " + .data.order' "$BATS_TEST_TMPDIR/ok.evt_lines")" \
+		"evt_lines ord_raw"
+}
+
 @test "exit 75 is tried again: applied once on the next delivery, and the subscriber that applied it is not called again" {
 	prog flaky 'cat >/dev/null
 [ -e "$f.once" ] || { : >"$f.once"; echo "busy, later" >&2; exit 75; }'

@@ -20,3 +20,14 @@ load helpers
 		"$BATS_TEST_TMPDIR/bench.json"
 	assert_success
 }
+
+@test "make bench's B7 counts the consumer's instructions an event" {
+	BENCH_QUICK=1 BENCH_RUNS=1 BENCH_PEERS=0 BENCH_PARTS=7 \
+		TMPDIR="$BATS_TEST_TMPDIR" BENCH_JSON="$BATS_TEST_TMPDIR/bench.json" \
+		run "$TOP/tests/bench/run.sh"
+	assert_success
+	assert_line --regexp '^B7 consumer instructions an event +[0-9.]+ M \(10 orders\), target ≤ 1 M$'
+	run jq -e '.b7_instructions_per_event | type == "number" and . > 0' \
+		"$BATS_TEST_TMPDIR/bench.json"
+	assert_success
+}

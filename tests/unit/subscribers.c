@@ -479,7 +479,7 @@ main(void)
 			    jv_parse("{\"order\":\"x\"}")),
 			event("OrderPaid", "ord_8", NULL) };
 		apply_result all[3];
-		is_int(subscriber_deliver_batch(&ctx, b, 3, all), 0,
+		is_int(subscriber_deliver_batch(&ctx, b, NULL, 3, all), 0,
 		    "deliver a batch");
 		is_int(all[0].status, 200, "  OrderPlaced 200");
 		is_int(all[1].status, 422, "  the unroutable one 422");

@@ -1,0 +1,83 @@
+/*
+ * json.c — json_dump writes what jv_dump_string(v, 0) writes, byte for
+ * byte: the state, the envelopes and the result lines bakery writes with
+ * it read back the same.
+ */
+#include "tap.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../lib/json.h"
+
+/* Whether json_dump and libjq write v (consumed) the same. */
+static int
+same(jv v, const char *what)
+{
+	jv want = jv_dump_string(jv_copy(v), 0);
+	size_t len;
+	char *got = json_dump(v, &len);
+	int eq = len == (size_t)jv_string_length_bytes(jv_copy(want)) &&
+	    memcmp(got, jv_string_value(want), len) == 0 && got[len] == '\0';
+	if (!eq)
+		printf("# %s: got %s, want %s\n", what, got, jv_string_value(want));
+	free(got);
+	jv_free(want);
+	return eq;
+}
+
+static int
+same_text(const char *json)
+{
+	jv v = jv_parse(json);
+	return jv_is_valid(v) ? same(v, json) : (jv_free(v), 0);
+}
+
+int
+main(void)
+{
+	ok(same_text("null") && same_text("true") && same_text("false") &&
+	    same_text("[]") && same_text("{}") && same_text("\"\""),
+	    "the constants and empty containers are written as libjq writes them");
+	ok(same_text("[0,1,-1,450,999999999999999,-999999999999999,"
+		  "1000000000000000,100000000000000000,123456789012345678,"
+		  "1e15,1e16,1e17,1e300,-1e300]"),
+	    "whole numbers, small and past 10^15, are written as libjq writes them");
+	ok(same_text("[0.1,1.5,-2.25,1e-7,3.141592653589793,0.30000000000000004]"),
+	    "fractions are written as libjq writes them");
+	ok(same(JV_ARRAY(jv_number(-0.0), jv_number(NAN), jv_number(INFINITY),
+		    jv_number(-INFINITY)), "-0, nan, inf"),
+	    "-0, NaN and the infinities are written as libjq writes them");
+	char ctl[32 * 6 + 64] = "\"";
+	for (int c = 1; c < 32; c++)
+		snprintf(ctl + strlen(ctl), 8, "\\u%04x", c);
+	strcat(ctl, "\\u0000 \\u007f \\\" \\\\ / é ✓ 😀 \\u2028 end\"");
+	ok(same_text(ctl), "every control byte, NUL, DEL, quote, backslash "
+	    "and UTF-8 in a string are written as libjq writes them");
+	ok(same_text("{\"b\":1,\"a\":{\"z\":[1,{\"y\":null}],\"\\n\":\"x\"},"
+		  "\"c\":[[],[{}]],\"d\":\"q\\\"\"}"),
+	    "nested objects and arrays keep libjq's key order");
+	jv o = jv_object();
+	char key[16];
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof key, "k%d", (i * 37) % 200);
+		o = jv_object_set(o, jv_string(key), jv_number(i));
+	}
+	for (int i = 0; i < 200; i += 3) {
+		snprintf(key, sizeof key, "k%d", i);
+		o = jv_object_delete(o, jv_string(key));
+	}
+	o = jv_object_set(o, jv_string("k0"), jv_string("back"));
+	ok(same(o, "200 keys"), "an object grown past its first size, keys "
+	    "deleted and set again, keeps libjq's key order");
+	jv deep = jv_number(1);
+	for (int i = 0; i < 200; i++)
+		deep = i % 2 ? JV_ARRAY(deep) : JV_OBJECT(jv_string("d"), deep);
+	ok(same(deep, "deep"), "200 levels deep are written as libjq writes them");
+	ok(same_text("{\"day\":\"2026-12-01\",\"holds\":[],\"reservations\":"
+		  "[{\"order\":\"ord_0123456789abcdef01234567\",\"customer\":"
+		  "\"c1\",\"items\":[{\"item\":\"cardamom-bun\",\"qty\":1,"
+		  "\"price_cents\":450}]}]}"),
+	    "a schedule's state is written as libjq writes it");
+	return done_testing();
+}
