@@ -37,14 +37,25 @@ answered(apply_result *r, const char *kind, int status, const char *why)
 		snprintf(r->error + n, sizeof r->error - (size_t)n, ": %s", why);
 }
 
-/* Whether env was recorded before its sandbox's last wipe (the fence the
- * wipe sets in the queue, see queue.h and wipe.h). */
-static int
-wiped_since(bakery_ctx *ctx, jv env)
+/* The sandbox's fence (ms), the time its last wipe set in the queue
+ * (queue.h, wipe.h): an event recorded before it is dropped. 0 when the
+ * sandbox was never wiped or the queue cannot be had. The wipe sets it
+ * holding the sandbox's lock exclusively, and an open object holds that
+ * lock shared: read once an object is open, it holds for every event
+ * applied there until the object closes. */
+static int64_t
+fence_of(bakery_ctx *ctx, const char *sandbox)
 {
 	bakery_queue *q;
-	return queue_get(ctx, &q) == 0 &&
-	    queue_fenced(q, envelope_str(env, "sandbox"), envelope_time_ms(env));
+	return queue_get(ctx, &q) == 0 ? queue_fence(q, sandbox) : 0;
+}
+
+/* Whether env was recorded before fence. */
+static int
+predates(jv env, int64_t fence)
+{
+	int64_t at = envelope_time_ms(env);
+	return at > 0 && at < fence;
 }
 
 /* Why an envelope's id or data is bad ("" when good), found once for
@@ -74,31 +85,44 @@ typedef struct delivery {
 	apply_result *r;
 } delivery;
 
-/* The faults of one sandbox, read once for the deliveries of a batch
- * (a sandbox file that cannot be read sets none, as fault_is_set). */
-typedef struct faults_read {
+/* What a batch reads of a sandbox once, not at each of its deliveries:
+ * its faults (a sandbox file that cannot be read sets none, as
+ * fault_is_set), and its fence as first read (the first look of
+ * answer_early, before any object is open; the fence is read again under
+ * each object's lock). One sandbox at a time: a batch's deliveries are
+ * grouped by sandbox. */
+typedef struct sandbox_reads {
 	char sandbox[65];
-	jv names; /* jv_invalid() until read */
-} faults_read;
+	jv faults;     /* jv_invalid() until read */
+	int64_t fence; /* -1 until read */
+} sandbox_reads;
+
+static sandbox_reads *
+reads_of(sandbox_reads *s, const char *sandbox)
+{
+	if (strcmp(s->sandbox, sandbox) != 0) {
+		jv_free(s->faults);
+		*s = (sandbox_reads){ "", jv_invalid(), -1 };
+		snprintf(s->sandbox, sizeof s->sandbox, "%s", sandbox);
+	}
+	return s;
+}
 
 /* Whether the sandbox has the fault that makes kind refuse every event
  * (FAULT_REFUSES kind). */
 static int
-refuses(bakery_ctx *ctx, faults_read *f, const char *sandbox,
+refuses(bakery_ctx *ctx, sandbox_reads *s, const char *sandbox,
     const char *kind)
 {
-	if (!jv_is_valid(f->names) || strcmp(f->sandbox, sandbox) != 0) {
-		jv_free(f->names);
-		if (fault_list(ctx, sandbox, &f->names)) {
-			jv_free(f->names);
-			f->names = jv_array();
-		}
-		snprintf(f->sandbox, sizeof f->sandbox, "%s", sandbox);
+	sandbox_reads *f = reads_of(s, sandbox);
+	if (!jv_is_valid(f->faults) && fault_list(ctx, sandbox, &f->faults)) {
+		jv_free(f->faults);
+		f->faults = jv_array();
 	}
 	char name[80];
 	snprintf(name, sizeof name, FAULT_REFUSES "%s", kind);
 	int set = 0;
-	jv_array_foreach(f->names, i, one) {
+	jv_array_foreach(f->faults, i, one) {
 		const char *n = envelope_str(one, "name");
 		set |= n && strcmp(n, name) == 0;
 		jv_free(one);
@@ -123,16 +147,17 @@ fail_group(delivery *const *g, size_t n, const char *kind, const char *why)
  * changes rolled back and nothing recorded. Returns 1 when it applied
  * something, 0 when not, -1 when the transaction is gone. */
 static int
-apply_one(bakery_ctx *ctx, bakery_object *o, const object_kind *sub,
-    int refused, delivery *d)
+apply_one(bakery_object *o, const object_kind *sub, int refused,
+    int64_t fence, delivery *d)
 {
 	const char *id = envelope_str(d->env, "id");
 	const char *type = envelope_str(d->env, "type");
-	/* Checked again under the object's lock: a wipe that came between
-	 * the first check and the open must not see this event applied. */
+	/* Checked again under the object's lock (fence, read since the
+	 * object opened): a wipe that came between the first check and the
+	 * open must not see this event applied. */
 	if (object_seen(o, id))
 		return 0;
-	if (wiped_since(ctx, d->env)) {
+	if (predates(d->env, fence)) {
 		d->r->status = ANSWER_WIPED;
 		return 0;
 	}
@@ -376,12 +401,16 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 /* Answers the group's events that need no object: all refused (422) when
  * refused names why, else each with a bad id or bad data (422, as its
  * envelope's check found), or recorded before its sandbox's wipe (205;
- * read here, just before the group's object opens, and again under its
- * lock in apply_one). Returns how many are left. */
+ * the fence as the batch first read it, before any object opened; read
+ * again under the object's lock, where it counts). Returns how many are
+ * left. */
 static size_t
-answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
-    const char *refused)
+answer_early(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
+    size_t n, const char *name, const char *refused)
 {
+	sandbox_reads *f = reads_of(s, g[0]->sandbox);
+	if (f->fence < 0 && !refused)
+		f->fence = fence_of(ctx, g[0]->sandbox);
 	size_t pending = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (refused)
@@ -389,7 +418,7 @@ answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
 		else if (g[i]->check->why[0])
 			answered(g[i]->r, name, ANSWER_MALFORMED,
 			    g[i]->check->why);
-		else if (wiped_since(ctx, g[i]->env))
+		else if (predates(g[i]->env, f->fence))
 			g[i]->r->status = ANSWER_WIPED;
 		else
 			pending++;
@@ -400,18 +429,22 @@ answer_early(bakery_ctx *ctx, delivery *const *g, size_t n, const char *name,
 /* The group's events at the external subscriber name, one call each, in
  * order; those it applied before (seen) are not called again. */
 static void
-apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
-    const char *name)
+apply_external(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
+    size_t n, const char *name)
 {
 	const route *rt = routing_external(ctx, name);
-	if (!answer_early(ctx, g, n, name, rt ? NULL : "not in the routes file"))
+	if (!answer_early(ctx, s, g, n, name,
+	    rt ? NULL : "not in the routes file"))
 		return;
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
+	int64_t fence = rc ? 0 : fence_of(ctx, g[0]->sandbox);
 	for (size_t i = 0; i < n; i++) {
 		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
-		if (rc)
+		if (!rc && predates(g[i]->env, fence))
+			g[i]->r->status = ANSWER_WIPED; /* under the lock */
+		else if (rc)
 			answered(g[i]->r, name, ANSWER_UNAVAILABLE,
 			    bakery_error());
 		else
@@ -426,7 +459,7 @@ apply_external(bakery_ctx *ctx, delivery *const *g, size_t n,
  * the send of whatever the object recorded. If that commit fails, every
  * event of the group fails with it. */
 static void
-apply_group(bakery_ctx *ctx, faults_read *f, delivery *const *g, size_t n)
+apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n)
 {
 	char kind[65], key[65];
 	const char *address = g[0]->address;
@@ -442,11 +475,11 @@ apply_group(bakery_ctx *ctx, faults_read *f, delivery *const *g, size_t n)
 		return;
 	}
 	if (strcmp(kind, "external") == 0) {
-		apply_external(ctx, g, n, key);
+		apply_external(ctx, f, g, n, key);
 		return;
 	}
 	const object_kind *sub = subscriber_find(kind);
-	if (!answer_early(ctx, g, n, kind, sub ? NULL : "not a subscriber"))
+	if (!answer_early(ctx, f, g, n, kind, sub ? NULL : "not a subscriber"))
 		return;
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
@@ -470,10 +503,11 @@ apply_group(bakery_ctx *ctx, faults_read *f, delivery *const *g, size_t n)
 	}
 	int applied = 0, lost = 0;
 	int refused = refuses(ctx, f, g[0]->sandbox, kind);
+	int64_t fence = fence_of(ctx, g[0]->sandbox);
 	for (size_t i = 0; i < n && !lost; i++) {
 		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
-		int one = apply_one(ctx, o, sub, refused, g[i]);
+		int one = apply_one(o, sub, refused, fence, g[i]);
 		if (one < 0)
 			lost = 1;
 		else
@@ -517,7 +551,7 @@ static void
 apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 {
 	delivery **group = bakery_xmalloc(nd * sizeof *group);
-	faults_read f = { "", jv_invalid() };
+	sandbox_reads f = { "", jv_invalid(), -1 };
 	char *grouped = bakery_xmalloc(nd);
 	memset(grouped, 0, nd);
 	for (size_t a = 0; a < nd; a++) {
@@ -534,7 +568,7 @@ apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 		}
 		apply_group(ctx, &f, group, m);
 	}
-	jv_free(f.names);
+	jv_free(f.faults);
 	free(group);
 	free(grouped);
 }
