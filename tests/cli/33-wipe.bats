@@ -266,7 +266,8 @@ has_deleted() {
 	new=$(paid_order bo)
 	wait_for 30 assert_effects_once "$new"
 	has_open "$consumer" "$board"
-	! has_deleted "$consumer" kitchen/board.db
+	run has_deleted "$consumer" kitchen/board.db
+	assert_failure
 	run bakery-show --list
 	refute_output --partial "$old"
 	assert_applied_were_recorded
