@@ -6,6 +6,7 @@
 #include "../lib/consume.h"
 #include "../lib/envelope.h"
 #include "../lib/external.h"
+#include "../lib/keep.h"
 #include "../lib/routing.h"
 #include "../lib/subscriber.h"
 #include "../lib/util.h"
@@ -201,6 +202,8 @@ deliver_queue(bakery_ctx *ctx, bakery_queue *q, const char *only,
 		rc = 0;
 		if (a->mode == ONCE || (a->mode == DRAIN && got == 0))
 			break;
+		/* An object not used for a while is closed, busy or not. */
+		keep_idle(ctx->kept);
 		if (got > 0) {
 			idle_ms = 0;
 			continue;
@@ -240,6 +243,10 @@ main(int argc, char **argv)
 	int rc = queue_get_named(&ctx, &q);
 	if (rc)
 		bakery_die_last(rc);
+	/* A loop that delivers batch after batch keeps the objects it
+	 * applies to open between them (keep.h); --once closes them. */
+	if (a.mode != ONCE)
+		ctx.kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
 	/* -s names one sandbox; without it every sandbox's events are ours. */
 	rc = deliver_queue(&ctx, q, c.sandbox ? ctx.sandbox : NULL, &a);
 	if (rc)

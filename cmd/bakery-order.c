@@ -6,6 +6,7 @@
 #include "../lib/cli.h"
 #include "../lib/envelope.h"
 #include "../lib/gateway.h"
+#include "../lib/keep.h"
 #include "../lib/order.h"
 #include "../lib/outbox.h"
 #include "../lib/payments.h"
@@ -255,6 +256,9 @@ static int
 batch(bakery_ctx *ctx, const struct args *a)
 {
 	batch_options opt = { a->pay.stripe_key_file, print_answers, NULL };
+	/* An order a later line of the batch pays or cancels is found open
+	 * (keep.h). */
+	ctx->kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
 	int rc = batch_run(ctx, STDIN_FILENO, &opt);
 	if (rc == EX_IOERR)
 		bakery_print_error("%s", bakery_error());

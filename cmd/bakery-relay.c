@@ -5,6 +5,7 @@
 #include "../lib/loop.h"
 #include "../lib/alarm.h"
 #include "../lib/envelope.h"
+#include "../lib/keep.h"
 #include "../lib/object.h"
 #include "../lib/progress.h"
 #include "../lib/relay.h"
@@ -73,6 +74,8 @@ static int
 watch(bakery_ctx *ctx)
 {
 	loop_catch_signals();
+	/* An object whose alarm fires again is found open (keep.h). */
+	ctx->kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
 	while (!loop_stopping()) {
 		int rc = due(ctx);
 		if (rc && rc != EX_UNAVAILABLE && rc != EX_TEMPFAIL)
@@ -83,6 +86,7 @@ watch(bakery_ctx *ctx)
 			wait = next > now ? next - now : 0;
 		if (wait < 100)
 			wait = 100; /* a failing object is not retried in a spin */
+		keep_idle(ctx->kept);
 		loop_sleep_ms(wait);
 	}
 	return 0;

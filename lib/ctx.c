@@ -5,6 +5,7 @@
  */
 #include "ctx.h"
 #include "external.h"
+#include "keep.h"
 #include "queue.h"
 #include "util.h"
 
@@ -71,6 +72,7 @@ ctx_free(bakery_ctx *ctx)
 		queue_close(ctx->queue);
 	if (ctx->alarms)
 		sqlite3_close(ctx->alarms);
+	keep_free(ctx->kept);
 	if (ctx->routes && ctx->routes_free)
 		ctx->routes_free(ctx->routes);
 	free(ctx->home);

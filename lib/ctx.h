@@ -17,6 +17,7 @@
 #include "store.h"
 
 struct bakery_queue;
+struct keep_pool;
 struct routes;
 
 struct bakery_ctx {
@@ -41,6 +42,8 @@ struct bakery_ctx {
 	int files_opened;      /* counted so tests can prove O(due) scans */
 	struct bakery_queue *queue; /* opened on first use, see queue.h */
 	sqlite3 *alarms;       /* the alarm index, opened on first use */
+	struct keep_pool *kept; /* objects' connections kept open (keep.h):
+				 * NULL but in a long-running program */
 	struct routes *routes; /* the routes in effect, loaded on first use */
 	void (*routes_free)(struct routes *); /* set with routes */
 };
@@ -52,8 +55,8 @@ struct bakery_ctx {
  * needed (home_layout). */
 int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
-/* Closes the handles opened on first use and frees ctx's strings and
- * routes. */
+/* Closes the handles opened on first use and the connections kept, and
+ * frees ctx's strings and routes. */
 void ctx_free(bakery_ctx *ctx);
 
 #endif

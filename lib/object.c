@@ -6,6 +6,7 @@
 #include "alarm.h"
 #include "envelope.h"
 #include "json.h"
+#include "keep.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -14,11 +15,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The object's file, with its kind's schema: SANDBOX/KIND/KEY.db. */
+/* The object's file, with its kind's schema: SANDBOX/KIND/KEY.db. A
+ * connection a long-running program kept (keep.h) is taken again when
+ * the file at the path is still the one it has open: checked under the
+ * sandbox's lock, so no wipe moves the folder aside until object_close. */
 static int
 open_file(bakery_ctx *ctx, bakery_object *o, int create)
 {
 	char *path = home_object_path(ctx, o->sandbox, o->address);
+	if (ctx->kept && keep_take(ctx->kept, path, &o->db, &o->stmts)) {
+		free(path);
+		return 0;
+	}
 	int rc = db_open(ctx, path, kind_schema(o->desc),
 	    create ? DB_OPEN_CREATE_BEGUN : DB_OPEN_EXISTING, &o->db);
 	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
@@ -67,6 +75,18 @@ object_close(bakery_object *o)
 {
 	if (!o)
 		return;
+	if (o->db && o->ctx->kept && !o->unborn) {
+		/* Kept for the next open, outside any transaction; the
+		 * sandbox's lock is given back below all the same, so an
+		 * idle consumer never holds up a wipe. */
+		db_rollback(o->db);
+		char *path = home_object_path(o->ctx, o->sandbox, o->address);
+		if (sqlite3_get_autocommit(o->db)) {
+			keep_put(o->ctx->kept, path, o->db, &o->stmts);
+			o->db = NULL;
+		}
+		free(path);
+	}
 	if (o->db) {
 		db_stmts_free(&o->stmts);
 		db_rollback(o->db);

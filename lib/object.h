@@ -20,6 +20,11 @@
  * This is invariant 1 (atomic record) and the receiving half of invariant 3
  * (idempotent receivers). No transaction ever spans two objects.
  *
+ * In a long-running program (ctx->kept) object_close keeps the connection
+ * and its statements for the next object_open of the same file (keep.h);
+ * the sandbox's lock is taken at each open and given back at each close
+ * all the same.
+ *
  * The alarm. A commit that leaves outbox rows arms the object's alarm
  * ctx->alarm_delay_s out. Before the first arming, an entry is written in
  * the alarm index (HOME/alarms.db) so that `bakery-relay --due` finds the

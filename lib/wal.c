@@ -57,7 +57,7 @@ make_fail(const char *what, const char *path, int err)
 }
 
 static int
-wal_image(const schema_def *schema, unsigned char **image,
+build_image(const schema_def *schema, unsigned char **image,
     sqlite3_int64 *size)
 {
 	sqlite3 *db;
@@ -86,6 +86,43 @@ wal_image(const schema_def *schema, unsigned char **image,
 	if (!code)
 		(*image)[18] = (*image)[19] = 2; /* WAL */
 	return code;
+}
+
+/* A schema's image, built once in a process: a consumer makes a file of
+ * the same few kinds for order after order, and running the CREATE
+ * statements again cost more than the rest of its work. Schemas live as
+ * long as the process (kind_schema), and so do their images. */
+static int
+wal_image(const schema_def *schema, const unsigned char **image,
+    sqlite3_int64 *size)
+{
+	static struct {
+		const schema_def *schema;
+		unsigned char *image;
+		sqlite3_int64 size;
+	} built[32];
+	size_t i = 0;
+	for (; i < sizeof built / sizeof *built && built[i].schema; i++)
+		if (built[i].schema == schema) {
+			*image = built[i].image;
+			*size = built[i].size;
+			return 0;
+		}
+	unsigned char *made;
+	int rc = build_image(schema, &made, size);
+	if (rc)
+		return rc;
+	if (i == sizeof built / sizeof *built) {
+		/* More schemas than places: the first one's goes (nobody
+		 * holds an image past wal_make_file). */
+		sqlite3_free(built[0].image);
+		i = 0;
+	}
+	built[i].schema = schema;
+	built[i].image = made;
+	built[i].size = *size;
+	*image = made;
+	return 0;
 }
 
 /* The files this process made whole, as they were then: one that no
@@ -121,7 +158,7 @@ made_match(const struct stat *sb, int record)
 int
 wal_make_file(const char *path, const schema_def *schema, int *made)
 {
-	unsigned char *image;
+	const unsigned char *image;
 	sqlite3_int64 size;
 	int rc = wal_image(schema, &image, &size);
 	if (rc)
@@ -151,7 +188,6 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
 			rc = make_fail("sync", tmp, errno);
 		close(fd);
 	}
-	sqlite3_free(image);
 	int dfd = rc ? -1 : open(slash ? dir : ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC);
 	if (!rc && dfd < 0)

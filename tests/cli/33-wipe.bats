@@ -237,6 +237,44 @@ worked() {
 	assert_applied_were_recorded
 }
 
+# has_deleted PID NAME: process PID has a removed file ending in NAME open.
+has_deleted() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		case $(readlink "$fd") in *"$2 (deleted)") return 0 ;; esac
+	done
+	return 1
+}
+
+@test "a wipe beside a consumer that keeps its objects open finishes at once, and the next order lands in new files" {
+	old=$(paid_order ada)
+	bakery-consume --follow >"$BATS_TEST_TMPDIR/c.out" 2>"$BATS_TEST_TMPDIR/c.err" &
+	consumer=$!
+	workers=$consumer
+	board="$BAKERY_HOME/sandboxes/default/kitchen/board.db"
+	# The consumer applied the order and, idle, keeps the board's file
+	# open (and not the sandbox's lock).
+	wait_for 30 assert_effects_once "$old"
+	wait_for 30 has_open "$consumer" "$board"
+	run --separate-stderr timeout 10 env BAKERY_BUSY_TIMEOUT_MS=2000 \
+		bakery-wipe --all
+	assert_success
+	assert_equal "$(jq -r .sandbox <<<"$output")" default
+	kill -0 "$consumer"
+	# The board it kept open went with the wipe: the next order's card is
+	# on the new board, and the old file is let go.
+	new=$(paid_order bo)
+	wait_for 30 assert_effects_once "$new"
+	has_open "$consumer" "$board"
+	run has_deleted "$consumer" kitchen/board.db
+	assert_failure
+	run bakery-show --list
+	refute_output --partial "$old"
+	assert_applied_were_recorded
+	kill -TERM "$consumer"
+	wait "$consumer"
+}
+
 # Every file of the home with its checksum, and every row of every
 # database: what a dry run must leave as it found. A -shm file is SQLite's
 # index of the WAL beside it, which any reader (the dump below) rewrites.

@@ -158,6 +158,44 @@ opening(void)
 	rm_home(home);
 }
 
+/* Two new files of one kind made in one process: the second from the image
+ * built for the first (wal.c), as whole as it. */
+static void
+made_from_one_image(void)
+{
+	char *home = tmp_home();
+	bakery_ctx ctx;
+	is_int(ctx_init(&ctx, home, NULL, NULL), 0, "ctx_init");
+	const char *names[] = { "inbox/ada", "inbox/bo" };
+	char desc[2][8192];
+	for (int i = 0; i < 2; i++) {
+		bakery_object *o = NULL;
+		is_int(object_open(&ctx, NULL, names[i], 1, &o), 0,
+		    "object_open makes %s", names[i]);
+		is_int(o ? object_begin(o) : -1, 0, "  begins");
+		if (o)
+			object_set_state(o, jv_parse("{\"receipts\": []}"));
+		is_int(o ? object_commit(o) : -1, 0, "  commits");
+		object_close(o);
+		char *path = bakery_xasprintf("%s/sandboxes/default/%s.db",
+		    home, names[i]);
+		sqlite3 *db;
+		sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		sql_text(db, describe_sql, desc[i], sizeof desc[i]);
+		is_int(sql_int(db, "SELECT count(*) FROM state"), 1,
+		    "  its state is in its file");
+		is_int(sql_int(db, "PRAGMA user_version"),
+		    kind_schema(kind_find("inbox"))->count,
+		    "  at the schema's version");
+		sqlite3_close(db);
+		free(path);
+	}
+	ok(strlen(desc[0]) > 100, "the first file's schema is described");
+	is_str(desc[1], desc[0], "the second has the same schema");
+	ctx_free(&ctx);
+	rm_home(home);
+}
+
 int
 main(void)
 {
@@ -166,5 +204,6 @@ main(void)
 		create_equals_migrations(object_kinds[i]);
 	tables_of_their_own();
 	opening();
+	made_from_one_image();
 	return done_testing();
 }
