@@ -257,15 +257,16 @@ wal_keep(bakery_ctx *ctx, sqlite3 *db)
 }
 
 /* A file in WAL that nothing was ever committed to since this process
- * made it whole (make_wal_file): its -wal is empty and the file is as it
- * was made (a TRUNCATE checkpoint empties a WAL too, but writes the file
- * first). */
+ * made it whole (make_wal_file): its -wal holds no frame (empty, or its
+ * 32-byte header alone, written by a first commit that failed at the
+ * header's sync) and the file is as it was made (a TRUNCATE checkpoint
+ * empties a WAL too, but writes the file first). */
 static int
 unborn_wal(const char *path)
 {
 	char *wal = bakery_xasprintf("%s-wal", path);
 	struct stat sb;
-	int empty = stat(wal, &sb) == 0 && sb.st_size == 0;
+	int empty = stat(wal, &sb) == 0 && sb.st_size <= 32;
 	free(wal);
 	return empty && stat(path, &sb) == 0 && made_match(&sb, 0);
 }

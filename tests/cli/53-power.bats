@@ -255,5 +255,7 @@ wal_syncs() {
 	assert_success
 	echo "$output" | grep -q "^sandboxes/default/order/ord_[0-9a-f]*\.db-wal data\$"
 	echo "$output" | grep -qx "queue.db-wal data"
-	echo "$output" | grep -qx "alarms.db-wal data"
+	# The alarm index's commits are not synced: the next boot's first
+	# alarm run restores what a power loss took (lib/alarm.c).
+	! echo "$output" | grep -q "^alarms.db-wal"
 }
