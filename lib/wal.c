@@ -7,6 +7,7 @@
 #include "ctx.h"
 #include "database.h"
 #include "util.h"
+#include "walvfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,36 +89,6 @@ wal_image(const schema_def *schema, unsigned char **image,
 	return code;
 }
 
-/* The files this process made whole, as they were then: one that no
- * checkpoint wrote into since, with an empty -wal, holds its schema alone
- * (unborn_wal). A few: a file is dropped, if at all, as its first
- * transaction fails, before the process makes many more. */
-static struct made_file {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-} made_files[8];
-static unsigned made_next;
-
-static int
-made_match(const struct stat *sb, int record)
-{
-	for (size_t i = 0; !record && i < sizeof made_files / sizeof *made_files;
-	     i++) {
-		struct made_file *m = &made_files[i];
-		if (m->ino && m->dev == sb->st_dev && m->ino == sb->st_ino &&
-		    m->size == sb->st_size &&
-		    m->mtime.tv_sec == sb->st_mtim.tv_sec &&
-		    m->mtime.tv_nsec == sb->st_mtim.tv_nsec)
-			return 1;
-	}
-	if (record)
-		made_files[made_next++ % 8] = (struct made_file){ sb->st_dev,
-			sb->st_ino, sb->st_size, sb->st_mtim };
-	return 0;
-}
-
 int
 wal_make_file(const char *path, const schema_def *schema, int *made)
 {
@@ -172,9 +143,8 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
 			rc = make_fail("create", path, errno);
 		if (!rc && fsync(dfd) != 0)
 			rc = make_fail("sync", dir, errno);
-		struct stat sb;
-		if (!rc && stat(path, &sb) == 0)
-			made_match(&sb, 1);
+		if (!rc)
+			walvfs_made(path);
 		if (rc)
 			unlink(wal);
 		*made = !rc;
@@ -268,7 +238,7 @@ unborn_wal(const char *path)
 	struct stat sb;
 	int empty = stat(wal, &sb) == 0 && sb.st_size <= 32;
 	free(wal);
-	return empty && stat(path, &sb) == 0 && made_match(&sb, 0);
+	return empty && walvfs_as_made(path);
 }
 
 void
