@@ -180,6 +180,7 @@ queued() { bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delay
 	assert_equal "$(queued)" 0
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a bad BAKERY_BOOT_ID is refused with 78" {
 	run --separate-stderr env BAKERY_BOOT_ID=../x bakery-relay --due
 	assert_failure 78
