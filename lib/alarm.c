@@ -18,12 +18,49 @@ static const char *const alarms_migrations[] = {
 	/* When the entry was written: one written later than now was written
 	 * before the wall clock went back (alarm_due). */
 	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
+	/* The boot whose entries the index holds all of (alarm_index_boot):
+	 * no row, or another boot, and entries may have been lost. */
+	"CREATE TABLE boot(id INTEGER PRIMARY KEY CHECK (id = 1),"
+	"  boot_id TEXT NOT NULL);",
 };
 static const schema_def alarms_schema = {
-	"alarms", alarms_migrations, 2, 1, NULL
+	"alarms", alarms_migrations, 3, 1, NULL
 };
 
-/* The index stays open for the life of the context. */
+/* The boot this machine is in: BAKERY_BOOT_ID (checked by ctx_init; a
+ * test's power cut is a new boot), else the kernel's; "" when unknown. */
+static const char *
+boot_id(void)
+{
+	static char id[65];
+	static int done;
+	if (done)
+		return id;
+	done = 1;
+	const char *env = getenv("BAKERY_BOOT_ID");
+	if (env && *env) {
+		snprintf(id, sizeof id, "%s", env);
+		return id;
+	}
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (f && fgets(id, sizeof id, f))
+		id[strcspn(id, "\n")] = '\0';
+	else
+		id[0] = '\0';
+	if (f)
+		fclose(f);
+	return id;
+}
+
+/*
+ * The index stays open for the life of the context. Its commits are at
+ * synchronous=NORMAL (no sync) when the boot is known: a power loss may
+ * take the last ones, and is a new boot, which alarm_index_boot sees.
+ * Written, the boot row says which boot's entries are all there: a
+ * writer adds it when there is none, in the WAL before its entry, so
+ * an entry that outlives a power loss comes with the boot row it was
+ * written under. Without a boot id, every commit is synced.
+ */
 static int
 index_db(bakery_ctx *ctx, sqlite3 **db)
 {
@@ -34,9 +71,62 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 		free(path);
 		if (rc)
 			return rc;
+		if (*boot_id())
+			db_relaxed(ctx, ctx->alarms, 1);
 	}
 	*db = ctx->alarms;
 	return 0;
+}
+
+/* Runs sql on the index bound to (?1 the boot id): an SQLite code. */
+static int
+boot_exec(sqlite3 *db, const char *sql, sqlite3_stmt **out)
+{
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (src != SQLITE_OK)
+		return src;
+	sqlite3_bind_text(st, 1, boot_id(), -1, SQLITE_STATIC);
+	src = sqlite3_step(st);
+	if (out && src == SQLITE_ROW)
+		*out = st;
+	else
+		sqlite3_finalize(st);
+	return src;
+}
+
+int
+alarm_index_boot(bakery_ctx *ctx, int *lost)
+{
+	*lost = 0;
+	sqlite3 *db;
+	int rc = index_db(ctx, &db);
+	if (rc || !*boot_id())
+		return rc;
+	sqlite3_stmt *st = NULL;
+	int src = boot_exec(db, "SELECT boot_id = ?1 FROM boot WHERE id = 1",
+	    &st);
+	if (src == SQLITE_ROW)
+		*lost = !sqlite3_column_int(st, 0);
+	else if (src == SQLITE_DONE)
+		*lost = 1;
+	else
+		return db_fail(db, src, "cannot read the alarm index");
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int
+alarm_index_booted(bakery_ctx *ctx)
+{
+	sqlite3 *db;
+	int rc = index_db(ctx, &db);
+	if (rc || !*boot_id())
+		return rc;
+	int src = boot_exec(db, "INSERT INTO boot(id, boot_id) VALUES (1, ?1)"
+	    " ON CONFLICT DO UPDATE SET boot_id = ?1", NULL);
+	return src == SQLITE_DONE ? 0
+	    : db_fail(db, src, "cannot write the alarm index");
 }
 
 /* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b, ?5 now); a
@@ -70,11 +160,31 @@ int
 alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at)
 {
+	static int booted;
+	sqlite3 *db;
+	if (!booted && *boot_id() && !index_db(ctx, &db)) {
+		int src = boot_exec(db, "INSERT OR IGNORE INTO boot(id, boot_id)"
+		    " VALUES (1, ?1)", NULL);
+		if (src != SQLITE_DONE)
+			return db_fail(db, src, "cannot write the alarm index");
+		booted = 1;
+	}
 	return index_write(ctx,
 	    "INSERT INTO alarms(sandbox, address, fire_at, armed_at)"
 	    " VALUES (?1, ?2, ?3, ?5) ON CONFLICT DO UPDATE SET fire_at = ?3,"
 	    " armed_at = ?5, gen = gen + 1"
 	    "", sandbox, address, fire_at, 0);
+}
+
+int
+alarm_index_restore(bakery_ctx *ctx, const char *sandbox,
+    const char *address, int64_t fire_at)
+{
+	return index_write(ctx,
+	    "INSERT INTO alarms(sandbox, address, fire_at, armed_at)"
+	    " VALUES (?1, ?2, ?3, ?5) ON CONFLICT DO UPDATE SET"
+	    " fire_at = min(fire_at, ?3), gen = gen + 1",
+	    sandbox, address, fire_at, 0);
 }
 
 int

@@ -37,6 +37,16 @@ typedef struct alarm_entry {
 /* Writes the entry (a new generation) for an alarm being armed. */
 int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at);
+/* Sets *lost when the index may lack entries a power loss took: its
+ * commits are not synced (alarm.c), and its boot row is missing or names
+ * another boot. Then alarm_index_restore each armed alarm, and
+ * alarm_index_booted. */
+int alarm_index_boot(bakery_ctx *ctx, int *lost);
+/* Writes an armed alarm's entry back, keeping an earlier one. */
+int alarm_index_restore(bakery_ctx *ctx, const char *sandbox,
+    const char *address, int64_t fire_at);
+/* The index holds every entry of this boot: a restore is done. */
+int alarm_index_booted(bakery_ctx *ctx);
 /* 1 when the index holds an entry for the object firing at or before
  * fire_at, 0 when not (or when the index cannot be read). */
 int alarm_index_covers(bakery_ctx *ctx, const char *sandbox,

@@ -54,6 +54,10 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	if (now && *now && !bakery_now_valid(now))
 		return bakery_fail(EX_CONFIG, "bad BAKERY_NOW: '%s': %s", now,
 		    "want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ");
+	const char *boot = getenv("BAKERY_BOOT_ID");
+	if (boot && *boot && !bakery_name_valid(boot))
+		return bakery_fail(EX_CONFIG, "bad BAKERY_BOOT_ID: '%s': %s",
+		    boot, "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
 	if (!bakery_name_valid(ctx->sandbox))
 		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
 		    ctx->sandbox,

@@ -4,6 +4,8 @@
 #include "relay.h"
 #include "alarm.h"
 #include "object.h"
+#include "home.h"
+#include "kind.h"
 #include "outbox.h"
 #include "util.h"
 
@@ -142,14 +144,57 @@ out:
 	return rc;
 }
 
+/* Reads the alarm of every object of the home, read-only, and writes
+ * back the entry of each armed one (alarm_index_boot). An object being
+ * created is skipped: its command writes its own entry. */
+static int
+restore_index(bakery_ctx *ctx)
+{
+	int rc = 0;
+	jv names = home_sandbox_names(ctx);
+	jv_array_foreach(names, i, sb) {
+		jv all;
+		const char *sandbox = jv_string_value(sb);
+		int lrc = object_list(ctx, sandbox, &all);
+		rc = rc ? rc : lrc;
+		jv_array_foreach(all, j, a) {
+			char *path = home_object_path(ctx, sandbox,
+			    jv_string_value(a));
+			sqlite3 *db;
+			sqlite3_stmt *st = NULL;
+			if (!db_open_readonly(ctx, path, &object_schema, &db) &&
+			    sqlite3_prepare_v2(db, "SELECT fire_at FROM alarm"
+				" WHERE id = 1 AND fire_at > 0", -1, &st,
+				NULL) == SQLITE_OK &&
+			    sqlite3_step(st) == SQLITE_ROW) {
+				int arc = alarm_index_restore(ctx, sandbox,
+				    jv_string_value(a),
+				    sqlite3_column_int64(st, 0));
+				rc = rc ? rc : arc;
+			}
+			sqlite3_finalize(st);
+			sqlite3_close(db);
+			free(path);
+			jv_free(a);
+		}
+		jv_free(all);
+		jv_free(sb);
+	}
+	jv_free(names);
+	return rc ? rc : alarm_index_booted(ctx);
+}
+
 int
 relay_due(bakery_ctx *ctx, int64_t now, relay_report_fn report, void *arg,
     int *objects)
 {
 	alarm_entry batch[100];
 	size_t n;
-	int rc = 0;
+	int rc = 0, lost = 0;
 	*objects = 0;
+	if ((rc = alarm_index_boot(ctx, &lost)) ||
+	    (lost && (rc = restore_index(ctx))))
+		return rc;
 	/* Every fired entry leaves the due range (moved, removed), so this
 	 * ends; an entry that could not be fired is left for the next run. */
 	for (int rounds = 0; rounds < 1000; rounds++) {

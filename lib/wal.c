@@ -7,6 +7,7 @@
 #include "ctx.h"
 #include "database.h"
 #include "util.h"
+#include "walvfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,36 +126,6 @@ wal_image(const schema_def *schema, const unsigned char **image,
 	return 0;
 }
 
-/* The files this process made whole, as they were then: one that no
- * checkpoint wrote into since, with an empty -wal, holds its schema alone
- * (unborn_wal). A few: a file is dropped, if at all, as its first
- * transaction fails, before the process makes many more. */
-static struct made_file {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-} made_files[8];
-static unsigned made_next;
-
-static int
-made_match(const struct stat *sb, int record)
-{
-	for (size_t i = 0; !record && i < sizeof made_files / sizeof *made_files;
-	     i++) {
-		struct made_file *m = &made_files[i];
-		if (m->ino && m->dev == sb->st_dev && m->ino == sb->st_ino &&
-		    m->size == sb->st_size &&
-		    m->mtime.tv_sec == sb->st_mtim.tv_sec &&
-		    m->mtime.tv_nsec == sb->st_mtim.tv_nsec)
-			return 1;
-	}
-	if (record)
-		made_files[made_next++ % 8] = (struct made_file){ sb->st_dev,
-			sb->st_ino, sb->st_size, sb->st_mtim };
-	return 0;
-}
-
 int
 wal_make_file(const char *path, const schema_def *schema, int *made)
 {
@@ -208,9 +179,8 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
 			rc = make_fail("create", path, errno);
 		if (!rc && fsync(dfd) != 0)
 			rc = make_fail("sync", dir, errno);
-		struct stat sb;
-		if (!rc && stat(path, &sb) == 0)
-			made_match(&sb, 1);
+		if (!rc)
+			walvfs_made(path);
 		if (rc)
 			unlink(wal);
 		*made = !rc;
@@ -293,17 +263,18 @@ wal_keep(bakery_ctx *ctx, sqlite3 *db)
 }
 
 /* A file in WAL that nothing was ever committed to since this process
- * made it whole (make_wal_file): its -wal is empty and the file is as it
- * was made (a TRUNCATE checkpoint empties a WAL too, but writes the file
- * first). */
+ * made it whole (make_wal_file): its -wal holds no frame (empty, or its
+ * 32-byte header alone, written by a first commit that failed at the
+ * header's sync) and the file is as it was made (a TRUNCATE checkpoint
+ * empties a WAL too, but writes the file first). */
 static int
 unborn_wal(const char *path)
 {
 	char *wal = bakery_xasprintf("%s-wal", path);
 	struct stat sb;
-	int empty = stat(wal, &sb) == 0 && sb.st_size == 0;
+	int empty = stat(wal, &sb) == 0 && sb.st_size <= 32;
 	free(wal);
-	return empty && stat(path, &sb) == 0 && made_match(&sb, 0);
+	return empty && walvfs_as_made(path);
 }
 
 void

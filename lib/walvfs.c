@@ -18,20 +18,124 @@
  * their names), and a commit to it needs the sync of the WAL alone. The
  * one WAL this does not cover is one made by another program (an
  * operator's sqlite3 shell syncs its folder at its own first sync).
+ *
+ * And one sync is left out: the header's of a WAL that never held a
+ * frame. SQLite syncs a WAL's header before the first frames after it
+ * (sqlite3WalFrames), so that when a WAL starts over, a disk that
+ * reorders writes cannot leave the old header over new frames, or the
+ * new header over some old ones that would then look valid and be
+ * replayed over newer pages. A WAL made by this process beside a file
+ * made with it (walvfs_made), that no checkpoint wrote into since
+ * (walvfs_as_made: a WAL starts over only after one), has no old frame
+ * anywhere: its header lost, its frames are read as nothing; its frames
+ * lost, the header alone holds nothing. So the first commit into a new
+ * file syncs its WAL once, header and frames, as any later commit does.
+ * The test VFS is below this one: it sees the sync that was made, not
+ * the one left out.
+ *
  * In a rollback journal nothing here is used.
  */
 #define _GNU_SOURCE
 #include "walvfs.h"
+#include "testvfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static sqlite3_vfs wal_vfs;
+static int below_size; /* the VFS below's file, rounded up */
+
+/* The files this process made whole, as they were then, and their -wal.
+ * A few: a file is dropped, if at all, as its first transaction fails,
+ * before the process makes many more. */
+static struct made_file {
+	dev_t dev;
+	ino_t ino, wal_ino;
+	off_t size;
+	struct timespec mtime;
+} made_files[8];
+static unsigned made_next;
+
+static struct made_file *
+made_find(const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof made_files / sizeof *made_files; i++) {
+		struct made_file *m = &made_files[i];
+		if (m->ino && m->dev == sb.st_dev && m->ino == sb.st_ino &&
+		    m->size == sb.st_size &&
+		    m->mtime.tv_sec == sb.st_mtim.tv_sec &&
+		    m->mtime.tv_nsec == sb.st_mtim.tv_nsec)
+			return m;
+	}
+	return NULL;
+}
+
+void
+walvfs_made(const char *path)
+{
+	struct stat sb, wsb;
+	char *wal = NULL;
+	if (stat(path, &sb) != 0 || asprintf(&wal, "%s-wal", path) < 0)
+		return;
+	if (stat(wal, &wsb) == 0 && wsb.st_size == 0)
+		made_files[made_next++ % 8] = (struct made_file){ sb.st_dev,
+			sb.st_ino, wsb.st_ino, sb.st_size, sb.st_mtim };
+	free(wal);
+}
+
+int
+walvfs_as_made(const char *path)
+{
+	return made_find(path) != NULL;
+}
+
+/* A WAL that never held a frame, opened: its sync method is the one
+ * below's but for the header's sync (fresh_sync). Kept after the file
+ * of the VFS below, in the same allocation. */
+typedef struct fresh_wal {
+	const sqlite3_io_methods *below;
+	sqlite3_io_methods methods;
+	const char *name; /* SQLite keeps it until xClose */
+} fresh_wal;
+
+#define FRESH(f) ((fresh_wal *)((char *)(f) + below_size))
+
+/* The database file of a WAL's name, as made and with this -wal: NULL
+ * when not. */
+static struct made_file *
+made_wal(const char *name, sqlite3_int64 size_at_most)
+{
+	size_t n = strlen(name);
+	struct stat wsb;
+	if (n < 5 || stat(name, &wsb) != 0 || wsb.st_size > size_at_most)
+		return NULL;
+	char *db = strndup(name, n - 4);
+	struct made_file *m = db ? made_find(db) : NULL;
+	free(db);
+	return m && m->wal_ino == wsb.st_ino && m->dev == wsb.st_dev ? m
+									: NULL;
+}
+
+static int
+fresh_sync(sqlite3_file *f, int flags)
+{
+	fresh_wal *w = FRESH(f);
+	sqlite3_int64 size = -1;
+	/* The 32-byte header alone, in a WAL that never held a frame. */
+	if (w->below->xFileSize(f, &size) == SQLITE_OK && size == 32 &&
+	    made_wal(w->name, 32))
+		return SQLITE_OK;
+	return w->below->xSync(f, flags);
+}
 
 static void
 create_wal(const char *name)
@@ -78,15 +182,25 @@ wal_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     int *out_flags)
 {
 	sqlite3_vfs *real = vfs->pAppData;
+	int rc = SQLITE_CANTOPEN;
 	if (name && (flags & SQLITE_OPEN_WAL) && (flags & SQLITE_OPEN_CREATE)) {
 		if (access(name, F_OK) != 0 && errno == ENOENT)
 			create_wal(name);
-		int rc = real->xOpen(real, name, f, flags & ~SQLITE_OPEN_CREATE,
+		rc = real->xOpen(real, name, f, flags & ~SQLITE_OPEN_CREATE,
 		    out_flags);
-		if ((rc & 0xff) != SQLITE_CANTOPEN)
-			return rc;
 	}
-	return real->xOpen(real, name, f, flags, out_flags);
+	if ((rc & 0xff) == SQLITE_CANTOPEN)
+		rc = real->xOpen(real, name, f, flags, out_flags);
+	if (rc == SQLITE_OK && f->pMethods && name &&
+	    (flags & SQLITE_OPEN_WAL) && made_wal(name, 0)) {
+		fresh_wal *w = FRESH(f);
+		w->below = f->pMethods;
+		w->methods = *f->pMethods;
+		w->methods.xSync = fresh_sync;
+		w->name = name;
+		f->pMethods = &w->methods;
+	}
+	return rc;
 }
 
 void
@@ -96,10 +210,13 @@ walvfs_register(void)
 	if (done)
 		return;
 	done = 1;
+	testvfs_register();
 	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
 	if (!real)
 		return;
+	below_size = (real->szOsFile + 7) & ~7;
 	wal_vfs = *real;
+	wal_vfs.szOsFile = below_size + (int)sizeof(fresh_wal);
 	wal_vfs.zName = "bakery-wal";
 	wal_vfs.pAppData = real;
 	wal_vfs.xOpen = wal_open;

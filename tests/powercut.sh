@@ -25,6 +25,8 @@
 #   BAKERY_POWERCUT_MODE=torn  the last unsynced sector of each file torn
 #   POWERCUT_ONLY=REGEX      the steps whose names match (default: all)
 #   POWERCUT_EVERY=N         every N-th sync point only (make check: 3)
+#   BAKERY_POWERCUT_BOOT=same  the recovery in the cut run's boot (a loss the
+#                            alarm index cannot see: proves the matrix can fail)
 #   BAKERY_POWERCUT_SKIP=TEXT  syncs of paths containing TEXT do nothing (a
 #                            disk that lies: proves the matrix can fail)
 #   KEEP=1                   keeps the homes (in $TMPDIR/powercut.*, else
@@ -255,6 +257,9 @@ keep_living() {
 failures=0 points=0 cuts=0 lost=0 twice=0 corrupt=0 stuck=0
 T0=$(date +%s)
 export BAKERY_NOW=$T0
+# Each run before the cut is in one boot, and the recovery after it in
+# another (BAKERY_BOOT_ID, lib/alarm.c).
+export BAKERY_BOOT_ID=powercut-before
 for step in $STEPS; do
 	echo "$step" | grep -qx "${POWERCUT_ONLY:-.*}" || continue
 	HOME_DIR="$WORK/$step.start"
@@ -285,6 +290,9 @@ for step in $STEPS; do
 			continue
 		fi
 		cuts=$((cuts + 1))
+		# The power came back: a new boot (the alarm index's unsynced
+		# commits may be gone, and the next alarm run restores them).
+		[ "${BAKERY_POWERCUT_BOOT:-}" = same ] || export BAKERY_BOOT_ID=powercut-after
 		[ "$step" != stripe ] || stripe_webhooks "$step:$k"
 		recover
 		case $step in wipe | resume) keep_living ;; esac
@@ -294,6 +302,7 @@ for step in $STEPS; do
 		integrity "$step:$k"
 		check "$step:$k"
 		[ -n "${KEEP:-}" ] || rm -rf "$HOME_DIR"
+		export BAKERY_BOOT_ID=powercut-before
 	done
 	read -r l0 t0 c0 k0 s0 <<<"$before"
 	echo "step $step: $n syncs, $((cuts - k0)) cuts: $((lost - l0)) lost, $((twice - t0)) applied twice, $((corrupt - c0)) corrupt files, $((stuck - s0)) stuck"

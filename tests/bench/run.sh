@@ -479,8 +479,8 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	row "B4 bakery-order place" b4_order ms
 	row "B4 sqlite3 FILE INSERT" b4_sqlite ms
 	line "B4 b4_ratio" "$B4_RATIO" "target ≤ 2"
-	line "B4 fsyncs per place" "$B4_FSYNCS_PLACE" "target ≤ 6"
-	line "B4 fsyncs per pay" "$B4_FSYNCS_PAY" "target ≤ 6"
+	line "B4 fsyncs per place" "$B4_FSYNCS_PLACE" "target ≤ 3"
+	line "B4 fsyncs per pay" "$B4_FSYNCS_PAY" "target ≤ 3"
 	row "B5 hop per event, $B5_SMALL backlog" "b5_backlog_$B5_SMALL" ms
 	row "B5 hop per event, $B5_LARGE backlog" "b5_backlog_$B5_LARGE" ms
 	line "B5 b5_backlog_ratio" "$B5_BACKLOG" "target ≤ 1.2"

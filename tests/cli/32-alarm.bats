@@ -151,3 +151,38 @@ queued() { bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delay
 	wait "$watch"
 	assert_equal "$(jq -r .address "$BATS_TEST_TMPDIR/watch.out")" "order/$id"
 }
+
+# The index's commits are not synced: a power loss may take the last ones.
+# A new boot (BAKERY_BOOT_ID stands for the kernel's) tells the next alarm
+# run, which writes the entries back from the objects' alarms.
+@test "an alarm entry a power loss took is written back by the first alarm run of the next boot" {
+	export BAKERY_NOW=$T0 BAKERY_BOOT_ID=boot-one
+	bakery-fault set queue-refuses
+	id=$(bakery-order place --customer ada --day "$DAY" cardamom-bun=1 2>/dev/null | jq -r .id)
+	bakery-fault clear queue-refuses
+	sqlite3 "$BAKERY_HOME/alarms.db" "DELETE FROM alarms"
+	run --separate-stderr env BAKERY_BOOT_ID=boot-two BAKERY_NOW=$((T0 + 30)) bakery-relay --due
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .address)" "order/$id"
+	assert_equal "$(echo "$output" | jq .sent)" 1
+	assert_equal "$(queued)" 1
+}
+
+@test "in the boot the index was written in, an alarm run reads no object to restore it" {
+	export BAKERY_NOW=$T0 BAKERY_BOOT_ID=boot-one
+	bakery-fault set queue-refuses
+	bakery-order place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null 2>&1
+	bakery-fault clear queue-refuses
+	sqlite3 "$BAKERY_HOME/alarms.db" "DELETE FROM alarms"
+	run --separate-stderr at $((T0 + 30)) bakery-relay --due
+	assert_success
+	assert_output ""
+	assert_equal "$(queued)" 0
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a bad BAKERY_BOOT_ID is refused with 78" {
+	run --separate-stderr env BAKERY_BOOT_ID=../x bakery-relay --due
+	assert_failure 78
+	assert_equal "$stderr" "bakery-relay: error: bad BAKERY_BOOT_ID: '../x': want [a-z0-9][a-z0-9_.-]{0,63} without '..'"
+}
