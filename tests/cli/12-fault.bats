@@ -109,12 +109,19 @@ bats_require_minimum_version 1.5.0
 	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 1
 }
 
-@test "refuses:kitchen makes the kitchen answer 503 and clearing it lets the event apply" {
-	bakery-fault set refuses:kitchen
+# refused KIND: sets refuses:KIND, places an order (its id in $id) and
+# consumes it; the OrderPlaced is answered 503 by that kind ("Kind answered
+# 503").
+refused() {
+	bakery-fault set "refuses:$1"
 	id=$(place ada)
 	run --separate-stderr bakery-consume
 	assert_equal "$(jq -r .status <<<"${lines[0]}")" 503
-	[[ "$output" == *"Kitchen answered 503"* ]]
+	[[ "$output" == *"${1^} answered 503"* ]]
+}
+
+@test "refuses:kitchen makes the kitchen answer 503 and clearing it lets the event apply" {
+	refused kitchen
 	run bakery-show kitchen/board
 	assert_equal "$(jq --arg o "$id" '[.state.cards // [] | .[] | select(.order == $o)] | length' <<<"$output")" 0
 	bakery-fault clear refuses:kitchen
@@ -124,11 +131,7 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "refuses:schedule makes the schedule answer 503 while the kitchen applies" {
-	bakery-fault set refuses:schedule
-	id=$(place ada)
-	run --separate-stderr bakery-consume
-	assert_equal "$(jq -r .status <<<"${lines[0]}")" 503
-	[[ "$output" == *"Schedule answered 503"* ]]
+	refused schedule
 	[[ "$output" != *"Kitchen answered"* ]]
 	run bakery-show kitchen/board
 	assert_equal "$(jq -c --arg o "$id" '[.state.cards[] | select(.order == $o) | .status]' <<<"$output")" '["placed"]'
