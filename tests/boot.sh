@@ -215,7 +215,7 @@ as_bakery bakery-order gateway test >/dev/null || fail "bakery-order gateway tes
 case $deps in *libasan*)
 	ct mkdir -p /etc/systemd/system/service.d
 	printf '[Service]\nEnvironment=ASAN_OPTIONS=detect_leaks=0\n' |
-		ct tee /etc/systemd/system/service.d/bakery-asan.conf >/dev/null
+		ct tee /etc/systemd/system/service.d/asan.conf >/dev/null
 	ct systemctl daemon-reload
 	log "a sanitizer build: leak checks off in the units (LeakSanitizer needs ptrace)" ;;
 esac
