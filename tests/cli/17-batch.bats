@@ -179,15 +179,19 @@ orders() { bakery-order list | jq -s length; }
 @test "an answer comes as soon as its line is committed and sent, before the next is written" {
 	mkfifo cmds
 	coproc BATCH { bakery-order --batch < cmds; }
+	# bash unsets BATCH and BATCH_PID once the coprocess has ended: keep them.
+	pid=$BATCH_PID
+	exec 6<&"${BATCH[0]}"
 	exec 5> cmds
 	places 1 >&5
-	read -r -t 20 first <&"${BATCH[0]}"
+	read -r -t 20 first <&6
 	assert_equal "$(echo "$first" | jq -c '[.line, .exit, .sent]')" '[1,0,true]'
 	assert_equal "$(queue_ready)" 1
 	places 1 2 >&5
-	read -r -t 20 second <&"${BATCH[0]}"
+	read -r -t 20 second <&6
 	exec 5>&-
-	wait "$BATCH_PID"
+	wait "$pid"
+	exec 6<&-
 	assert_equal "$(echo "$second" | jq -c '[.line, .exit]')" '[2,0]'
 }
 
