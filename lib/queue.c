@@ -186,12 +186,6 @@ queue_init(bakery_queue *q, int replicas, jv *out)
 	return q->ops->init(q, replicas, out);
 }
 
-int
-queue_fenced(bakery_queue *q, const char *sandbox, int64_t recorded_at)
-{
-	return recorded_at > 0 && recorded_at < queue_fence(q, sandbox);
-}
-
 int64_t
 queue_fence(bakery_queue *q, const char *sandbox)
 {

@@ -104,9 +104,6 @@ int queue_peek(bakery_queue *, const char *queue, size_t max, jv *out);
 int queue_wipe_sandbox(bakery_queue *, const char *sandbox, int64_t fence_ms);
 /* Creates or checks the queue's storage; replicas matters on NATS only. */
 int queue_init(bakery_queue *, int replicas, jv *out);
-/* Whether an event of sandbox recorded at recorded_at (ms) predates the
- * sandbox's last wipe, and so must be dropped. */
-int queue_fenced(bakery_queue *, const char *sandbox, int64_t recorded_at);
 /* The sandbox's fence (ms since the epoch), 0 when never wiped: one read
  * (on NATS a request to the server) for many events of one sandbox. */
 int64_t queue_fence(bakery_queue *, const char *sandbox);

@@ -81,7 +81,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0 && strcmp(items[i].sandbox, items[i - 1].sandbox) == 0)
 			continue;
-		if (fault_is_set(q->ctx, items[i].sandbox, "queue-refuses"))
+		if (fault_is_set(q->ctx, items[i].sandbox, FAULT_QUEUE_REFUSES))
 			return bakery_fail(EX_UNAVAILABLE,
 			    "queue refused the send: sandbox '%s' has the "
 			    "fault queue-refuses", items[i].sandbox);
