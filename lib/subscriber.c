@@ -436,6 +436,7 @@ apply_external(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
 	if (!answer_early(ctx, s, g, n, name,
 	    rt ? NULL : "not in the routes file"))
 		return;
+	bakery_crash_point("consume.before_open");
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
 	int64_t fence = rc ? 0 : fence_of(ctx, g[0]->sandbox);
@@ -481,6 +482,9 @@ apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n)
 	const object_kind *sub = subscriber_find(kind);
 	if (!answer_early(ctx, f, g, n, kind, sub ? NULL : "not a subscriber"))
 		return;
+	/* A wipe may come now, after the first look at the fence: the look
+	 * under the object's lock below is the one that counts. */
+	bakery_crash_point("consume.before_open");
 	bakery_object *o;
 	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
 	if (rc == EX_NOINPUT) {

@@ -45,6 +45,7 @@ declare -A PASSES=(
 	[order.after_commit]="1"
 	[pay.after_stripe]="1 2"
 	[relay.after_send]="1 2"
+	[consume.before_open]="1 5"
 	[consume.after_apply]="1 2 3 4 5 6 7 8 9"
 	[consume.before_ack]="1 2 3"
 	[dlq.after_store]="1 2"
@@ -189,6 +190,7 @@ s_consume.after_apply() {
 	kill_at bakery-consume --batch 1
 }
 s_consume.before_ack() { s_consume.after_apply; }
+s_consume.before_open() { s_consume.after_apply; }
 
 s_dlq.after_store() {
 	dead_letters

@@ -275,6 +275,58 @@ has_deleted() {
 	wait "$consumer"
 }
 
+# go_on PID: continues PID each time it stops at its BAKERY_STOP_AT point,
+# until it has ended.
+go_on() {
+	local state
+	for _ in $(seq 600); do
+		state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
+		case $state in
+		T) kill -CONT "$1" ;;
+		Z) return 0 ;;
+		esac
+		sleep 0.05
+	done
+	echo "process $1 did not end" >&2
+	return 1
+}
+
+@test "a wipe after a consumer's first look at the fence, before its objects open: nothing recorded before the wipe is applied" {
+	{
+		cat "$TOP/share/routes"
+		echo "OrderPlaced exec:$TOP/share/examples/dedupe-receiver name=archive"
+	} >"$BAKERY_HOME/routes"
+	export BAKERY_SUBSCRIBER_RECEIVER_DIR="$BATS_TEST_TMPDIR/receiver"
+	old=$(paid_order ada)
+	# A payment's events leased; the first group past the fence, before
+	# its object's open (the kitchen's, the order's or the external's).
+	BAKERY_STOP_AT=consume.before_open bakery-consume --batch 10 \
+		>"$BATS_TEST_TMPDIR/c.out" 2>"$BATS_TEST_TMPDIR/c.err" &
+	consumer=$!
+	workers=$consumer
+	stopped "$consumer"
+	run --separate-stderr timeout 20 env BAKERY_BUSY_TIMEOUT_MS=2000 \
+		bakery-wipe --all
+	assert_success
+	go_on "$consumer"
+	wait "$consumer"
+	# Every delivery was answered 205, dropped as wiped, by every
+	# subscriber: the look under each object's lock saw the new fence.
+	[ -s "$BATS_TEST_TMPDIR/c.out" ]
+	run jq -r '.status' "$BATS_TEST_TMPDIR/c.out"
+	refute_output --partial 200
+	assert_output --partial 205
+	run bakery-show --list
+	refute_output --partial "$old"
+	# An object the consumer opened after the wipe, if any, is empty.
+	for a in $(bakery-show --list | jq -r .); do
+		assert_equal "$(bakery-show "$a" | jq -c .seen)" "[]"
+	done
+	assert_applied_were_recorded
+	# The external subscriber was never called.
+	[ ! -e "$BATS_TEST_TMPDIR/receiver/calls.log" ]
+}
+
 # Every file of the home with its checksum, and every row of every
 # database: what a dry run must leave as it found. A -shm file is SQLite's
 # index of the WAL beside it, which any reader (the dump below) rewrites.
