@@ -235,12 +235,12 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (ftw->level == 0)
 		return FTW_CONTINUE;
 	/* A wipe's folder aside is removed by the wipe; a WAL, its index and
-	 * a journal are folded into VACUUM INTO's copy; .new- is a file
-	 * being made (wal.c). */
+	 * a journal are folded into VACUUM INTO's copy; .new- and .new.
+	 * are files being made (wal.c). */
 	if (strncmp(base, ".wipe-", 6) == 0)
 		return FTW_SKIP_SUBTREE;
 	if (bakery_ends_with(base, "-wal") || bakery_ends_with(base, "-shm") ||
-	    bakery_ends_with(base, "-journal") || strncmp(base, ".new-", 5) == 0)
+	    bakery_ends_with(base, "-journal") || strncmp(base, ".new", 4) == 0)
 		return FTW_CONTINUE;
 	const char *rel = path + strlen(c->ctx->home) + 1;
 	char *to = bakery_xasprintf("%s/%s", c->to, rel);

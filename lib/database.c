@@ -260,22 +260,32 @@ refuse_odd_file(const char *path)
 /* Makes path's file for db_open to create it: the home and folders
  * it lies in, and the file itself (made whole in WAL mode). *made is set
  * when this call made it. */
+/* The home and the folders a missing path lies in; *missing is set when
+ * path is missing. */
 static int
-create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    int *made)
+make_folders(bakery_ctx *ctx, const char *path, int *missing)
 {
 	size_t hl = strlen(ctx->home);
 	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
 	    ? home_make(ctx) : 0;
 	/* A file that is there is in its folder: no folder to make. */
-	int missing = !rc && access(path, F_OK) != 0;
+	*missing = !rc && access(path, F_OK) != 0;
 	char *dir = bakery_xstrdup(path);
 	char *slash = strrchr(dir, '/');
-	if (missing && slash && slash != dir) {
+	if (*missing && slash && slash != dir) {
 		*slash = '\0';
 		rc = home_mkdirs(dir);
 	}
 	free(dir);
+	return rc;
+}
+
+static int
+create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    int *made)
+{
+	int missing;
+	int rc = make_folders(ctx, path, &missing);
 	if (!rc && missing && strcmp(wal_journal_mode(), "wal") == 0)
 		rc = wal_make_file(path, schema, made);
 	if (rc)
@@ -395,6 +405,28 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	}
 	*out = db;
 	return 0;
+}
+
+int
+db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    wal_new **nf, sqlite3 **db)
+{
+	*nf = NULL;
+	*db = NULL;
+	int odd = refuse_odd_file(path);
+	if (odd)
+		return odd;
+	int missing = 0;
+	int rc = strcmp(wal_journal_mode(), "wal") == 0
+	    ? make_folders(ctx, path, &missing) : 0;
+	if (!rc && missing) {
+		rc = wal_new_begin(ctx, path, schema, nf, db);
+		if (!rc && *nf)
+			ctx->files_opened++;
+	}
+	if (rc || *nf)
+		return rc;
+	return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "schema.h"
 
 typedef struct bakery_ctx bakery_ctx;
+typedef struct wal_new wal_new;
 
 /* How db_open treats a file that is missing or has no schema yet. */
 enum db_open_mode {
@@ -42,6 +43,12 @@ enum db_open_mode {
  * before the first open. */
 int db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
     enum db_open_mode mode, sqlite3 **db);
+/* DB_OPEN_CREATE_BEGUN, but in WAL a missing file is made with its first
+ * transaction (wal_new_begin): *nf is then set, *db is a connection on
+ * its private copy with the transaction begun, and the caller settles it
+ * after its commit (wal_new_settle) or ends it (wal_new_end). */
+int db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    struct wal_new **nf, sqlite3 **db);
 /* Opens an existing file for reading only, for tools that look and must
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
  * mode is set, no schema is migrated, and the connection is query_only.

@@ -27,8 +27,9 @@ open_file(bakery_ctx *ctx, bakery_object *o, int create)
 		free(path);
 		return 0;
 	}
-	int rc = db_open(ctx, path, kind_schema(o->desc),
-	    create ? DB_OPEN_CREATE_BEGUN : DB_OPEN_EXISTING, &o->db);
+	int rc = create ? db_open_new(ctx, path, kind_schema(o->desc),
+	    &o->made, &o->db) : db_open(ctx, path, kind_schema(o->desc),
+	    DB_OPEN_EXISTING, &o->db);
 	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
 		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", o->address);
 	free(path);
@@ -75,6 +76,14 @@ object_close(bakery_object *o)
 {
 	if (!o)
 		return;
+	if (o->made) {
+		/* Never committed: its private copy goes, nothing was at
+		 * its path. */
+		db_stmts_free(&o->stmts);
+		sqlite3_close(o->db);
+		o->db = NULL;
+		wal_new_end(o->made);
+	}
 	if (o->db && o->ctx->kept && !o->unborn) {
 		/* Kept for the next open, outside any transaction; the
 		 * sandbox's lock is given back below all the same, so an
@@ -184,12 +193,13 @@ object_rollback(bakery_object *o)
 	 * schema is still unborn: object_close leaves it to
 	 * wal_drop_unborn, which removes one made whole in WAL (nothing
 	 * in its -wal) and keeps one given its schema here. */
-	if (o->schema_pending && !sqlite3_get_autocommit(o->db) &&
+	if (o->schema_pending && o->db && !sqlite3_get_autocommit(o->db) &&
 	    (db_exec(o->db, "ROLLBACK TO schema") || db_commit(o->db)))
 		bakery_log(LOG_WARN, "schema_error", "object", o->address,
 		    "error", bakery_error(), (char *)NULL);
 	o->schema_pending = 0;
-	db_rollback(o->db);
+	if (o->db)
+		db_rollback(o->db);
 	o->dirty = 0;
 	o->recorded = 0;
 }
@@ -490,6 +500,24 @@ object_arm(bakery_object *o)
 	return rc;
 }
 
+/* A new file's first commit, made in its private copy, is given its path;
+ * the object goes on with the file there. */
+static int
+settle(bakery_object *o)
+{
+	db_stmts_free(&o->stmts);
+	int rc = wal_new_settle(o->made, &o->db);
+	wal_new_end(o->made);
+	o->made = NULL;
+	if (rc)
+		return rc;
+	char *path = home_object_path(o->ctx, o->sandbox, o->address);
+	rc = db_open(o->ctx, path, kind_schema(o->desc), DB_OPEN_EXISTING,
+	    &o->db);
+	free(path);
+	return rc;
+}
+
 int
 object_commit(bakery_object *o)
 {
@@ -510,6 +538,8 @@ object_commit(bakery_object *o)
 		rc = arm_if_needed(o);
 	if (!rc)
 		rc = db_commit(o->db);
+	if (!rc && o->made)
+		rc = settle(o);
 	if (rc)
 		object_rollback(o);
 	else

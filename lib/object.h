@@ -59,6 +59,9 @@ typedef struct bakery_object {
 	 * the schema. A rollback keeps the schema and drops the change. */
 	int schema_pending;
 	int unborn; /* a file this open made, its schema not committed yet */
+	/* In WAL, a file this open makes: nothing is at its path until its
+	 * first commit settles it there (wal.h, wal_new). */
+	struct wal_new *made;
 	/* The sandbox's lock, held shared while the object is open, so that
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (home_lock_sandbox). */

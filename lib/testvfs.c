@@ -31,9 +31,11 @@
  * Folders: as SQLite's unix VFS does, the first sync of a journal or WAL
  * opened with SQLITE_OPEN_CREATE syncs its folder, and so does xDelete with
  * dirSync; bakery creates its object files itself (db_open), and says so
- * with testvfs_created(). Not modelled: folders made by mkdir, renames,
- * links and unlinks (a removal is never undone), and files bakery writes
- * outside SQLite.
+ * with testvfs_created(), and syncs a file or folder of its own with
+ * testvfs_synced() (a sync point as SQLite's are). A rename is modelled as
+ * the new name created (testvfs_created) once what it names was synced.
+ * Not modelled: folders made by mkdir, links and unlinks (a removal is
+ * never undone), and what bakery writes outside SQLite before its sync.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "testvfs.h"
@@ -356,6 +358,23 @@ testvfs_created(const char *path)
 {
 	if (pc_on)
 		pc_find(path)->created = 1;
+}
+
+void
+testvfs_synced(const char *path, int folder)
+{
+	if (!pc_on)
+		return;
+	pc_syncs++;
+	pc_note("sync", pc_syncs, path);
+	if (pc_syncs == pc_at)
+		pc_cut();
+	if (pc_skip && strstr(path, pc_skip))
+		return;
+	if (folder)
+		pc_dir_synced(pc_find(path)->path);
+	else
+		pc_forget(pc_find(path));
 }
 
 void

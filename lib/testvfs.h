@@ -19,6 +19,11 @@ void testvfs_register(void);
  * unless its folder was synced since. Nothing unless a cut is armed. */
 void testvfs_created(const char *path);
 
+/* bakery syncs a file it wrote outside SQLite (folder: path's folder):
+ * the power may go first, as at any sync; then what was written to it
+ * (or made in the folder) is durable. Nothing unless a cut is armed. */
+void testvfs_synced(const char *path, int folder);
+
 /* Cuts the power now (a crash point named by BAKERY_POWERCUT_AT); returns
  * only when no cut is armed. */
 void testvfs_cut_now(void);

@@ -7,6 +7,7 @@
 #include "ctx.h"
 #include "database.h"
 #include "util.h"
+#include "testvfs.h"
 #include "walvfs.h"
 
 #include <errno.h>
@@ -126,47 +127,53 @@ wal_image(const schema_def *schema, const unsigned char **image,
 	return 0;
 }
 
-int
-wal_make_file(const char *path, const schema_def *schema, int *made)
+/* Writes size bytes of image to fd (of path): 0 or a failure. */
+static int
+write_image(int fd, const char *path, const unsigned char *image,
+    sqlite3_int64 size)
 {
-	const unsigned char *image;
-	sqlite3_int64 size;
-	int rc = wal_image(schema, &image, &size);
-	if (rc)
-		return rc;
+	for (sqlite3_int64 left = size; left > 0;) {
+		ssize_t n = write(fd, image, (size_t)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return make_fail("write", path, n < 0 ? errno : ENOSPC);
+		image += n, left -= n;
+	}
+	return 0;
+}
+
+/* Syncs fd, of path (its folder when folder is set), as the power-cut VFS
+ * counts it: a sync where the power may go. */
+static int
+sync_counted(int fd, const char *path, int folder)
+{
+	testvfs_synced(path, folder);
+	return fsync(fd) == 0 ? 0 : make_fail("sync", path, errno);
+}
+
+/* Gives tmp, synced, path's name beside a new empty -wal, under the
+ * folder's flock every maker takes, and syncs the folder once for both.
+ * 1 when path is there already (another maker's, tmp left as it is);
+ * *named is set once tmp has the name, whatever fails after. */
+static int
+name_new_file(const char *tmp, const char *path, int *named)
+{
+	*named = 0;
 	char *dir = bakery_xstrdup(path);
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	char *tmp = bakery_xasprintf("%s/.new-XXXXXX", slash ? dir : ".");
 	char *wal = bakery_xasprintf("%s-wal", path);
 	char *shm = bakery_xasprintf("%s-shm", path);
-	int fd = mkstemp(tmp); /* 0600 */
-	if (fd < 0) {
-		rc = make_fail("create", tmp, errno);
-	} else {
-		const unsigned char *p = image;
-		for (sqlite3_int64 left = size; !rc && left > 0;) {
-			ssize_t n = write(fd, p, (size_t)left);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				rc = make_fail("write", tmp, n < 0 ? errno : ENOSPC);
-			else
-				p += n, left -= n;
-		}
-		if (!rc && fsync(fd) != 0)
-			rc = make_fail("sync", tmp, errno);
-		close(fd);
-	}
-	int dfd = rc ? -1 : open(slash ? dir : ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC);
-	if (!rc && dfd < 0)
-		rc = make_fail("open", dir, errno);
+	int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = dfd < 0 ? make_fail("open", dir, errno) : 0;
 	while (!rc && flock(dfd, LOCK_EX) != 0)
 		if (errno != EINTR)
 			rc = make_fail("lock", dir, errno);
-	if (!rc && access(path, F_OK) != 0) {
+	if (!rc && access(path, F_OK) == 0)
+		rc = 1;
+	if (!rc) {
 		unlink(wal);
 		unlink(shm);
 		int wfd = open(wal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -175,25 +182,220 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
 			rc = make_fail("create", wal, errno);
 		else
 			close(wfd);
-		if (!rc && rename(tmp, path) != 0)
-			rc = make_fail("create", path, errno);
-		if (!rc && fsync(dfd) != 0)
-			rc = make_fail("sync", dir, errno);
-		if (!rc)
-			walvfs_made(path);
-		if (rc)
-			unlink(wal);
-		*made = !rc;
 	}
-	if (fd >= 0)
-		unlink(tmp); /* another maker won, or this one failed */
+	if (!rc) {
+		testvfs_created(wal);
+		if (rename(tmp, path) != 0) {
+			rc = make_fail("create", path, errno);
+			unlink(wal);
+		} else {
+			testvfs_created(path);
+			*named = 1;
+		}
+	}
+	if (!rc)
+		rc = sync_counted(dfd, path, 1);
+	if (!rc)
+		walvfs_made(path);
 	if (dfd >= 0)
 		close(dfd); /* and its flock */
 	free(dir);
-	free(tmp);
 	free(wal);
 	free(shm);
 	return rc;
+}
+
+int
+wal_make_file(const char *path, const schema_def *schema, int *made)
+{
+	const unsigned char *image;
+	sqlite3_int64 size;
+	int rc = wal_image(schema, &image, &size);
+	if (rc)
+		return rc;
+	const char *slash = strrchr(path, '/');
+	char *tmp = bakery_xasprintf("%.*s/.new-XXXXXX",
+	    slash ? (int)(slash - path) : 1, slash ? path : ".");
+	int fd = mkstemp(tmp); /* 0600 */
+	if (fd < 0)
+		rc = make_fail("create", tmp, errno);
+	if (!rc)
+		rc = write_image(fd, tmp, image, size);
+	if (!rc)
+		rc = sync_counted(fd, tmp, 0);
+	if (fd >= 0)
+		close(fd);
+	int named = 0;
+	if (!rc)
+		rc = name_new_file(tmp, path, &named);
+	*made = named;
+	if (fd >= 0 && !named)
+		unlink(tmp); /* another maker won, or this one failed */
+	free(tmp);
+	return rc == 1 ? 0 : rc;
+}
+
+/*
+ * A new file and its first transaction. An object's file (order/ID at a
+ * place, billing/ID at a pay, a customer's files at their first event) is
+ * born with the change that makes it: its image is copied to a private
+ * file beside it, .new.NAME, as a file in a rollback journal (the header's
+ * two mode bytes 1), and the first transaction runs there with no journal
+ * on disk (journal_mode=MEMORY: a rollback or a savepoint still works) and
+ * no sync (synchronous=OFF: nobody else can read it, and a copy half
+ * written is no object). At its commit the copy gets WAL's two bytes and
+ * one sync, then, under the folder's flock every maker takes, an empty
+ * -wal and the copy's rename into place, and one sync of the folder for
+ * both names. A command so pays 2 syncs for the file it makes and the
+ * change in it, where the file made whole first (wal_make_file) and then
+ * changed paid 3: the image's, the folder's, and the commit's in the
+ * -wal. A file that never had a change committed is never seen.
+ *
+ * .new.NAME is also the lock of the making: every maker opens it and takes
+ * its flock, then checks that the file it locked still has that name (one
+ * that settled renamed it into place; one that gave up removed it), and
+ * then whether path exists (made meanwhile: the maker leaves its lock file
+ * removed and opens path as any opener). A maker killed midway leaves a
+ * .new.NAME that the next maker truncates and writes again; the daily
+ * wipe takes it with its folder.
+ */
+struct wal_new {
+	int fd; /* .new.NAME, flock'd */
+	int settled;
+	char *tmp, *path;
+};
+
+static void
+new_free(wal_new *nf)
+{
+	if (nf->fd >= 0)
+		close(nf->fd);
+	free(nf->tmp);
+	free(nf->path);
+	free(nf);
+}
+
+/* The flock of .new.NAME, that file still of that name: 0, 1 when it went
+ * (opened once more), or a failure. */
+static int
+new_lock(bakery_ctx *ctx, wal_new *nf)
+{
+	nf->fd = open(nf->tmp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (nf->fd < 0)
+		return make_fail("create", nf->tmp, errno);
+	for (int tries = 1; flock(nf->fd, LOCK_EX | LOCK_NB) != 0; tries++) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return make_fail("lock", nf->tmp, errno);
+		if (!db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
+			return bakery_fail(EX_TEMPFAIL, "'%s' is being made by "
+			    "another process", nf->path);
+	}
+	struct stat a, b;
+	if (fstat(nf->fd, &a) == 0 && stat(nf->tmp, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 0;
+	close(nf->fd);
+	nf->fd = -1;
+	return 1;
+}
+
+/* The copy of the image, in a rollback journal, and its connection. */
+static int
+new_copy(wal_new *nf, const schema_def *schema, sqlite3 **db)
+{
+	const unsigned char *image;
+	sqlite3_int64 size;
+	int rc = wal_image(schema, &image, &size);
+	if (rc)
+		return rc;
+	if (ftruncate(nf->fd, 0) != 0)
+		return make_fail("write", nf->tmp, errno);
+	if ((rc = write_image(nf->fd, nf->tmp, image, size)))
+		return rc;
+	if (pwrite(nf->fd, "\1\1", 2, 18) != 2)
+		return make_fail("write", nf->tmp, errno);
+	rc = sqlite3_open_v2(nf->tmp, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(*db, "PRAGMA journal_mode=MEMORY;"
+		    "PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON;"
+		    "PRAGMA trusted_schema=OFF; BEGIN IMMEDIATE", NULL, NULL,
+		    NULL);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot make '%s'", nf->path);
+		rc = db_fail(*db, rc, what);
+		free(what);
+	}
+	return rc;
+}
+
+int
+wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    wal_new **out, sqlite3 **db)
+{
+	*out = NULL;
+	*db = NULL;
+	wal_new *nf = bakery_xmalloc(sizeof *nf);
+	memset(nf, 0, sizeof *nf);
+	nf->fd = -1;
+	nf->path = bakery_xstrdup(path);
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t bl = strlen(base);
+	if (bl > 3 && strcmp(base + bl - 3, ".db") == 0)
+		bl -= 3;
+	nf->tmp = bakery_xasprintf("%.*s.new.%.*s", (int)(base - path), path,
+	    (int)bl, base);
+	walvfs_register();
+	int rc;
+	while ((rc = new_lock(ctx, nf)) == 1)
+		;
+	if (!rc && access(path, F_OK) == 0) {
+		unlink(nf->tmp); /* made meanwhile: opened as any file */
+		new_free(nf);
+		return 0;
+	}
+	if (!rc)
+		rc = new_copy(nf, schema, db);
+	if (rc) {
+		sqlite3_close(*db);
+		*db = NULL;
+		wal_new_end(nf);
+		return rc;
+	}
+	*out = nf;
+	return 0;
+}
+
+int
+wal_new_settle(wal_new *nf, sqlite3 **db)
+{
+	sqlite3_close(*db);
+	*db = NULL;
+	int rc = pwrite(nf->fd, "\2\2", 2, 18) == 2 ? 0
+	    : make_fail("write", nf->tmp, errno);
+	if (!rc)
+		rc = sync_counted(nf->fd, nf->tmp, 0);
+	if (!rc)
+		rc = name_new_file(nf->tmp, nf->path, &nf->settled);
+	/* Its maker alone makes path: another program made it. */
+	if (rc == 1)
+		rc = bakery_fail(EX_TEMPFAIL, "'%s' was made by another "
+		    "program meanwhile", nf->path);
+	return rc;
+}
+
+void
+wal_new_end(wal_new *nf)
+{
+	if (!nf)
+		return;
+	/* Removed under its flock: a waiter that locked it next finds it
+	 * gone and opens the name again. */
+	if (!nf->settled && nf->fd >= 0)
+		unlink(nf->tmp);
+	new_free(nf);
 }
 
 /*

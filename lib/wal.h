@@ -31,6 +31,24 @@ const char *wal_journal_mode(void);
  * when another maker won). */
 int wal_make_file(const char *path, const schema_def *schema,
     int *made);
+/* A new object file made whole with its first transaction (wal.c, "A
+ * new file and its first transaction"). */
+typedef struct wal_new wal_new;
+/* Takes the making of path: its folder must exist. *nf is NULL when path
+ * exists (made meanwhile): open it as usual. Else *db is a connection on
+ * a private copy of schema's image beside path, a transaction begun in
+ * it, and nothing is at path until wal_new_settle. Another maker of path
+ * waits (up to ctx's busy timeout, then EX_TEMPFAIL) until this one has
+ * settled or ended. */
+int wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    wal_new **nf, sqlite3 **db);
+/* After a commit on *db: closes *db (its statements finalized first) and
+ * gives the copy, synced, path's name beside an empty -wal, the folder
+ * synced once for both. Then path holds the committed transaction. */
+int wal_new_settle(wal_new *nf, sqlite3 **db);
+/* Ends the making (settled or given up): a copy not settled is removed
+ * and the making let go. */
+void wal_new_end(wal_new *nf);
 /* A connection that may write: its -wal and -shm kept, no checkpoint on
  * close, a checkpoint by policy after a commit that leaves the WAL long. */
 void wal_keep(bakery_ctx *ctx, sqlite3 *db);

@@ -204,11 +204,21 @@ consumed_order() {
 	[[ "$stderr" == *"usage: bakery-show"* ]]
 }
 
-@test "a kitchen board that has refused every event still shows cards and tickets arrays" {
+@test "a kitchen board that has refused every event was never made: show exits 66" {
 	bakery-fault set refuses:kitchen
 	place ada >/dev/null
 	bakery-consume >/dev/null
 	run --separate-stderr bakery-show kitchen/board
+	assert_failure 66
+	run bakery-show --list
+	refute_output --partial kitchen/
+}
+
+@test "a kitchen board with no card left shows cards and tickets arrays" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "DELETE FROM cards; DELETE FROM tickets"
+	run --separate-stderr bakery-show kitchen/board
 	assert_success
-	assert_equal "$(jq -c '[(.state.cards | type), (.state.tickets | type)]' <<<"$output")" '["array","array"]'
+	assert_equal "$(jq -c '[.state.cards, .state.tickets]' <<<"$output")" '[[],[]]'
 }

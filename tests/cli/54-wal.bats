@@ -59,10 +59,12 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 	f="$BAKERY_HOME/sandboxes/default/order/$id.db"
 	[ -s "$f-wal" ]
 	[ -e "$f-shm" ]
-	# The commits are in the WAL, not copied into the file yet: the file
-	# is as it was made (its schema), the order in the WAL.
-	run sqlite3 "file:$f?immutable=1" "SELECT count(*) FROM events"
-	assert_output 0
+	# The file was made with the order's first commit in it; the commit
+	# after it (the event marked relayed) is in the WAL, not copied into
+	# the file yet.
+	run sqlite3 "file:$f?immutable=1" "SELECT count(*) FROM events WHERE relayed_at IS NULL"
+	assert_output 1
+	assert_equal "$(bakery-show "order/$id" | jq '.outbox | length')" 0
 	ev=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
 	before=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
 	bakery-status >/dev/null
@@ -96,6 +98,69 @@ size() { stat -c %s "$1" 2>/dev/null || echo 0; }
 	# Bytes 18 and 19 say WAL (2) from the start.
 	[ "$(od -An -tu1 -j18 -N2 "$f" | tr -s ' ')" = " 2 2" ]
 	[ -e "$f-wal" ]
-	run find "$BAKERY_HOME" -name '.new-*'
+	run find "$BAKERY_HOME" -name '.new*'
 	assert_output ""
+}
+
+# The making of billing/$1: its private copy and lock, .new.ORDER.
+making() {
+	mkdir -p "$BAKERY_HOME/sandboxes/default/billing"
+	echo "$BAKERY_HOME/sandboxes/default/billing/.new.$1"
+}
+
+# hold_making ID SCRIPT: another maker of billing/ID: holds its lock while
+# SCRIPT runs, in the background ($holder); returns once it holds it.
+hold_making() {
+	local copy
+	copy=$(making "$1")
+	flock -o "$copy" -c "$2" &
+	holder=$!
+	wait_for 10 bash -c "! flock -n '$copy' true"
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a new object being made by another process: a maker waits for it, and past the busy timeout exits 75 with nothing made" {
+	wal_only
+	id=$(place ada)
+	hold_making "$id" "sleep 30"
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 bakery-order pay "$id"
+	kill "$holder"
+	wait "$holder" || true
+	assert_failure 75
+	assert_equal "$stderr" "bakery-order: error: billing answered 503: '$BAKERY_HOME/sandboxes/default/billing/$id.db' is being made by another process"
+	[ ! -e "$BAKERY_HOME/sandboxes/default/billing/$id.db" ]
+	# Let go, the same command pays.
+	run bakery-order pay "$id"
+	assert_success
+	assert_equal "$(jq -r .status <<<"$output")" succeeded
+	run find "$BAKERY_HOME" -name '.new*'
+	assert_output ""
+}
+
+@test "a maker that waited while the one before it gave up and removed its copy makes the object from a copy of its own" {
+	wal_only
+	id=$(place ada)
+	# The one before: holds the copy's lock, then removes the copy and
+	# lets go, as a maker whose first transaction was rolled back does.
+	hold_making "$id" "sleep 1; rm '$(making "$id")'"
+	run --separate-stderr bakery-order pay "$id"
+	wait "$holder"
+	assert_success
+	assert_equal "$(jq -r .status <<<"$output")" succeeded
+	[ -s "$BAKERY_HOME/sandboxes/default/billing/$id.db" ]
+	run find "$BAKERY_HOME" -name '.new*'
+	assert_output ""
+}
+
+@test "a copy left by a maker killed midway is written again by the next maker" {
+	wal_only
+	id=$(place ada)
+	copy=$(making "$id")
+	head -c 5000 /dev/urandom >"$copy"
+	run bakery-order pay "$id"
+	assert_success
+	assert_equal "$(jq -r .status <<<"$output")" succeeded
+	run sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "PRAGMA integrity_check"
+	assert_output ok
+	[ ! -e "$copy" ]
 }

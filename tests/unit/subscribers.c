@@ -12,6 +12,7 @@
 #include "../../lib/queue.h"
 #include "../../lib/subscriber.h"
 #include "../../lib/util.h"
+#include "../../lib/wal.h"
 
 #define DAY "2027-01-15"
 
@@ -345,15 +346,20 @@ main(void)
 	is_int(len_at(kitchen, "seen"), seen_before, "  nothing added to seen");
 	is_int(len_at(kitchen, "state.tickets"), 1, "  no ticket");
 	{
-		/* On a fresh board: the file is created with its schema, which
-		 * the 409's rollback keeps (docs/design.md), but seen stays
-		 * empty. */
+		/* On a fresh board: in WAL the file is made with its first
+		 * commit, so the 409's rollback leaves none; in a rollback
+		 * journal it is created with its schema, which the rollback
+		 * keeps (docs/design.md), but seen stays empty. */
 		jv paid9 = envelope_new("fresh", "order/ord_9", "OrderPaid",
 		    data("ord_9", NULL));
 		is_int(apply(kitchen, paid9, &r), 409, "kitchen: fresh board 409");
 		bakery_object *o = NULL;
 		jv s;
-		if (is_int(object_open(&ctx, "fresh", kitchen, 0, &o), 0,
+		int wal = strcmp(wal_journal_mode(), "wal") == 0;
+		if (wal)
+			is_int(object_open(&ctx, "fresh", kitchen, 0, &o),
+			    EX_NOINPUT, "  no board was made");
+		else if (is_int(object_open(&ctx, "fresh", kitchen, 0, &o), 0,
 			"  the board exists, its schema kept") &&
 		    is_int(object_show(o, &s), 0, "  and shows")) {
 			jv seen = jv_object_get(s, jv_string("seen"));
