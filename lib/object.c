@@ -117,7 +117,12 @@ object_close(bakery_object *o)
 int
 object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 {
-	int rc = db_prepare(o->db, &o->stmts, sql, st);
+	int rc = object_connect(o);
+	if (rc) {
+		*st = NULL;
+		return rc;
+	}
+	rc = db_prepare(o->db, &o->stmts, sql, st);
 	if (rc == SQLITE_OK)
 		return 0;
 	char *what = bakery_xasprintf("cannot use '%s'", o->address);
@@ -175,7 +180,9 @@ int
 object_begin(bakery_object *o)
 {
 	/* A new file's schema transaction is this one already. */
-	int rc = o->schema_pending ? 0 : db_begin(o->db);
+	int rc = o->schema_pending ? 0 : object_connect(o);
+	if (!rc && !o->schema_pending)
+		rc = db_begin(o->db);
 	if (rc)
 		return rc;
 	o->dirty = 0;
@@ -491,7 +498,10 @@ object_alarm_set(bakery_object *o, const object_alarm *a)
 int
 object_arm(bakery_object *o)
 {
-	int rc = db_begin(o->db);
+	int rc = object_connect(o);
+	if (rc)
+		return rc;
+	rc = db_begin(o->db);
 	if (!rc)
 		rc = arm_if_needed(o);
 	if (!rc)
@@ -501,7 +511,8 @@ object_arm(bakery_object *o)
 }
 
 /* A new file's first commit, made in its private copy, is given its path;
- * the object goes on with the file there. */
+ * the object goes on with the file there, opened when next used
+ * (object_connect): a subscriber's new file is most often used no more. */
 static int
 settle(bakery_object *o)
 {
@@ -509,12 +520,20 @@ settle(bakery_object *o)
 	int rc = wal_new_settle(o->made, &o->db);
 	wal_new_end(o->made);
 	o->made = NULL;
-	if (rc)
-		return rc;
+	o->reconnect = !rc;
+	return rc;
+}
+
+int
+object_connect(bakery_object *o)
+{
+	if (o->db || !o->reconnect)
+		return 0;
 	char *path = home_object_path(o->ctx, o->sandbox, o->address);
-	rc = db_open(o->ctx, path, kind_schema(o->desc), DB_OPEN_EXISTING,
+	int rc = db_open(o->ctx, path, kind_schema(o->desc), DB_OPEN_EXISTING,
 	    &o->db);
 	free(path);
+	o->reconnect = rc != 0;
 	return rc;
 }
 

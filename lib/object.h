@@ -62,6 +62,7 @@ typedef struct bakery_object {
 	/* In WAL, a file this open makes: nothing is at its path until its
 	 * first commit settles it there (wal.h, wal_new). */
 	struct wal_new *made;
+	int reconnect; /* made and settled: db opened again when next used */
 	/* The sandbox's lock, held shared while the object is open, so that
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (home_lock_sandbox). */
@@ -76,6 +77,9 @@ typedef struct bakery_object {
 int object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
     int create, bakery_object **o);
 void object_close(bakery_object *o);
+/* Opens the object's file again after its first commit made it (the
+ * connection of its private copy is closed then); 0 when open already. */
+int object_connect(bakery_object *o);
 
 int object_begin(bakery_object *o);
 int object_commit(bakery_object *o);

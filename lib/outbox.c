@@ -13,9 +13,14 @@
 int
 outbox_count(bakery_object *o)
 {
-	sqlite3_stmt *st;
+	/* A file its first commit just made holds in its outbox what that
+	 * commit recorded: no need to open it again to count. */
+	if (!o->db && o->reconnect)
+		return o->recorded;
+	sqlite3_stmt *st = NULL;
 	int n = 0;
-	if (db_prepare(o->db, &o->stmts, "SELECT count(*) FROM events"
+	if (object_connect(o) == 0 && db_prepare(o->db, &o->stmts,
+		"SELECT count(*) FROM events"
 		" WHERE relayed_at IS NULL", &st) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int(st, 0);
@@ -47,7 +52,10 @@ static int
 batch_read(bakery_object *o, batch *b)
 {
 	sqlite3_stmt *st;
-	int rc = db_prepare(o->db, &o->stmts,
+	int rc = object_connect(o);
+	if (rc)
+		return rc;
+	rc = db_prepare(o->db, &o->stmts,
 	    "SELECT seq, id, envelope, recorded_at FROM events"
 	    " WHERE relayed_at IS NULL ORDER BY seq LIMIT ?", &st);
 	if (rc != SQLITE_OK)

@@ -176,18 +176,24 @@ name_new_file(const char *tmp, const char *path, int *named)
 	if (!rc) {
 		unlink(wal);
 		unlink(shm);
-		int wfd = open(wal, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-		if (wfd < 0)
-			rc = make_fail("create", wal, errno);
-		else
-			close(wfd);
+		/* The -shm too: a reader that comes before any writer
+		 * opens it read-only and writes nothing (db_open_readonly). */
+		for (int i = 0; !rc && i < 2; i++) {
+			const char *f = i ? shm : wal;
+			int wfd = open(f, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (wfd < 0)
+				rc = make_fail("create", f, errno);
+			else
+				close(wfd);
+		}
 	}
 	if (!rc) {
 		testvfs_created(wal);
 		if (rename(tmp, path) != 0) {
 			rc = make_fail("create", path, errno);
 			unlink(wal);
+			unlink(shm);
 		} else {
 			testvfs_created(path);
 			*named = 1;

@@ -48,7 +48,7 @@ static struct queue_ops spy_ops;
 static long long
 count(bakery_object *o, const char *sql)
 {
-	return sql_int(o->db, sql);
+	return sql_int(OBJECT_DB(o), sql);
 }
 
 /* Rows of the queue file, through a connection of its own. */
@@ -219,7 +219,7 @@ main(void)
 	is_int(count(o, "SELECT count(*) FROM events"), events,
 	    "a rollback leaves no event");
 	is_int(outbox_count(o), 0, "  and no outbox row");
-	is_str(sql_text(o->db, "SELECT json_extract(json, '$.status')"
+	is_str(sql_text(OBJECT_DB(o), "SELECT json_extract(json, '$.status')"
 		" FROM state", buf, sizeof buf), "placed", "  and the old state");
 	ok(count(o, "SELECT count(*) FROM alarm WHERE fire_at IS NULL") == 1,
 	    "  and no armed alarm");
@@ -293,7 +293,7 @@ main(void)
 	is_int(object_commit(o), 0, "commit them in one transaction");
 	is_int(outbox_count(o), 250, "250 outbox rows");
 	char first_id[64];
-	sql_text(o->db, "SELECT event_id FROM outbox ORDER BY seq LIMIT 1",
+	sql_text(OBJECT_DB(o), "SELECT event_id FROM outbox ORDER BY seq LIMIT 1",
 	    first_id, sizeof first_id);
 	n_batches = 0;
 	is_int(outbox_send(o, &sent), 0, "outbox_send");

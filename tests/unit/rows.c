@@ -73,7 +73,7 @@ apply_counting(bakery_object *o, jv env, int *pages)
 	char why[200];
 	if (object_begin(o))
 		return -1;
-	sqlite3_db_status(o->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &high, 1);
+	sqlite3_db_status(OBJECT_DB(o), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &high, 1);
 	int status = subscriber_find("kitchen")->apply(o, env, envelope_str(env, "type"),
 	    why, sizeof why);
 	if (status != 200 || object_mark_seen(o, envelope_str(env, "id"),
@@ -81,7 +81,7 @@ apply_counting(bakery_object *o, jv env, int *pages)
 		object_rollback(o);
 		return status == 200 ? -1 : status;
 	}
-	sqlite3_db_status(o->db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &high, 0);
+	sqlite3_db_status(OBJECT_DB(o), SQLITE_DBSTATUS_CACHE_WRITE, &cur, &high, 0);
 	*pages = cur;
 	return status;
 }
@@ -110,11 +110,11 @@ main(void)
 		jv_free(env);
 	}
 	is_int(applied, CARDS, "%d OrderPlaced applied", CARDS);
-	is_int(sql_int(o->db, "SELECT count(*) FROM cards"), CARDS,
+	is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM cards"), CARDS,
 	    "  a card row each");
-	is_int(sql_int(o->db, "SELECT count(*) FROM seen"), CARDS,
+	is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM seen"), CARDS,
 	    "  an id in seen each");
-	is_int(sql_int(o->db, "SELECT count(*) FROM state"), 0,
+	is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM state"), 0,
 	    "  and no state document written");
 	long first = 0, last = 0;
 	for (int i = 0; i < 100; i++) {
@@ -132,29 +132,29 @@ main(void)
 		jv paid = event("OrderPaid", "ord_0500", "cus_1", 450);
 		int p = 0;
 		is_int(apply_counting(o, paid, &p), 200, "OrderPaid ord_0500 200");
-		is_int(sql_int(o->db, "SELECT count(*) FROM cards"
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM cards"
 			" WHERE status = 'confirmed'"), 1, "  one card confirmed");
-		is_int(sql_int(o->db, "SELECT count(*) FROM cards WHERE status ="
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM cards WHERE status ="
 			" 'confirmed' AND order_id = 'ord_0500'"), 1,
 		    "  its card");
-		is_int(sql_int(o->db, "SELECT count(*) FROM tickets"), 1,
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM tickets"), 1,
 		    "  one ticket");
 		jv_free(paid);
 		jv placed = event("OrderPlaced", "ord_0500", "cus_1", 450);
 		is_int(apply_counting(o, placed, &p), 200,
 		    "OrderPlaced again (a new id) for the confirmed card 200");
-		is_int(sql_int(o->db, "SELECT count(*) FROM cards"), CARDS,
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM cards"), CARDS,
 		    "  no second card");
-		is_int(sql_int(o->db, "SELECT count(*) FROM cards WHERE status ="
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM cards WHERE status ="
 			" 'confirmed' AND order_id = 'ord_0500'"), 1,
 		    "  and it stays confirmed");
 		jv_free(placed);
 		jv nocard = event("OrderPaid", "ord_x", "cus_1", 450);
 		is_int(apply_counting(o, nocard, &p), 409,
 		    "OrderPaid without a card 409");
-		is_int(sql_int(o->db, "SELECT count(*) FROM seen"), CARDS + 2,
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM seen"), CARDS + 2,
 		    "  nothing seen");
-		is_int(sql_int(o->db, "SELECT count(*) FROM tickets"), 1,
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM tickets"), 1,
 		    "  no ticket");
 		jv_free(nocard);
 	}
@@ -218,9 +218,9 @@ main(void)
 	    "state.customers as it always was, in the order they came");
 	jv_free(c);
 	is_int(object_open(&ctx, NULL, crm, 0, &o), 0, "open crm/customers");
-	is_int(sql_int(o->db, "SELECT count(*) FROM crm_customers"), 3,
+	is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM crm_customers"), 3,
 	    "  three customer rows");
-	is_int(sql_int(o->db, "SELECT count(*) FROM state"), 0,
+	is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM state"), 0,
 	    "  and no state document");
 	object_close(o);
 

@@ -17,10 +17,10 @@ commit_state(bakery_object *o, const char *json)
 	if (object_begin(o))
 		return -1;
 	object_set_state(o, jv_parse(json));
-	int before = sqlite3_total_changes(o->db);
+	int before = sqlite3_total_changes(OBJECT_DB(o));
 	if (object_commit(o))
 		return -1;
-	return sqlite3_total_changes(o->db) - before;
+	return sqlite3_total_changes(OBJECT_DB(o)) - before;
 }
 
 static char stored[256];
@@ -29,7 +29,7 @@ stored_state(bakery_object *o)
 {
 	sqlite3_stmt *st;
 	stored[0] = '\0';
-	if (sqlite3_prepare_v2(o->db, "SELECT json FROM state", -1, &st,
+	if (sqlite3_prepare_v2(OBJECT_DB(o), "SELECT json FROM state", -1, &st,
 		NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		snprintf(stored, sizeof stored, "%s",
 		    (const char *)sqlite3_column_text(st, 0));

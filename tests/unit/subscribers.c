@@ -128,7 +128,7 @@ exec_at(const char *address, const char *sql)
 {
 	bakery_object *o;
 	int rc = object_open(&ctx, NULL, address, 1, &o);
-	if (!rc && sqlite3_exec(o->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+	if (!rc && sqlite3_exec(OBJECT_DB(o), sql, NULL, NULL, NULL) != SQLITE_OK)
 		rc = 1;
 	if (rc)
 		printf("# cannot run '%s' at %s\n", sql, address);
@@ -364,7 +364,7 @@ main(void)
 		    is_int(object_show(o, &s), 0, "  and shows")) {
 			jv seen = jv_object_get(s, jv_string("seen"));
 			is_int(jv_array_length(seen), 0, "  seen is empty");
-			is_int(sql_int(o->db, "SELECT count(*) FROM tickets"), 0,
+			is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM tickets"), 0,
 			    "  no ticket");
 		}
 		object_close(o);
@@ -565,7 +565,7 @@ main(void)
 		is_int(apply("order/ord_7", pay2, &r), 200,
 		    "order: a second payment event for a paid order 200");
 		object_open(&ctx, NULL, "order/ord_7", 0, &o);
-		is_int(sql_int(o->db, "SELECT count(*) FROM events"), 1,
+		is_int(sql_int(OBJECT_DB(o), "SELECT count(*) FROM events"), 1,
 		    "  records no second OrderPaid");
 		object_close(o);
 		jv_free(pay2);
