@@ -51,15 +51,18 @@
 static sqlite3_vfs wal_vfs;
 static int below_size; /* the VFS below's file, rounded up */
 
-/* The files this process made whole, as they were then, and their -wal.
- * A few: a file is dropped, if at all, as its first transaction fails,
- * before the process makes many more. */
+/* The files this process made whole, as they were then, and their -wal:
+ * the last 128, more than a group of bakery-order --batch (64) or a
+ * consumer's batch makes before their -wal's first commits (the relayed
+ * marks after the group's send); a file forgotten here only pays its
+ * WAL header's sync. */
+#define MADE_FILES 128
 static struct made_file {
 	dev_t dev;
 	ino_t ino, wal_ino;
 	off_t size;
 	struct timespec mtime;
-} made_files[8];
+} made_files[MADE_FILES];
 static unsigned made_next;
 
 static struct made_file *
@@ -87,7 +90,7 @@ walvfs_made(const char *path)
 	if (stat(path, &sb) != 0 || asprintf(&wal, "%s-wal", path) < 0)
 		return;
 	if (stat(wal, &wsb) == 0 && wsb.st_size == 0)
-		made_files[made_next++ % 8] = (struct made_file){ sb.st_dev,
+		made_files[made_next++ % MADE_FILES] = (struct made_file){ sb.st_dev,
 			sb.st_ino, wsb.st_ino, sb.st_size, sb.st_mtim };
 	free(wal);
 }

@@ -211,6 +211,9 @@ orders() { bakery-order list | jq -s length; }
 	forty_syncs=$(grep -c 'queue\.db' forty.trace || true)
 	[ "$one_syncs" -ge 1 ]
 	assert_equal "$forty_syncs" "$one_syncs"
+	# Each of the 40 new orders' -wal takes its relayed mark unsynced,
+	# its header too: the process made it (walvfs.c knows 40 files).
+	assert_equal "$(grep -c 'order/ord_[0-9a-f]*\.db-wal' forty.trace)" 0
 	# The queue's side: the 40 messages were enqueued by one transaction.
 	assert_equal "$(sqlite3 "$BAKERY_HOME/queue.db" "SELECT count(*),
 		count(DISTINCT enqueued_at) FROM messages WHERE id IN (SELECT id
