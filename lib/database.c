@@ -257,9 +257,6 @@ refuse_odd_file(const char *path)
 	return 0;
 }
 
-/* Makes path's file for db_open to create it: the home and folders
- * it lies in, and the file itself (made whole in WAL mode). *made is set
- * when this call made it. */
 /* The home and the folders a missing path lies in; *missing is set when
  * path is missing. */
 static int
@@ -280,6 +277,9 @@ make_folders(bakery_ctx *ctx, const char *path, int *missing)
 	return rc;
 }
 
+/* Makes path's file for db_open to create it: the home and folders
+ * it lies in, and the file itself (made whole in WAL mode). *made is set
+ * when this call made it. */
 static int
 create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
     int *made)

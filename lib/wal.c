@@ -266,7 +266,8 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
  * wipe takes it with its folder.
  */
 struct wal_new {
-	int fd; /* .new.NAME, flock'd */
+	int fd;     /* .new.NAME */
+	int locked; /* its flock taken, that file still of that name */
 	int settled;
 	char *tmp, *path;
 };
@@ -299,8 +300,10 @@ new_lock(bakery_ctx *ctx, wal_new *nf)
 	}
 	struct stat a, b;
 	if (fstat(nf->fd, &a) == 0 && stat(nf->tmp, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		nf->locked = 1;
 		return 0;
+	}
 	close(nf->fd);
 	nf->fd = -1;
 	return 1;
@@ -398,8 +401,9 @@ wal_new_end(wal_new *nf)
 	if (!nf)
 		return;
 	/* Removed under its flock: a waiter that locked it next finds it
-	 * gone and opens the name again. */
-	if (!nf->settled && nf->fd >= 0)
+	 * gone and opens the name again. One that never got the flock
+	 * (another maker's, past the busy timeout) leaves it alone. */
+	if (!nf->settled && nf->locked)
 		unlink(nf->tmp);
 	new_free(nf);
 }

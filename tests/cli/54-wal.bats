@@ -124,6 +124,8 @@ hold_making() {
 	id=$(place ada)
 	hold_making "$id" "sleep 30"
 	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 bakery-order pay "$id"
+	# The other maker's copy is its own: the one that gave up left it.
+	[ -e "$(making "$id")" ]
 	kill "$holder"
 	wait "$holder" || true
 	assert_failure 75
