@@ -413,12 +413,14 @@ db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
 {
 	*nf = NULL;
 	*db = NULL;
-	int odd = refuse_odd_file(path);
+	/* An object that exists (most opens) is opened as any file. */
+	if (strcmp(wal_journal_mode(), "wal") != 0 || access(path, F_OK) == 0)
+		return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
+	int odd = refuse_odd_file(path); /* a dangling symlink */
 	if (odd)
 		return odd;
 	int missing = 0;
-	int rc = strcmp(wal_journal_mode(), "wal") == 0
-	    ? make_folders(ctx, path, &missing) : 0;
+	int rc = make_folders(ctx, path, &missing);
 	if (!rc && missing) {
 		rc = wal_new_begin(ctx, path, schema, nf, db);
 		if (!rc && *nf)

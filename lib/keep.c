@@ -56,13 +56,20 @@ close_kept(struct kept *e)
 	free(e->path);
 }
 
-/* Closes entry i and closes the gap, keeping the order. */
+/* Closes the gap entry i leaves, keeping the order. */
+static void
+forget(keep_pool *k, int i)
+{
+	memmove(&k->e[i], &k->e[i + 1], (size_t)(k->n - i - 1) * sizeof *k->e);
+	k->n--;
+}
+
+/* Closes entry i and forgets it. */
 static void
 drop(keep_pool *k, int i)
 {
 	close_kept(&k->e[i]);
-	memmove(&k->e[i], &k->e[i + 1], (size_t)(k->n - i - 1) * sizeof *k->e);
-	k->n--;
+	forget(k, i);
 }
 
 void
@@ -95,8 +102,7 @@ keep_take(keep_pool *k, const char *path, sqlite3 **db, db_stmts *stmts)
 	*db = k->e[i].db;
 	*stmts = k->e[i].stmts;
 	free(k->e[i].path);
-	memmove(&k->e[i], &k->e[i + 1], (size_t)(k->n - i - 1) * sizeof *k->e);
-	k->n--;
+	forget(k, i);
 	return 1;
 }
 

@@ -529,10 +529,7 @@ object_connect(bakery_object *o)
 {
 	if (o->db || !o->reconnect)
 		return 0;
-	char *path = home_object_path(o->ctx, o->sandbox, o->address);
-	int rc = db_open(o->ctx, path, kind_schema(o->desc), DB_OPEN_EXISTING,
-	    &o->db);
-	free(path);
+	int rc = open_file(o->ctx, o, 0);
 	o->reconnect = rc != 0;
 	return rc;
 }
