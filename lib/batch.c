@@ -221,15 +221,12 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	*o = NULL;
 	if (len == 0)
 		return bakery_fail(EX_DATAERR, "empty line");
-	jv cmd = jv_parse_sized(line, (int)len);
-	if (!jv_is_valid(cmd)) {
-		jv msg = jv_invalid_get_msg(cmd);
-		int rc = bakery_fail(EX_DATAERR, "not JSON: %s",
-		    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
-		    : "unreadable");
-		jv_free(msg);
-		return rc;
-	}
+	/* As an envelope is read: a NUL byte or invalid UTF-8 refused, not
+	 * passed on as libjq would, with U+FFFD in place of each bad byte. */
+	jv cmd;
+	int parsed = envelope_json(line, len, &cmd);
+	if (parsed)
+		return parsed;
 	const char *name = jv_get_kind(cmd) == JV_KIND_OBJECT
 	    ? envelope_str(cmd, "cmd") : NULL;
 	int rc;

@@ -82,8 +82,24 @@ orders() { bakery-order list | jq -s length; }
 	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" \
 		"[1,0] [2,0] [3,65] [4,0] [5,0]"
 	assert_equal "$(sed -n 3p "$BATCH_OUT" | jq -r .error)" \
-		"not JSON: Unfinished JSON term at EOF at line 1, column 15 (while parsing '{\"cmd\":\"place\",')"
+		"malformed JSON: Unfinished JSON term at EOF at line 1, column 15 (while parsing '{\"cmd\":\"place\",')"
 	assert_equal "$(orders)" 4
+}
+
+@test "a line with invalid UTF-8 or a NUL byte is refused with 65, not placed with its bytes replaced" {
+	{
+		places 1
+		printf '{"cmd":"place","customer":"c2","day":"%s","items":["cardamom-bun=1"],"delivery":"1 Mill \xff Lane"}\n' "$DAY"
+		printf '{"cmd":"place","customer":"c3","day":"%s","items":["cardamom-bun=1"],"delivery":"1 Mill \000 Lane"}\n' "$DAY"
+		places 1 4
+	} > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" \
+		"[1,0] [2,65] [3,65] [4,0]"
+	assert_equal "$(sed -n 2p "$BATCH_OUT" | jq -r .error)" "malformed JSON: invalid UTF-8"
+	assert_equal "$(sed -n 3p "$BATCH_OUT" | jq -r .error)" "malformed JSON: NUL byte"
+	assert_equal "$(orders)" 2
 }
 
 @test "the exit status is the first failure's, whatever fails after it" {
