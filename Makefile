@@ -87,8 +87,8 @@ override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
-	bakery-status bakery-trace bakery-doctor bakery-backup
-LIB_SRC = $(wildcard lib/*.c lib/objects/*.c)
+	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console
+LIB_SRC = $(wildcard lib/*.c lib/objects/*.c lib/console/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%.t)
@@ -104,7 +104,7 @@ build/flags: FORCE $(SQLITE_SOURCE)
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' > $@
 
-build/%.o: %.c build/flags $(wildcard lib/*.h)
+build/%.o: %.c build/flags $(wildcard lib/*.h lib/console/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -115,6 +115,10 @@ build/libbakery.a: $(LIB_OBJ) $(SQLITE_OBJ)
 bin/%: build/cmd/%.o build/libbakery.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
+
+# The console hashes passwords with libcrypt (lib/account.h); no other
+# program needs it.
+bin/bakery-console: LDLIBS += -lcrypt
 
 build/tests/checker: build/tests/checker.o build/libbakery.a
 	@mkdir -p $(@D)
@@ -182,7 +186,8 @@ DEPS = gcc clang libclang-rt-14-dev make libsqlite3-dev sqlite3 libjq-dev jq lib
 	bats-support valgrind mandoc faketime lighttpd python3 strace systemd \
 	zsh fish man-db shellcheck openssl \
 	dpkg-dev gpgv tcl xz-utils libreadline-dev \
-	debhelper lintian mmdebstrap systemd-container curl
+	debhelper lintian mmdebstrap systemd-container curl libcrypt-dev \
+	chromium chromium-driver python3-selenium
 deps:
 	@missing=$$(for p in $(DEPS); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
@@ -395,7 +400,8 @@ TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-t
 # runs alone while the other jobs have nothing left.
 TEST_SLOW = $(wildcard tests/cli/52-full-disk.bats tests/cli/54-wal.bats \
 	tests/cli/59-doctor.bats tests/cli/46-external.bats \
-	tests/cli/91-install.bats tests/cli/90-man.bats)
+	tests/cli/91-install.bats tests/cli/90-man.bats \
+	tests/cli/62-console-browser.bats tests/cli/61-console.bats)
 T = $(UNIT_BIN) $(TEST_SLOW) \
 	$(filter-out $(TEST_SKIP) $(TEST_SLOW),$(wildcard tests/cli/*.bats))
 TEST_JOBS ?= 3
@@ -408,7 +414,7 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # subshell of each bats test is what SC2030/SC2031 would flag in every file
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
-	tests/cli/helpers.bash tests/cli/*.bats .ci/run completions/bakery.bash \
+	tests/cli/helpers.bash tests/cli/lighttpd.bash tests/cli/*.bats .ci/run completions/bakery.bash \
 	mk/layers mk/kinds share/examples/* debian/dlopen-depends debian/bakery.postinst \
 	debian/bakery.prerm debian/bakery.postrm
 lint: deps layers

@@ -9,8 +9,7 @@
 #define USAGE \
 	"usage: bakery-backup DIR\n" \
 	"copies the home into DIR, which must not exist or be an empty\n" \
-	"folder outside the home; prints one JSON line when DIR is whole\n" \
-	CLI_COMMON_USAGE
+	"folder outside the home; prints one JSON line when DIR is whole\n"
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,

@@ -150,7 +150,7 @@ parse(cli *c, int argc, char **argv, struct args *a)
 
 /* Prints the routes in effect and exits. A context of the home alone:
  * the table is printed without the checks of what a consumer needs (the
- * sandbox, the queue URL, the home's layout). */
+ * sandbox, the queue URL, the home itself). */
 static void __attribute__((noreturn))
 print_routes(const cli *c, const char *routes_file)
 {
@@ -240,7 +240,7 @@ main(int argc, char **argv)
 	}
 	loop_catch_signals();
 	bakery_queue *q;
-	int rc = queue_get_named(&ctx, &q);
+	int rc = queue_get(&ctx, &q);
 	if (rc)
 		bakery_die_last(rc);
 	/* A loop that delivers batch after batch keeps the objects it

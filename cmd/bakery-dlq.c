@@ -3,9 +3,7 @@
  * letters, and list or show them.
  */
 #include "../lib/cli.h"
-#include "../lib/loop.h"
 #include "../lib/deadletter.h"
-#include "../lib/queue.h"
 #include "../lib/util.h"
 
 #include <stdlib.h>
@@ -24,40 +22,14 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
-drain(bakery_ctx *ctx, const char *only, int follow)
+/* A drained message's line, flushed at once (a follower's output is
+ * read as it comes). */
+static void
+print_line(void *unused, jv line)
 {
-	bakery_queue *q;
-	int rc = queue_get_named(ctx, &q);
-	if (rc)
-		return rc;
-	loop_catch_signals();
-	queue_message msgs[10];
-	long idle_ms = 0;
-	while (!loop_stopping()) {
-		size_t got;
-		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
-			return rc;
-		for (size_t i = 0; i < got; i++) {
-			jv line;
-			int one = deadletter_take(ctx, q, &msgs[i], &line);
-			if (!one)
-				cli_print(line);
-			else if (!rc)
-				rc = one;
-			queue_message_free(&msgs[i]);
-		}
-		fflush(stdout);
-		if (rc)
-			return rc;
-		if (got)
-			idle_ms = 0;
-		else if (!follow)
-			break;
-		else
-			loop_idle_wait(&idle_ms);
-	}
-	return 0;
+	(void)unused;
+	cli_print(line);
+	fflush(stdout);
 }
 
 int
@@ -85,7 +57,8 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "drain") == 0) {
 		if (argc != 1)
 			cli_usage_error(&c, "drain takes no operands");
-		rc = drain(&ctx, c.sandbox ? ctx.sandbox : NULL, follow);
+		rc = deadletter_drain(&ctx, c.sandbox ? ctx.sandbox : NULL,
+		    follow, print_line, NULL);
 	} else if (strcmp(cmd, "list") == 0) {
 		if (argc != 1)
 			cli_usage_error(&c, "list takes no operands");

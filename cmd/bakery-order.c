@@ -51,18 +51,16 @@ static const struct option options[] = {
 
 /* The command has answered: close stdout, then send what it recorded. A
  * refused send is logged (relay_error) and leaves the rows for the alarm;
- * the command still succeeded. placed, when not NULL, is the id of the
- * order placed before the answer was lost: the error gives it, so that a
- * caller whose stdout failed does not place the order again. */
+ * the command still succeeded. lost is what the error says when the
+ * answer could not be given, its reader gone (EPIPE) included: the order
+ * and what became of it, so that a caller whose stdout failed does not
+ * place or pay again blindly. */
 static void
-answer_then_send(bakery_object *o, const char *placed)
+answer_then_send(bakery_object *o, const char *lost)
 {
-	if (bakery_close_stdout()) {
-		if (placed)
-			bakery_die(EX_IOERR, "order %s was placed, but its answer "
-			    "was lost: %s", placed, bakery_error());
-		bakery_die_last(EX_IOERR);
-	}
+	if (bakery_close_answer())
+		bakery_die(EX_IOERR, "%s, but its answer was lost: %s", lost,
+		    bakery_error());
 	bakery_crash_point("order.after_commit");
 	/* A refused send leaves the rows to the alarm: a command may always
 	 * arm it, whatever the re-arm guard says. */
@@ -125,7 +123,10 @@ place(cli *c, bakery_ctx *ctx, struct args *a)
 	if (rc)
 		bakery_die_last(rc);
 	cli_print(jv_copy(out));
-	answer_then_send(o, envelope_str(out, "id"));
+	char *lost = bakery_xasprintf("order %s was placed",
+	    envelope_text(out, "id", "?"));
+	answer_then_send(o, lost);
+	free(lost);
 	jv_free(out);
 	return 0;
 }
@@ -147,8 +148,11 @@ pay(cli *c, bakery_ctx *ctx, struct args *a)
 	if (rc == 1)
 		bakery_print_error("payment declined: '%s': %s", a->argv[1],
 		    envelope_str(out, "decline_code"));
+	char *lost = bakery_xasprintf("order %s: payment %s", a->argv[1],
+	    envelope_text(out, "status", "answered"));
 	cli_print(out);
-	answer_then_send(billing, NULL);
+	answer_then_send(billing, lost);
+	free(lost);
 	return rc;
 }
 
@@ -259,10 +263,13 @@ batch(bakery_ctx *ctx, const struct args *a)
 	/* An order a later line of the batch pays or cancels is found open
 	 * (keep.h). */
 	ctx->kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
-	int rc = batch_run(ctx, STDIN_FILENO, &opt);
-	if (rc == EX_IOERR)
+	int status;
+	/* A line's failure is in its answer; only the batch's own is said
+	 * here (before, the last error recorded, a later line's, was). */
+	int rc = batch_run(ctx, STDIN_FILENO, &opt, &status);
+	if (rc)
 		bakery_print_error("%s", bakery_error());
-	return rc;
+	return rc ? rc : status;
 }
 
 int

@@ -125,10 +125,12 @@ main(int argc, char **argv)
 	 * queue file that does not exist is an error, not made empty. */
 	int look = strcmp(cmd, "stats") == 0 || strcmp(cmd, "peek") == 0;
 	bakery_ctx ctx;
+	c.queue_may_be_missing = strcmp(cmd, "init") == 0;
 	cli_context(&c, &ctx);
 	ctx.look_only = look;
 	bakery_queue *q;
-	int rc = look ? queue_get_existing(&ctx, &q) : queue_get(&ctx, &q);
+	int rc = look ? queue_get_existing(&ctx, &q) : strcmp(cmd, "init") == 0
+	    ? queue_make(&ctx, &q) : queue_get(&ctx, &q);
 	if (rc == EX_NOINPUT) { /* the home's queue, not made yet: empty */
 		if (cmd[1] == 't')
 			cli_print(queue_empty_stats());

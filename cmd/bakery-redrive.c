@@ -5,6 +5,7 @@
 #include "../lib/cli.h"
 #include "../lib/deadletter.h"
 #include "../lib/envelope.h"
+#include "../lib/json.h"
 #include "../lib/progress.h"
 #include "../lib/util.h"
 
@@ -65,7 +66,7 @@ redrive_line(void *arg, const char *line, size_t len, long lineno)
 		return 0;
 	}
 	jv o;
-	int bad = envelope_json(line, len, &o);
+	int bad = json_parse(line, len, &o);
 	const char *id = envelope_str(o, "id");
 	const char *sandbox;
 	int has_sandbox = envelope_opt_str(o, "sandbox", &sandbox);

@@ -13,6 +13,7 @@
 #include "../lib/billing.h"
 #include "../lib/cli.h"
 #include "../lib/outbox.h"
+#include "../lib/queue.h"
 #include "../lib/stripe.h"
 #include "../lib/util.h"
 
@@ -176,8 +177,12 @@ main(int argc, char **argv)
 	if (!a.http && billing_endpoint_secret(secret_file, &secret))
 		refuse(&a, 503, EX_CONFIG, bakery_error());
 	if (!a.http) {
+		/* A queue misnamed is refused before anything is recorded: 503,
+		 * and Stripe delivers the event again once it is fixed. */
 		int rc = ctx_init(&ctx, c.home, c.sandbox, c.queue);
 		have_ctx = 1;
+		if (!rc)
+			rc = queue_config_check(&ctx, 0);
 		if (rc)
 			refuse(&a, 503, rc, bakery_error());
 	}

@@ -71,7 +71,7 @@ main(int argc, char **argv)
 	parse(&c, argc, argv, &req, &all);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
-	/* A dry run moves no old home to the new layout either. */
+	/* A dry run opens wipe.db as it is, read-only. */
 	ctx.look_only = req.dry_run;
 	req.sandbox = all ? NULL : ctx.sandbox;
 	int ran;

@@ -2,7 +2,7 @@
 # Installed as bash-completion/completions/bakery, with a link per program.
 
 _bakery_programs="order relay consume dlq redrive queue fault show status
-trace wipe webhook doctor backup"
+trace wipe webhook doctor backup console"
 _bakery_common="-h --help -V --version -H --home -s --sandbox --queue
 -q --quiet -v --verbose"
 
@@ -25,6 +25,7 @@ _bakery_options()
 	bakery-webhook) echo "--signature= --secret-file= --tolerance=
 		--max-body=" ;;
 	bakery-wipe) echo "--all --resume --daily --dry-run" ;;
+	bakery-console) echo "--operator" ;;
 	bakery-doctor) echo "--json --user= --min-free= --routes-file=
 		--stripe-key-file=" ;;
 	esac
@@ -37,6 +38,7 @@ _bakery_subcommands()
 	bakery-dlq) echo "drain list show" ;;
 	bakery-queue) echo "init send peek stats" ;;
 	bakery-fault) echo "set clear list" ;;
+	bakery-console) echo "user" ;;
 	esac
 }
 
@@ -142,6 +144,14 @@ _bakery()
 			sort -u) queue-refuses" ;;
 	bakery-order:gateway)
 		words="test stripe" ;;
+	bakery-console:user)
+		# user's command, then an account of the home for passwd and del.
+		case ${COMP_WORDS[COMP_CWORD-1]} in
+		user) words="add passwd del list" ;;
+		passwd | del)
+			words=$(_bakery_run bakery-console user list |
+				sed -n 's/^{"name":"\([^"]*\)".*/\1/p') ;;
+		esac ;;
 	bakery-backup:*)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
@@ -157,4 +167,4 @@ _bakery()
 complete -F _bakery bakery bakery-order bakery-relay bakery-consume \
 	bakery-dlq bakery-redrive bakery-queue bakery-fault bakery-show \
 	bakery-status bakery-trace bakery-wipe bakery-webhook bakery-doctor \
-	bakery-backup
+	bakery-backup bakery-console

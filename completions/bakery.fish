@@ -2,7 +2,8 @@
 
 set -l __bakery_programs bakery-order bakery-relay bakery-consume bakery-dlq \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-status \
-	bakery-trace bakery-wipe bakery-webhook bakery-doctor bakery-backup
+	bakery-trace bakery-wipe bakery-webhook bakery-doctor bakery-backup \
+	bakery-console
 
 # Runs a bakery program quietly with the -H, -s and --queue typed so far.
 function __bakery_run
@@ -33,9 +34,9 @@ for p in bakery $__bakery_programs
 	complete -c $p -s v -l verbose -d 'log more'
 end
 
-complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup'
+complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console'
 complete -c bakery -n __fish_use_subcommand -f -a help -d 'show a page'
-complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup'
+complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console'
 
 set -l order_cmds place pay gateway show list events refunded
 complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"
@@ -118,3 +119,8 @@ complete -c bakery-doctor -l routes-file -r -d 'routes file'
 complete -c bakery-doctor -l stripe-key-file -r -d 'file with the Stripe key'
 
 complete -c bakery-backup -x -a '(__fish_complete_directories)' -d 'new folder for the copy'
+
+complete -c bakery-console -f -n 'not __fish_seen_subcommand_from user' -a user
+complete -c bakery-console -f -n '__fish_seen_subcommand_from user; and not __fish_seen_subcommand_from add passwd del list' -a 'add passwd del list'
+complete -c bakery-console -f -n '__fish_seen_subcommand_from passwd del' -a '(__bakery_run bakery-console user list | sed -n \'s/^{"name":"\([^"]*\)".*/\1/p\')'
+complete -c bakery-console -l operator -d 'the new account sees every sandbox'

@@ -23,6 +23,9 @@ static const char *const alarms_migrations[] = {
 	"CREATE TABLE boot(id INTEGER PRIMARY KEY CHECK (id = 1),"
 	"  boot_id TEXT NOT NULL);",
 };
+static int alarm_entry_fires(sqlite3 *db, const char *sandbox,
+    const char *address, int64_t fire_at);
+
 static const schema_def alarms_schema = {
 	"alarms", alarms_migrations, 3, 1, NULL
 };
@@ -117,6 +120,46 @@ alarm_index_boot(bakery_ctx *ctx, int *lost)
 }
 
 int
+alarm_index_reader(bakery_ctx *ctx, sqlite3 **out)
+{
+	*out = NULL;
+	char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
+	sqlite3 *db;
+	int rc = db_open_readonly(ctx, path, &alarms_schema, &db);
+	free(path);
+	if (rc == EX_NOINPUT)
+		return 0; /* not made: the next alarm run restores it */
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = NULL;
+	int src = SQLITE_ROW, current = 1;
+	if (*boot_id()) {
+		src = boot_exec(db, "SELECT boot_id = ?1 FROM boot WHERE id = 1",
+		    &st);
+		current = src == SQLITE_ROW && sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (src != SQLITE_ROW && src != SQLITE_DONE) {
+		rc = db_fail(db, src, "cannot read the alarm index");
+		sqlite3_close(db);
+		return rc;
+	}
+	if (!current)
+		sqlite3_close(db);
+	else
+		*out = db;
+	return 0;
+}
+
+int
+alarm_index_has(sqlite3 *db, const char *sandbox, const char *address)
+{
+	if (!db)
+		return 1;
+	return alarm_entry_fires(db, sandbox, address, INT64_MAX);
+}
+
+int
 alarm_index_booted(bakery_ctx *ctx)
 {
 	sqlite3 *db;
@@ -192,8 +235,16 @@ alarm_index_covers(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at)
 {
 	sqlite3 *db;
-	if (index_db(ctx, &db))
-		return 0;
+	return !index_db(ctx, &db) &&
+	    alarm_entry_fires(db, sandbox, address, fire_at);
+}
+
+/* Whether db's index has an entry for the object firing at or before
+ * fire_at. */
+static int
+alarm_entry_fires(sqlite3 *db, const char *sandbox, const char *address,
+    int64_t fire_at)
+{
 	sqlite3_stmt *st;
 	int covered = 0;
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM alarms WHERE sandbox = ?1"

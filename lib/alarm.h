@@ -52,6 +52,19 @@ int alarm_index_booted(bakery_ctx *ctx);
 int alarm_index_covers(bakery_ctx *ctx, const char *sandbox,
     const char *address, int64_t fire_at);
 /*
+ * For a reader that writes nothing (bakery-status, bakery-doctor): the
+ * index opened read-only in *db (close it with sqlite3_close), or *db NULL
+ * when it cannot tell which armed alarms lack an entry: the index is not
+ * made, or it does not hold every entry of this boot (a power loss may
+ * have taken some; the next alarm run writes them back from the objects).
+ */
+int alarm_index_reader(bakery_ctx *ctx, sqlite3 **db);
+/* With such a reader: 0 when the index has no entry for the object (an
+ * armed alarm then is one no alarm run will fire), else 1 (db NULL
+ * included). Any entry counts: one firing later than the alarm it stands
+ * for still fires it. */
+int alarm_index_has(sqlite3 *db, const char *sandbox, const char *address);
+/*
  * Whether the alarm of entry e, whose object says fire_at, is due at now:
  * fire_at has passed, or the entry was written later than now and fires
  * further ahead than an alarm is armed (ctx->alarm_delay_s): the wall

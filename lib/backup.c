@@ -37,11 +37,14 @@ struct stamp {
 	int quiet; /* every time a safe margin before the look */
 };
 
+struct hold;
+
 struct copy {
 	bakery_ctx *ctx;
 	const char *to;   /* the unfinished copy's folder */
 	const char *queue; /* the queue's file, copied first */
 	int held;         /* 0: the first pass, unheld; 1: the home held */
+	const struct hold *hold; /* the sandboxes held: the copy's */
 	struct stamp *stamps; /* the first pass's, sorted by rel */
 	size_t n_stamps;
 	long files, databases, recopied;
@@ -227,6 +230,23 @@ copy_database(struct copy *c, const char *path, const char *rel,
 	return copy_file(c, path, to, st);
 }
 
+static int holds(const struct hold *h, const char *name);
+
+/* Whether rel is a sandbox's folder or lock file that the home did not
+ * hold: one made after the queue was held, left out of the copy. */
+static int
+not_held(const struct copy *c, const char *rel, int level)
+{
+	if (!c->held)
+		return 0;
+	if (level == 2 && strncmp(rel, "sandboxes/", 10) == 0)
+		return !holds(c->hold, rel + 10);
+	char *name = level == 1 ? home_lock_file_sandbox(rel) : NULL;
+	int out = name && !holds(c->hold, name);
+	free(name);
+	return out;
+}
+
 static int
 copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -234,6 +254,8 @@ copy_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	const char *base = path + ftw->base;
 	if (ftw->level == 0)
 		return FTW_CONTINUE;
+	if (not_held(c, path + strlen(c->ctx->home) + 1, ftw->level))
+		return flag == FTW_D ? FTW_SKIP_SUBTREE : FTW_CONTINUE;
 	/* A wipe's folder aside is removed by the wipe; a WAL, its index and
 	 * a journal are folded into VACUUM INTO's copy; .new- and .new.
 	 * are files being made (wal.c). */
@@ -318,19 +340,26 @@ sync_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 
 /* Held still: every sandbox's lock, then the queue's write lock. */
 struct hold {
-	char **names; /* the sandboxes held, in name order */
+	char **names; /* the sandboxes held */
 	int *locks;
 	size_t n;
 	sqlite3 *queue;
 };
 
 static void
-release(struct hold *h)
+release_queue(struct hold *h)
 {
 	if (h->queue) {
 		sqlite3_exec(h->queue, "ROLLBACK", NULL, NULL, NULL);
 		sqlite3_close(h->queue);
+		h->queue = NULL;
 	}
+}
+
+static void
+release(struct hold *h)
+{
+	release_queue(h);
 	for (size_t i = 0; i < h->n; i++) {
 		home_unlock_sandbox(h->locks[i]);
 		free(h->names[i]);
@@ -341,51 +370,121 @@ release(struct hold *h)
 }
 
 static int
-hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
+holds(const struct hold *h, const char *name)
 {
-	memset(h, 0, sizeof *h);
-	size_t n = sandbox_names(ctx, &h->names);
-	int rc = 0;
-	h->locks = bakery_xmalloc((n + 1) * sizeof *h->locks);
-	for (; h->n < n && !rc; h->n++) {
-		rc = home_lock_sandbox(ctx, h->names[h->n], 1, 0,
-		    &h->locks[h->n]);
-		/* No lock file and none can be made: not held, so refused. */
-		if (!rc && h->locks[h->n] < 0)
-			rc = bakery_fail(EX_NOPERM, "cannot lock sandbox '%s': "
-			    "no lock file, and none can be made", h->names[h->n]);
+	for (size_t i = 0; i < h->n; i++)
+		if (strcmp(h->names[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Takes the lock of every sandbox there is that h does not hold yet,
+ * waiting for each (wait), or trying each once: then 1 when one was
+ * busy. No process holds two sandboxes' locks, so waiting for one while
+ * holding others waits for no one who waits for these. */
+static int
+hold_sandboxes(bakery_ctx *ctx, struct hold *h, int wait)
+{
+	char **names;
+	size_t n = sandbox_names(ctx, &names);
+	int rc = 0, saved = ctx->busy_timeout_ms;
+	if (!wait)
+		ctx->busy_timeout_ms = 1; /* one try, and one a millisecond on */
+	for (size_t i = 0; i < n; i++) {
+		int fd = -1;
+		if (!rc && !holds(h, names[i])) {
+			rc = home_lock_sandbox(ctx, names[i], 1, 0, &fd);
+			/* No lock file and none can be made: not held, so
+			 * refused. */
+			if (!rc && fd < 0)
+				rc = bakery_fail(EX_NOPERM, "cannot lock sandbox "
+				    "'%s': no lock file, and none can be made",
+				    names[i]);
+			if (rc == EX_TEMPFAIL && !wait)
+				rc = 1;
+		}
+		if (fd >= 0) {
+			h->names = bakery_xrealloc(h->names, (h->n + 1) *
+			    sizeof *h->names);
+			h->locks = bakery_xrealloc(h->locks, (h->n + 1) *
+			    sizeof *h->locks);
+			h->names[h->n] = names[i];
+			h->locks[h->n++] = fd;
+		} else {
+			free(names[i]);
+		}
 	}
-	for (size_t i = h->n; i < n; i++)
-		free(h->names[i]);
-	if (rc || access(queue, F_OK) != 0)
-		return rc;
+	free(names);
+	ctx->busy_timeout_ms = saved;
+	return rc;
+}
+
+/* The queue's write lock, on a connection of its own. */
+static int
+hold_queue(bakery_ctx *ctx, const char *queue, struct hold *h)
+{
 	int src = sqlite3_open_v2(queue, &h->queue, SQLITE_OPEN_READWRITE, NULL);
 	if (src == SQLITE_OK) {
 		sqlite3_busy_timeout(h->queue, ctx->busy_timeout_ms);
 		src = sqlite3_exec(h->queue, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	}
-	if (src != SQLITE_OK)
-		rc = db_fail(h->queue, src, "cannot hold the queue still");
+	return src == SQLITE_OK ? 0
+	    : db_fail(h->queue, src, "cannot hold the queue still");
+}
+
+/* How many times the sandboxes are listed again under the queue's lock
+ * before a home whose sandboxes are made faster than it can be held is
+ * given up on (75). */
+#define HOLD_ROUNDS 20
+
+/*
+ * Every sandbox's lock, then the queue's. A sandbox made between the
+ * listing and the queue's lock could have sent events the queue's copy
+ * would hold while its files were not held: so under the queue's lock the
+ * sandboxes are listed again, and one made meanwhile is taken at once if
+ * it is free, else the queue let go, that sandbox waited for, and the
+ * queue taken again. The list under the queue's lock is the copy's: a
+ * sandbox made after it sent nothing the queue's copy holds, and is left
+ * out of the copy whole (copy_one).
+ */
+static int
+hold_still(bakery_ctx *ctx, const char *queue, struct hold *h)
+{
+	memset(h, 0, sizeof *h);
+	int rc = hold_sandboxes(ctx, h, 1);
+	if (rc || access(queue, F_OK) != 0)
+		return rc;
+	for (int round = 0; !(rc = hold_queue(ctx, queue, h)); round++) {
+		rc = hold_sandboxes(ctx, h, 0);
+		if (rc != 1)
+			return rc;
+		release_queue(h);
+		if (round + 1 == HOLD_ROUNDS)
+			return bakery_fail(EX_TEMPFAIL, "sandboxes were made "
+			    "faster than the backup could hold them: try again");
+		if ((rc = hold_sandboxes(ctx, h, 1)))
+			return rc;
+	}
 	return rc;
 }
 
-/* A sandbox made while the home was held was not held: its objects may
- * have changed beside the queue's copy. Rare (a first order in a new
- * sandbox); the copy is refused, to be taken again. */
-static int
-same_sandboxes(bakery_ctx *ctx, const struct hold *h)
+/* The sandboxes made since the home was held, left out of the copy. */
+static jv
+left_out(bakery_ctx *ctx, const struct hold *h)
 {
 	char **now;
 	size_t n = sandbox_names(ctx, &now);
-	int rc = 0;
+	jv out = jv_array();
 	for (size_t i = 0; i < n; i++) {
-		if (!rc && (i >= h->n || strcmp(now[i], h->names[i]) != 0))
-			rc = bakery_fail(EX_TEMPFAIL, "sandbox '%s' was made "
-			    "during the backup: try again", now[i]);
+		if (!holds(h, now[i])) {
+			bakery_log(LOG_INFO, "backup_left_out", "sandbox", now[i],
+			    "why", "made after the home was held", (char *)NULL);
+			out = jv_array_append(out, jv_string(now[i]));
+		}
 		free(now[i]);
 	}
 	free(now);
-	return rc;
+	return out;
 }
 
 /* The first pass, unheld: every file but the queue, with the stamps. */
@@ -495,19 +594,20 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 	if (tmp && !mkdtemp(tmp))
 		rc = bakery_fail(db_errno_code(errno), "cannot create a "
 		    "folder beside '%s': %s", dir, strerror(errno));
-	struct copy c = { .ctx = ctx, .to = tmp, .queue = queue };
+	struct hold h = { 0 };
+	struct copy c = { .ctx = ctx, .to = tmp, .queue = queue, .hold = &h };
 	mode_t mask = umask(077);
 	int64_t held = 0;
+	jv out = jv_array();
 	if (!rc) {
-		struct hold h = { 0 };
 		rc = copy_first(&c);
 		bakery_crash_point("backup.first_pass");
 		int64_t start = bakery_monotonic_ms();
 		if (!rc && !(rc = hold_still(ctx, queue, &h))) {
 			bakery_crash_point("backup.held");
 			rc = copy_held(&c);
-			if (!rc)
-				rc = same_sandboxes(ctx, &h);
+			jv_free(out);
+			out = left_out(ctx, &h);
 		}
 		release(&h);
 		held = bakery_monotonic_ms() - start;
@@ -530,8 +630,11 @@ backup_run(bakery_ctx *ctx, const char *dir, jv *report)
 		r = jv_object_set(r, jv_string("bytes"), jv_number(c.bytes));
 		r = jv_object_set(r, jv_string("copied_held"),
 		    jv_number(c.recopied));
-		*report = jv_object_set(r, jv_string("held_ms"),
+		r = jv_object_set(r, jv_string("held_ms"),
 		    jv_number((double)held));
+		*report = jv_object_set(r, jv_string("left_out"), out);
+	} else {
+		jv_free(out);
 	}
 	free(queue);
 	free(parent);

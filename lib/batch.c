@@ -13,6 +13,7 @@
  */
 #include "batch.h"
 #include "envelope.h"
+#include "json.h"
 #include "order.h"
 #include "outbox.h"
 #include "payments.h"
@@ -221,10 +222,10 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	*o = NULL;
 	if (len == 0)
 		return bakery_fail(EX_DATAERR, "empty line");
-	/* As an envelope is read: a NUL byte or invalid UTF-8 refused, not
-	 * passed on as libjq would, with U+FFFD in place of each bad byte. */
+	/* As an envelope is read (json.h): a repeated field, a NUL or
+	 * invalid UTF-8 refused, never read as libjq would take it. */
 	jv cmd;
-	int parsed = envelope_json(line, len, &cmd);
+	int parsed = json_parse(line, len, &cmd);
 	if (parsed)
 		return parsed;
 	const char *name = jv_get_kind(cmd) == JV_KIND_OBJECT
@@ -329,13 +330,14 @@ group_end(group *g, long first, const batch_options *opt)
 }
 
 int
-batch_run(bakery_ctx *ctx, int fd, const batch_options *opt)
+batch_run(bakery_ctx *ctx, int fd, const batch_options *opt, int *status)
 {
 	reader *r = bakery_xmalloc(sizeof *r);
 	*r = (reader){ .fd = fd };
 	group g = { .answers = jv_array() };
 	long number = 0, first = 1;
-	int status = 0, rc = 0, got;
+	int rc = 0, got;
+	*status = 0;
 	char *line;
 	size_t len;
 	while ((got = reader_next(r, g.n_answers == 0, &line, &len)) !=
@@ -354,8 +356,8 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt)
 		    ? bakery_fail(EX_DATAERR, "line too long: over %d bytes",
 			BATCH_LINE_MAX)
 		    : run_line(ctx, line, len, opt, &out, &o);
-		if (lrc && !status)
-			status = lrc;
+		if (lrc && !*status)
+			*status = lrc;
 		group_add(&g, number, lrc, out, o);
 	}
 	/* The lines read before a read error are committed: answer them. */
@@ -370,5 +372,5 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt)
 		object_close(g.objects[i]);
 	jv_free(g.answers);
 	free(r);
-	return rc ? rc : status;
+	return rc;
 }

@@ -47,10 +47,12 @@ typedef struct batch_options {
 	void *arg;
 } batch_options;
 
-/* Runs the commands read from fd until its end. Returns 0 when every line
- * succeeded, else the exit code of the first that did not (1 for a
- * declined card), or 74 when fd could not be read or the answers could
- * not be written (the error recorded, naming the lines). */
-int batch_run(bakery_ctx *ctx, int fd, const batch_options *opt);
+/* Runs the commands read from fd until its end. Returns 0, or 74 when fd
+ * could not be read or the answers could not be written (the error
+ * recorded, naming the lines): the batch's own failure. *status is 0 when
+ * every line succeeded, else the exit code of the first that did not (1
+ * for a declined card), whose error is in its answer, not recorded. */
+int batch_run(bakery_ctx *ctx, int fd, const batch_options *opt,
+    int *status);
 
 #endif

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "billing.h"
 #include "envelope.h"
+#include "json.h"
 #include "file.h"
 #include "order.h"
 #include "secret.h"
@@ -499,13 +500,17 @@ billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 		opt->tolerance_s))
 		return answer(a, 401, EX_NOPERM, bakery_error());
 	jv event;
-	if (envelope_json(body, len, &event)) {
-		/* Which of NUL, invalid UTF-8 or bad JSON, without the
-		 * parser's words (they may quote the body). */
-		return answer(a, 400, EX_DATAERR, strstr(bakery_error(),
-		    "UTF-8") ? "malformed JSON body: invalid UTF-8"
-		    : strstr(bakery_error(), "NUL") ? "malformed JSON body: NUL byte"
-		    : "malformed JSON body");
+	if (json_parse(body, len, &event)) {
+		/* json_parse's own reason, or none: libjq's words quote the
+		 * body ("while parsing '…'"). */
+		const char *why = bakery_error();
+		char reason[128];
+		if (strncmp(why, "malformed JSON: ", 16) == 0)
+			why += 16;
+		snprintf(reason, sizeof reason, "malformed JSON body%s%s",
+		    strstr(why, "while parsing") ? "" : ": ",
+		    strstr(why, "while parsing") ? "" : why);
+		return answer(a, 400, EX_DATAERR, reason);
 	}
 	if (jv_get_kind(event) != JV_KIND_OBJECT) {
 		jv_free(event);

@@ -171,7 +171,7 @@ cli_context(const cli *c, bakery_ctx *ctx)
 {
 	int rc = ctx_init(ctx, c->home, c->sandbox, c->queue);
 	if (!rc)
-		rc = queue_url_check(ctx->queue_url);
+		rc = queue_config_check(ctx, c->queue_may_be_missing);
 	if (rc)
 		bakery_die_last(rc);
 }

@@ -49,6 +49,9 @@ typedef struct cli {
 	const char *home;
 	const char *sandbox;
 	const char *queue;
+	int queue_may_be_missing; /* a sqlite: URL's missing file is not
+			    * refused here (queue.h): the program makes it
+			    * (bakery-queue init) or reports it (bakery-doctor) */
 } cli;
 
 /* getopt_long with CLI_COMMON_SHORT and options, but a long option is
@@ -63,7 +66,8 @@ void cli_common(cli *c, int opt, const char *arg);
 /* Prints "PROG: error: MSG" and the usage on stderr; exits 64. */
 _Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Fills ctx from the common options, or dies. */
+/* Fills ctx from the common options and checks the queue's
+ * (queue_config_check), or dies. */
 void cli_context(const cli *c, bakery_ctx *ctx);
 /* Prints the versions: bakery, SQLite, libjq, libcurl, nats.c; and the
  * payment gateway of home (NULL: the default home, store.h). */

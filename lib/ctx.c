@@ -54,6 +54,10 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	if (now && *now && !bakery_now_valid(now))
 		return bakery_fail(EX_CONFIG, "bad BAKERY_NOW: '%s': %s", now,
 		    "want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ");
+	const char *log = getenv("BAKERY_LOG");
+	if (log && *log && strcmp(log, "json") != 0)
+		return bakery_fail(EX_CONFIG, "bad BAKERY_LOG: '%s': %s", log,
+		    "want json, or nothing for plain lines");
 	const char *boot = getenv("BAKERY_BOOT_ID");
 	if (boot && *boot && !bakery_name_valid(boot))
 		return bakery_fail(EX_CONFIG, "bad BAKERY_BOOT_ID: '%s': %s",

@@ -21,19 +21,18 @@ struct keep_pool;
 struct routes;
 
 struct bakery_ctx {
-	char *home;            /* absolute or relative folder, never NULL */
+	char *home;            /* an absolute folder (home_init), never NULL */
 	char *sandbox;         /* validated name, "default" unless -s */
-	char *sandboxes;       /* HOME/sandboxes; HOME for an old home read
-				* as it is (look_only); NULL until
-				* the layout is first needed (home_layout) */
-	int home_pending;      /* no HOME yet: made, with its layout mark,
-				* before the first file in it */
+	char *sandboxes;       /* HOME/sandboxes */
+	enum home_pending home_pending; /* the home or its mark to make
+				* before the first file in it (home_make) */
 	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
 	int look_only;         /* a program that only looks (bakery-status,
 				* -trace, -show, -doctor, -queue stats and
-				* peek, -wipe --dry-run): it moves no old
-				* home to the new layout, and reads a file
-				* of the current schema read-only */
+				* peek, -wipe --dry-run): it reads a file of
+				* the current schema read-only */
+	int write_nothing;     /* bakery-doctor: not even the -wal and -shm a
+				* reader of a file in WAL makes (database.h) */
 	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
 	int busy_timeout_ms;   /* how long a writer waits for the lock */
 	int alarm_delay_s;     /* an alarm fires this long after the commit */
@@ -50,9 +49,9 @@ struct bakery_ctx {
 
 /* Fills ctx from flags (may be NULL) and the environment: BAKERY_SANDBOX,
  * BAKERY_QUEUE, BAKERY_SYNC, BAKERY_BUSY_TIMEOUT_MS, BAKERY_ALARM_DELAY,
- * BAKERY_NOW are checked here (EX_CONFIG; a bad sandbox name EX_USAGE),
- * then home_init checks the home; its layout is found later, when first
- * needed (home_layout). */
+ * BAKERY_NOW, BAKERY_LOG are checked here (EX_CONFIG; a bad sandbox name
+ * EX_USAGE), then home_init checks the home (a folder that is not
+ * bakery's is EX_CONFIG). */
 int ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
     const char *queue_url);
 /* Closes the handles opened on first use and the connections kept, and

@@ -441,10 +441,16 @@ db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
  * closed) it opens as any connection does: SQLite then creates the -wal
  * and -shm of a file in WAL, since a WAL reader cannot read without them.
  */
+enum reader_mode {
+	READ_PLAIN,    /* as any connection: SQLite makes the -wal and -shm */
+	READ_SHM,      /* readonly_shm=1: the -shm read, never written */
+	READ_FILE,     /* immutable=1: the file alone, no lock, no -wal */
+};
+
 static int
-open_reader(const char *path, int ro_shm, sqlite3 **db)
+open_reader(const char *path, enum reader_mode how, sqlite3 **db)
 {
-	if (!ro_shm)
+	if (how == READ_PLAIN)
 		return sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY |
 		    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	/* As a URI, every byte outside [A-Za-z0-9/._-] escaped. */
@@ -457,7 +463,7 @@ open_reader(const char *path, int ro_shm, sqlite3 **db)
 		else
 			u += sprintf(u, "%%%02X", *p);
 	}
-	strcpy(u, "?readonly_shm=1");
+	strcpy(u, how == READ_SHM ? "?readonly_shm=1" : "?immutable=1");
 	int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY |
 	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
 	free(uri);
@@ -466,10 +472,10 @@ open_reader(const char *path, int ro_shm, sqlite3 **db)
 
 /* user_version through a new read-only connection, or an SQLite code. */
 static int
-read_version(bakery_ctx *ctx, const char *path, int ro_shm, sqlite3 **db,
-    int *version)
+read_version(bakery_ctx *ctx, const char *path, enum reader_mode how,
+    sqlite3 **db, int *version)
 {
-	int rc = open_reader(path, ro_shm, db);
+	int rc = open_reader(path, how, db);
 	ctx->files_opened++;
 	if (rc == SQLITE_OK) {
 		set_busy(ctx, *db);
@@ -487,19 +493,43 @@ read_version(bakery_ctx *ctx, const char *path, int ro_shm, sqlite3 **db,
 	return rc;
 }
 
-/* The reader of path and its user_version, or an SQLite code. */
+/* Whether a reader of path through its -shm (READ_SHM) writes nothing:
+ * the -wal and -shm are there, of the file's mode (SQLite gives an empty
+ * one the file's mode as it opens it) and, for root, of its owner and
+ * group (SQLite run as root gives them the file's on every open). */
+static int
+shm_reads_still(const char *path, const char *wal, const char *shm)
+{
+	struct stat f, w, s;
+	if (stat(path, &f) != 0 || stat(wal, &w) != 0 || stat(shm, &s) != 0 ||
+	    (w.st_mode & 0777) != (f.st_mode & 0777) ||
+	    (s.st_mode & 0777) != (f.st_mode & 0777))
+		return 0;
+	return geteuid() != 0 || (w.st_uid == f.st_uid && w.st_gid == f.st_gid
+	    && s.st_uid == f.st_uid && s.st_gid == f.st_gid);
+}
+
+/* The reader of path and its user_version, or an SQLite code. A context
+ * that writes nothing (ctx->write_nothing) reads a file whose -shm it
+ * cannot read still as the file alone: what a -wal without its -shm
+ * holds is not read (walcheck.h checks its frames). */
 static int
 open_version(bakery_ctx *ctx, const char *path, sqlite3 **db, int *version)
 {
 	walvfs_register();
 	char *shm = bakery_xasprintf("%s-shm", path);
-	int ro_shm = access(shm, F_OK) == 0;
+	char *wal = bakery_xasprintf("%s-wal", path);
+	enum reader_mode how = access(shm, F_OK) == 0 ? READ_SHM : READ_PLAIN;
+	if (ctx->write_nothing && !shm_reads_still(path, wal, shm))
+		how = READ_FILE;
 	free(shm);
-	int rc = read_version(ctx, path, ro_shm, db, version);
-	if (ro_shm && (rc & 0xff) == SQLITE_CANTOPEN) {
+	free(wal);
+	int rc = read_version(ctx, path, how, db, version);
+	if (how == READ_SHM && (rc & 0xff) == SQLITE_CANTOPEN) {
 		/* The -shm went away since (a shell's close): as without. */
 		sqlite3_close(*db);
-		rc = read_version(ctx, path, 0, db, version);
+		rc = read_version(ctx, path, ctx->write_nothing ? READ_FILE
+		    : READ_PLAIN, db, version);
 	}
 	return rc;
 }

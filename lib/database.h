@@ -59,7 +59,13 @@ int db_open_readonly(bakery_ctx *ctx, const char *path,
     const schema_def *schema, sqlite3 **db);
 /* The same reader for any SQLite file, whatever its schema (bakery-doctor's
  * quick_check, bakery-backup's VACUUM INTO): nothing created, nothing
- * written, query_only. EX_NOINPUT when the file is missing. */
+ * written, query_only. EX_NOINPUT when the file is missing.
+ * Both readers, in a context that writes nothing at all
+ * (ctx->write_nothing, bakery-doctor), read a file whose -wal and -shm are
+ * not there, not of the file's mode, or (as root) not of its owner, as the
+ * file alone
+ * (immutable=1), so that SQLite makes no -wal or -shm and gives none an
+ * owner; what a -wal holds without its -shm is then not read. */
 int db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
 
 /* The exit code for a failed file operation's errno: full disk or I/O

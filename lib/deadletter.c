@@ -3,6 +3,7 @@
  */
 #include "deadletter.h"
 #include "envelope.h"
+#include "loop.h"
 #include "queue.h"
 #include "util.h"
 
@@ -122,6 +123,42 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return rc;
+}
+
+int
+deadletter_drain(bakery_ctx *ctx, const char *only, int follow,
+    void (*each)(void *arg, jv line), void *arg)
+{
+	bakery_queue *q;
+	int rc = queue_get(ctx, &q);
+	if (rc)
+		return rc;
+	loop_catch_signals();
+	queue_message msgs[10];
+	long idle_ms = 0;
+	while (!loop_stopping()) {
+		size_t got;
+		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
+			return rc;
+		for (size_t i = 0; i < got; i++) {
+			jv line;
+			int one = deadletter_take(ctx, q, &msgs[i], &line);
+			if (!one)
+				each(arg, line);
+			else if (!rc)
+				rc = one;
+			queue_message_free(&msgs[i]);
+		}
+		if (rc)
+			return rc;
+		if (got)
+			idle_ms = 0;
+		else if (!follow)
+			break;
+		else
+			loop_idle_wait(&idle_ms);
+	}
+	return 0;
 }
 
 int

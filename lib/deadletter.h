@@ -26,6 +26,14 @@ int deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
  * body has none), bakery-dlq drain's line. */
 int deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
     jv *line);
+/* bakery-dlq drain: takes every message of QUEUE_DLQ (only: of that
+ * sandbox; NULL every sandbox) with deadletter_take, ten at a time,
+ * calling each(arg, line) for each one stored (line consumed), until the
+ * queue has none left; follow: then waits for more. SIGTERM or SIGINT
+ * (loop.h) stops it after the batch in hand. The first failure of a take stops it after its batch,
+ * the others of that batch still taken; 0 or that failure. */
+int deadletter_drain(bakery_ctx *ctx, const char *only, int follow,
+    void (*each)(void *arg, jv line), void *arg);
 /* Every dead letter of the sandbox, oldest first: a jv array of
  * {"id","type","sandbox","error","attempts","times","stored_at",
  * "updated_at","envelope"}. */

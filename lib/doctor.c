@@ -5,11 +5,15 @@
 #define _GNU_SOURCE
 #include "doctor.h"
 #include "gateway.h"
+#include "outbox.h"
 #include "queue.h"
 #include "routing.h"
+#include "status.h"
+#include "envelope.h"
 #include "store.h"
 #include "stripe_api.h"
 #include "util.h"
+#include "walcheck.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +36,12 @@ struct finding {
 	char first[512];
 };
 
-enum { F_OWNER, F_MODES, F_TYPES, F_SECRETS, F_WRITABLE, F_SQLITE,
-	F_COUNT };
+enum { F_OWNER, F_MODES, F_TYPES, F_MAKING, F_SECRETS, F_WRITABLE,
+	F_SQLITE, F_COUNT };
+
+/* A file left half made this long ago was left by a maker that died: the
+ * one making it writes it at least once a transaction. */
+#define DOCTOR_STALE_S 60
 
 /* The user the units run as: who must be able to write the home. */
 struct who {
@@ -53,6 +61,7 @@ struct doctor {
 	char owner[64];
 	struct who user;
 	struct finding f[F_COUNT];
+	struct finding stale; /* half-made files a killed maker left */
 	long entries, databases;
 	char **locks; /* sandbox names with a HOME/.NAME.lock */
 	size_t n_locks;
@@ -206,6 +215,35 @@ check_routes_link(struct doctor *d, const char *rel)
 	free(path);
 }
 
+/* A file being made (wal.c: .new.NAME, .new-XXXXXX): what only bakery
+ * makes there, one link, 0600, a regular file; or left by a maker that
+ * died. Its owner is the owner check's. */
+static void
+check_making(struct doctor *d, const char *rel, const char *base,
+    const struct stat *st)
+{
+	if (strncmp(base, ".new.", 5) != 0 && strncmp(base, ".new-", 5) != 0)
+		return;
+	if (S_ISDIR(st->st_mode))
+		found(d, F_MAKING, "'%s' is a folder where bakery makes a file: "
+		    "no object of that name can be made", rel);
+	else if (S_ISREG(st->st_mode) && st->st_nlink != 1)
+		found(d, F_MAKING, "'%s' has %lu links: a file bakery makes has "
+		    "one (a link to a file elsewhere?)", rel,
+		    (unsigned long)st->st_nlink);
+	else if (S_ISREG(st->st_mode) && (st->st_mode & 07777) != 0600)
+		found(d, F_MAKING, "'%s' is %04o: a file bakery makes is 0600",
+		    rel, (unsigned)(st->st_mode & 07777));
+	else if (S_ISREG(st->st_mode) &&
+	    st->st_mtime < bakery_now_ms() / 1000 - DOCTOR_STALE_S) {
+		struct finding *f = &d->stale;
+		if (f->n++ == 0)
+			snprintf(f->first, sizeof f->first, "'%s' was left half "
+			    "made by a maker that died: the next maker of it "
+			    "writes it again", rel);
+	}
+}
+
 static void
 check_entry(struct doctor *d, const char *rel, const char *base,
     const struct stat *st, int top)
@@ -216,6 +254,7 @@ check_entry(struct doctor *d, const char *rel, const char *base,
 		check_routes_link(d, rel);
 		return;
 	}
+	check_making(d, rel, base, st);
 	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
 		found(d, F_TYPES, "'%s' is %s", rel, type_name(st->st_mode));
 		return;
@@ -225,10 +264,17 @@ check_entry(struct doctor *d, const char *rel, const char *base,
 		found(d, F_OWNER, "'%s' is owned by %s, the home by %s", rel,
 		    who, d->owner);
 	}
+	/* Orders, customers' names and addresses: nobody else's to read,
+	 * nor, for a folder, to list or pass through. */
+	mode_t others_read = S_ISDIR(st->st_mode) ? 005 : 004;
 	if (st->st_mode & 022)
 		found(d, F_MODES, "'%s' is %04o: writable by %s", rel,
 		    (unsigned)(st->st_mode & 07777),
 		    (st->st_mode & 020) ? "its group" : "others");
+	else if ((st->st_mode & others_read) &&
+	    !(top && strcmp(base, "webhook-secret") == 0)) /* secrets' */
+		found(d, F_MODES, "'%s' is %04o: readable by others", rel,
+		    (unsigned)(st->st_mode & 07777));
 	if (top && strcmp(base, "webhook-secret") == 0 && (st->st_mode & 007))
 		found(d, F_SECRETS, "'%s' is %04o: readable by others", rel,
 		    (unsigned)(st->st_mode & 07777));
@@ -300,6 +346,12 @@ doctor_home(const char *home, doctor_report_fn report, void *arg,
 		snprintf(detail, sizeof detail, "'%s' %s", home, why);
 		report(arg, DOCTOR_FAIL, "home", detail);
 		*failed = 1;
+		return 0;
+	}
+	enum home_pending pending;
+	if (home_bakerys(home, &pending)) {
+		report(arg, DOCTOR_FAIL, "home", bakery_error());
+		*failed = 1;
 	}
 	return 0;
 }
@@ -339,6 +391,9 @@ check_home(struct doctor *d)
 		found(d, F_MODES, "the home is %04o: writable by %s",
 		    (unsigned)(d->home.st_mode & 07777),
 		    (d->home.st_mode & 020) ? "its group" : "others");
+	else if (d->home.st_mode & 005)
+		found(d, F_MODES, "the home is %04o: readable by others",
+		    (unsigned)(d->home.st_mode & 07777));
 	say(d, DOCTOR_OK, "home", "'%s', %s's, %04o, %ld entries", home,
 	    d->owner, (unsigned)(d->home.st_mode & 07777), d->entries);
 	return 0;
@@ -445,7 +500,16 @@ check_queue(struct doctor *d)
 {
 	char *file = queue_file(d->ctx);
 	if (file && !d->ctx->queue_url && access(file, F_OK) != 0) {
-		say(d, DOCTOR_OK, "queue", "embedded, not made yet: empty");
+		long events, objects;
+		outbox_relayed_in_home(d->ctx, &events, &objects);
+		if (events)
+			say(d, DOCTOR_FAIL, "queue", "no queue at '%s', yet %ld "
+			    "events of %ld objects are marked relayed: the queue "
+			    "that took them is gone, with what it had not "
+			    "delivered, which no relay sends again (restore it "
+			    "from a backup)", file, events, objects);
+		else
+			say(d, DOCTOR_OK, "queue", "embedded, not made yet: empty");
 		free(file);
 		return;
 	}
@@ -476,8 +540,11 @@ sqlite_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (flag != FTW_F || !S_ISREG(st->st_mode) ||
 	    !bakery_ends_with(path, ".db"))
 		return 0;
+	char why[PATH_MAX + 256];
 	if (quick_check(d->ctx, path))
 		found(d, F_SQLITE, "%s", bakery_error());
+	else if (wal_check(path, why, sizeof why))
+		found(d, F_SQLITE, "%s", why);
 	return 0;
 }
 
@@ -490,6 +557,48 @@ check_sqlite(struct doctor *d)
 	char ok[96];
 	snprintf(ok, sizeof ok, "%ld files pass quick_check", d->databases);
 	verdict(d, F_SQLITE, "sqlite", ok);
+}
+
+/* Every armed alarm findable (alarm.h), as bakery-status reads it. */
+static void
+check_alarms(struct doctor *d)
+{
+	jv s;
+	if (status_collect(d->ctx, NULL, INT64_MAX / 1000, &s)) {
+		say(d, DOCTOR_FAIL, "alarms", "cannot read: %s", bakery_error());
+		return;
+	}
+	long armed = 0, unfound = 0;
+	char first[256] = "";
+	jv sandboxes = jv_object_get(s, jv_string("sandboxes"));
+	jv_array_foreach(sandboxes, i, sb) {
+		armed += (long)jv_number_value(jv_object_get(jv_copy(sb),
+		    jv_string("alarms_armed")));
+		unfound += (long)jv_number_value(jv_object_get(jv_copy(sb),
+		    jv_string("alarms_unfound")));
+		jv busy = jv_object_get(jv_copy(sb), jv_string("busy"));
+		jv_array_foreach(busy, j, b) {
+			jv indexed = jv_object_get(jv_copy(b),
+			    jv_string("alarm_indexed"));
+			if (!*first && jv_get_kind(indexed) == JV_KIND_FALSE)
+				snprintf(first, sizeof first, "sandbox %s: %s",
+				    envelope_str(sb, "sandbox"),
+				    envelope_str(b, "address"));
+			jv_free(indexed);
+			jv_free(b);
+		}
+		jv_free(busy);
+		jv_free(sb);
+	}
+	jv_free(sandboxes);
+	if (unfound)
+		say(d, DOCTOR_FAIL, "alarms", "%ld armed alarm%s with no entry "
+		    "in the alarm index: no alarm run fires %s (%s; "
+		    "bakery-relay ADDRESS sends its outbox)", unfound,
+		    unfound > 1 ? "s" : "", unfound > 1 ? "them" : "it", first);
+	else
+		say(d, DOCTOR_OK, "alarms", "%ld armed, each in the alarm index",
+		    armed);
 }
 
 static void
@@ -570,8 +679,14 @@ doctor_run(bakery_ctx *ctx, const doctor_options *o,
 		return rc;
 	}
 	verdict(&d, F_OWNER, "owner", "every entry is the home's owner's");
-	verdict(&d, F_MODES, "modes", "none writable by group or others");
+	verdict(&d, F_MODES, "modes", "none writable by group or others, "
+	    "none readable by others");
 	verdict(&d, F_TYPES, "types", "files and folders only");
+	if (d.f[F_MAKING].n || !d.stale.n)
+		verdict(&d, F_MAKING, "making", "no file half made");
+	else
+		say(&d, DOCTOR_WARN, "making", "%s%s", d.stale.first,
+		    d.stale.n > 1 ? " (and more)" : "");
 	check_gateway(&d);
 	check_routes(&d);
 	verdict(&d, F_SECRETS, "secrets", "none readable by others");
@@ -581,6 +696,7 @@ doctor_run(bakery_ctx *ctx, const doctor_options *o,
 	verdict(&d, F_WRITABLE, "writable", ok);
 	check_queue(&d);
 	check_sqlite(&d);
+	check_alarms(&d);
 	check_clock(&d);
 	check_disk(&d);
 	for (size_t i = 0; i < d.n_locks; i++)

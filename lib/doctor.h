@@ -1,16 +1,25 @@
 /*
  * doctor.h — a home checked as an operator would before trusting it
- * (bakery-doctor(1)). Reads, never writes: every SQLite file is opened
- * read-only (db_open_reader), nothing is created, no lock is taken.
+ * (bakery-doctor(1)). Reads, never writes, as root or not: every SQLite
+ * file is opened read-only (db_open_reader) in a context that writes
+ * nothing (ctx->write_nothing: no -wal or -shm made, none given an
+ * owner), nothing is created, no lock is taken.
  *
  * Owns: the list of checks, their order and what each one means by ok,
  * warn and FAIL:
  *
- *   home        HOME exists and is a folder (nothing else runs without it)
+ *   home        HOME exists and is a folder bakery made (home.h; nothing
+ *               else runs without it)
  *   owner       every file and folder in it is the home's owner's
- *   modes       none (the home included) is writable by group or others
+ *   modes       none (the home included) is writable by group or others,
+ *               nor readable by others (orders, customers' names and
+ *               addresses; a folder: listed or passed through)
  *   types       only files and folders: no symlink, FIFO, socket or device
  *               where bakery keeps files
+ *   making      no file being made (.new.NAME, .new-XXXXXX) is what bakery
+ *               never makes: a folder, a file of more than one link, or
+ *               of a mode other than 0600; a warning for one a maker that
+ *               died left (older than a minute)
  *   gateway     a gateway is chosen (HOME/.gateway, gateway.h)
  *   stripe-key  for stripe: a key configured, well formed (stripe_api.h)
  *   routes      the routes in effect parse (routing.h)
@@ -22,9 +31,12 @@
  *               and folder in it, judged from owner, group and mode, so
  *               root sees what that user will meet (a file root made in
  *               the bakery user's home)
- *   queue       embedded: the queue file opens and passes quick_check;
+ *   queue       embedded: the queue file opens and passes quick_check, or
+ *               is not made yet and no object holds an event marked
+ *               relayed (else the queue that took them is gone);
  *               NATS: the servers answer
- *   sqlite      every *.db file in the home passes PRAGMA quick_check
+ *   sqlite      every *.db file in the home passes PRAGMA quick_check, and
+ *               its WAL holds no commit a reader would drop (walcheck.h)
  *   clock-floor no sandbox's clock floor (wipe.h) is ahead of now
  *   clock-sync  a warning when the kernel says the clock is not
  *               synchronised (adjtimex)
@@ -57,9 +69,10 @@ typedef void (*doctor_report_fn)(void *arg, enum doctor_status status,
     const char *check, const char *detail);
 
 /* The home check alone, before a context is made (ctx_init refuses a
- * home that is not a folder): a FAIL line and *failed = 1 when home is
- * missing or not a folder, else nothing reported. EX_UNAVAILABLE when it
- * cannot be looked at. */
+ * home that is not a folder, or not bakery's): a FAIL line and *failed = 1
+ * when home is missing, not a folder, or a folder that is not bakery's
+ * (home.h), else nothing reported. EX_UNAVAILABLE when it cannot be
+ * looked at. */
 int doctor_home(const char *home, doctor_report_fn report, void *arg,
     int *failed);
 /* Runs every check, reporting each once, in the order above; *failed

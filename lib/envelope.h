@@ -9,7 +9,9 @@
  *
  * Owns: the shape of an envelope and the list of event types bakery knows.
  * Promises: envelope_parse() accepts only a whole, valid envelope of a
- * known type, and otherwise says exactly what is wrong (EX_DATAERR).
+ * known type, read by json_parse (json.h: no repeated key, no NUL in any
+ * string, valid UTF-8), and otherwise says exactly what is wrong
+ * (EX_DATAERR).
  * Envelopes are jv values (libjq); every function here consumes nothing it
  * is given unless it says so.
  */
@@ -35,15 +37,6 @@ jv envelope_new_at(const char *sandbox, const char *address,
 
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);
-
-/* Parses len bytes of JSON text, refusing (EX_DATAERR, with the reason)
- * what libjq would take and quietly change: a NUL byte, which ends a C
- * string, and invalid UTF-8, which libjq replaces with U+FFFD. On success
- * *out owns the value, which may be of any kind. */
-int envelope_json(const char *text, size_t len, jv *out);
-
-/* Whether any string of v, a key or a value at any depth, holds a NUL. */
-int envelope_has_nul(jv v);
 
 /* The envelope's time in ms since the epoch, 0 when absent or bad. */
 int64_t envelope_time_ms(jv env);

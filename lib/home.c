@@ -72,161 +72,146 @@ home_share_path(const char *name)
 /*
  * The home's layout. Sandboxes live in HOME/sandboxes/NAME, apart from
  * the home's own files (queue.db and its journal, alarms.db, wipe.db,
- * webhook-secret), so that no sandbox name can be one of them. A home of
- * before kept them at HOME/NAME; the first program that may write and
- * needs a sandbox (home_layout) moves them, crash-safely and under
- * HOME/.layout.lock:
- *   1. mkdir HOME/.sandboxes-new (not a name: a sandbox cannot have it);
- *   2. each folder HOME/NAME that is a name is renamed into it, holding
- *      the sandbox's lock (as the wipe does), so no object of it is open;
- *   3. HOME/.layout is written and synced: from here on the home is new;
- *   4. HOME/.sandboxes-new is renamed HOME/sandboxes.
- * A crash before 3 leaves a home without the mark: the next program does
- * 1 (already done) and moves what is left; after 3, it does 4. A new home
- * gets the mark when it is made, before anything in it.
+ * webhook-secret), so that no sandbox name can be one of them. HOME/.layout
+ * is bakery's mark: written, synced, when bakery makes the home or first
+ * writes in a folder it was given empty (home_make), before any other
+ * file. A folder is a home only when it holds the mark, or is empty, or
+ * holds nothing but bakery's own files (a home of 0.1.0 made by a program
+ * that reached only the queue or the gateway has no mark): anything else
+ * is not bakery's, and no program reads, moves or removes anything in it
+ * (docs/adr/0007-a-home-is-what-bakery-made.md).
  */
 #define LAYOUT_MARK ".layout"
-#define LAYOUT_LOCK ".layout.lock"
-#define SANDBOXES_NEW ".sandboxes-new"
 
+/* Whether name[at] is sep and the 6 characters of a mkstemp name end
+ * name after it: the fresh names of file_put (".") and wal_make_file
+ * ("-"). */
 static int
-is_dir(const char *path)
+fresh_tail(const char *name, size_t at, char sep)
 {
-	struct stat sb;
-	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+	if (name[at] != sep || strlen(name + at + 1) != 6)
+		return 0;
+	for (const char *p = name + at + 1; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9')))
+			return 0;
+	return 1;
 }
 
+/* Whether an entry of a folder without the mark is one bakery makes in a
+ * home: its files (and the journals SQLite puts beside them), their fresh
+ * names while they are put in place, the sandboxes' folder and locks, a
+ * wipe's folder aside; and lost+found, a file system's own, for a home on
+ * a volume of its own. */
 static int
-layout_fail(bakery_ctx *ctx, const char *what, const char *path)
+home_own_entry(const char *name)
 {
-	int err = errno;
-	return bakery_fail(db_errno_code(err),
-	    "cannot move home '%s' to its new layout: cannot %s '%s': %s",
-	    ctx->home, what, path, strerror(err));
+	static const char *const files[] = { "queue.db", "alarms.db",
+		"wipe.db", "refunds.db", "console.db", NULL };
+	static const char *const others[] = { "webhook-secret", ".gateway",
+		"routes", "sandboxes", LAYOUT_MARK, ".layout.lock",
+		"lost+found", NULL };
+	static const char *const journals[] = { "", "-wal", "-shm",
+		"-journal", NULL };
+	for (int i = 0; files[i]; i++) {
+		size_t n = strlen(files[i]);
+		if (strncmp(name, files[i], n) != 0)
+			continue;
+		for (int j = 0; journals[j]; j++)
+			if (strcmp(name + n, journals[j]) == 0)
+				return 1;
+	}
+	for (int i = 0; others[i]; i++) {
+		size_t n = strlen(others[i]);
+		if (strncmp(name, others[i], n) == 0 &&
+		    (!name[n] || fresh_tail(name, n, '.')))
+			return 1;
+	}
+	char *lock = home_lock_file_sandbox(name);
+	free(lock);
+	return lock != NULL || strncmp(name, ".wipe-", 6) == 0 ||
+	    (strncmp(name, ".new", 4) == 0 && fresh_tail(name, 4, '-'));
 }
 
-/* Steps 1 and 2 above. */
-static int
-layout_move_sandboxes(bakery_ctx *ctx, const char *fresh)
+/* The first entry of home (in name order) that bakery does not make, or
+ * NULL (caller frees); *empty when it has no entry at all. A folder that
+ * cannot be listed has none this process could move or remove. */
+static char *
+home_foreign_entry(const char *home, int *empty)
 {
-	if (mkdir(fresh, 0700) != 0 && errno != EEXIST)
-		return layout_fail(ctx, "create", fresh);
-	DIR *d = opendir(ctx->home);
+	*empty = 1;
+	DIR *d = opendir(home);
 	if (!d)
-		return layout_fail(ctx, "read", ctx->home);
-	int rc = 0;
+		return NULL;
+	char *first = NULL;
 	struct dirent *e;
-	while (!rc && (e = readdir(d))) {
-		char *old = bakery_xasprintf("%s/%s", ctx->home, e->d_name);
-		if (bakery_name_valid(e->d_name) && is_dir(old)) {
-			char *to = bakery_xasprintf("%s/%s", fresh, e->d_name);
-			int lock;
-			rc = home_lock_sandbox(ctx, e->d_name, 1, 1, &lock);
-			if (!rc && rename(old, to) != 0)
-				rc = layout_fail(ctx, "move", old);
-			home_unlock_sandbox(lock);
-			free(to);
-			if (!rc)
-				bakery_crash_point("layout.after_move");
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		*empty = 0;
+		if (!home_own_entry(e->d_name) &&
+		    (!first || strcmp(e->d_name, first) < 0)) {
+			free(first);
+			first = bakery_xstrdup(e->d_name);
 		}
-		free(old);
 	}
 	closedir(d);
-	file_sync_dir(fresh);
-	file_sync_dir(ctx->home);
-	return rc;
+	return first;
 }
 
-static int
-layout_migrate(bakery_ctx *ctx)
+/* EX_CONFIG unless path is absolute, printable text: checked as a
+ * sandbox's name is, since a home ending in a newline is another home. */
+int
+home_path_valid(const char *home)
 {
-	char *lock = bakery_xasprintf("%s/" LAYOUT_LOCK, ctx->home);
-	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
-	char *fresh = bakery_xasprintf("%s/" SANDBOXES_NEW, ctx->home);
-	int rc = 0, fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0)
-		rc = layout_fail(ctx, "create", lock);
-	while (!rc && flock(fd, LOCK_EX) != 0)
-		if (errno != EINTR)
-			rc = layout_fail(ctx, "lock", lock);
-	if (!rc && access(mark, F_OK) != 0) {
-		rc = layout_move_sandboxes(ctx, fresh);
-		int mfd = rc ? -1 : open(mark, O_WRONLY | O_CREAT | O_TRUNC |
-		    O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (!rc && (mfd < 0 || write(mfd, "sandboxes\n", 10) != 10 ||
-		    fsync(mfd) != 0))
-			rc = layout_fail(ctx, "write", mark);
-		if (mfd >= 0)
-			close(mfd);
-		if (rc)
-			unlink(mark);
-		file_sync_dir(ctx->home);
+	int printable = 1;
+	for (const unsigned char *p = (const unsigned char *)home; *p; p++)
+		printable &= *p >= ' ' && *p != 0x7f;
+	if (home[0] == '/' && printable &&
+	    bakery_utf8_valid(home, strlen(home)))
+		return 0;
+	return bakery_fail(EX_CONFIG, "bad home: '%s': want an absolute path "
+	    "of printable UTF-8 (-H, BAKERY_HOME)", home);
+}
+
+int
+home_bakerys(const char *home, enum home_pending *pending)
+{
+	*pending = HOME_MADE;
+	struct stat sb;
+	if (stat(home, &sb) != 0) {
+		if (errno != ENOENT)
+			return bakery_fail(EX_CONFIG, "cannot use home '%s': %s",
+			    home, strerror(errno));
+		*pending = HOME_MISSING; /* made before its first file */
+		return 0;
 	}
-	if (!rc && is_dir(fresh)) {
-		if (rename(fresh, ctx->sandboxes) != 0)
-			rc = layout_fail(ctx, "rename", fresh);
-		file_sync_dir(ctx->home);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(lock);
+	if (!S_ISDIR(sb.st_mode))
+		return bakery_fail(EX_CONFIG, "home '%s' is not a folder", home);
+	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, home);
+	int marked = lstat(mark, &sb) == 0 || errno != ENOENT;
 	free(mark);
-	free(fresh);
+	if (marked)
+		return 0;
+	int empty, rc = 0;
+	char *foreign = home_foreign_entry(home, &empty);
+	if (foreign)
+		rc = bakery_fail(EX_CONFIG, "'%s' is not a bakery home: it holds "
+		    "'%s', which bakery did not make (-H, BAKERY_HOME)", home,
+		    foreign);
+	free(foreign);
+	*pending = HOME_UNMARKED;
 	return rc;
 }
 
 int
 home_init(bakery_ctx *ctx)
 {
-	struct stat sb;
-	if (stat(ctx->home, &sb) != 0) {
-		if (errno != ENOENT)
-			return bakery_fail(EX_CONFIG, "cannot use home '%s': %s",
-			    ctx->home, strerror(errno));
-		ctx->home_pending = 1; /* made before its first file */
-		return 0;
-	}
-	if (!S_ISDIR(sb.st_mode))
-		return bakery_fail(EX_CONFIG, "home '%s' is not a folder",
-		    ctx->home);
-	return 0;
-}
-
-int
-home_layout(bakery_ctx *ctx)
-{
-	if (ctx->sandboxes)
-		return 0;
-	/* Set first: the migration's own sandbox locks do not come back
-	 * here. A home to make gets its mark as it is made (home_make). */
+	int rc = home_path_valid(ctx->home);
+	if (rc)
+		return rc;
 	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
-	if (ctx->home_pending)
-		return 0;
-	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
-	char *fresh = bakery_xasprintf("%s/" SANDBOXES_NEW, ctx->home);
-	int marked = access(mark, F_OK) == 0;
-	int done = marked && !is_dir(fresh);
-	int rc = 0;
-	if (!done && ctx->look_only) {
-		/* Read as it is: the old layout, or the last step not taken. */
-		free(ctx->sandboxes);
-		ctx->sandboxes = bakery_xstrdup(marked ? fresh : ctx->home);
-	} else if (!done && (rc = layout_migrate(ctx)) == EX_NOPERM &&
-	    !marked && access(ctx->home, W_OK) != 0) {
-		/* A home this process cannot write: nothing was moved, and
-		 * nothing will be written in it; read it as it is. */
-		free(ctx->sandboxes);
-		ctx->sandboxes = bakery_xstrdup(ctx->home);
-		rc = 0;
-	}
-	if (rc) { /* tried again by the next that needs it */
-		free(ctx->sandboxes);
-		ctx->sandboxes = NULL;
-	}
-	free(mark);
-	free(fresh);
-	return rc;
+	return home_bakerys(ctx->home, &ctx->home_pending);
 }
 
 int
@@ -234,25 +219,25 @@ home_make(bakery_ctx *ctx)
 {
 	if (!ctx->home_pending)
 		return 0;
-	int rc = home_layout(ctx); /* where layout_migrate puts sandboxes/ */
-	if (rc)
-		return rc;
-	ctx->home_pending = 0; /* the migration takes sandbox locks */
-	rc = home_mkdirs(ctx->home);
+	int rc = ctx->home_pending == HOME_MISSING ? home_mkdirs(ctx->home)
+						   : 0;
+	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
+	int existed;
 	if (!rc)
-		rc = layout_migrate(ctx);
-	if (rc)
-		ctx->home_pending = 1;
+		rc = file_put(mark, "sandboxes\n", 0600, 0, &existed);
+	free(mark);
+	if (!rc)
+		ctx->home_pending = 0;
 	return rc;
 }
 
 int
 home_exists(bakery_ctx *ctx)
 {
-	if (ctx->home_pending)
+	if (ctx->home_pending == HOME_MISSING)
 		return bakery_fail(EX_CONFIG, "no such home: '%s' (-H, "
 		    "BAKERY_HOME)", ctx->home);
-	return home_layout(ctx);
+	return 0;
 }
 
 char *
@@ -333,20 +318,12 @@ home_mkdirs(const char *dir)
 	return 0;
 }
 
-/* SANDBOXES/SANDBOX/rest, the layout found first if it was not. Should
- * that fail, the path is where the sandboxes will be (HOME/sandboxes),
- * and the failure is the caller's next gate's (home_check_sandbox,
- * home_exists, home_layout). */
+/* SANDBOXES/SANDBOX/rest. */
 static char *
 sandbox_path(bakery_ctx *ctx, const char *sandbox, const char *rest)
 {
-	if (!ctx->sandboxes)
-		home_layout(ctx);
-	return ctx->sandboxes
-	    ? bakery_xasprintf("%s/%s%s", ctx->sandboxes,
-		  sandbox ? sandbox : ctx->sandbox, rest)
-	    : bakery_xasprintf("%s/sandboxes/%s%s", ctx->home,
-		  sandbox ? sandbox : ctx->sandbox, rest);
+	return bakery_xasprintf("%s/%s%s", ctx->sandboxes,
+	    sandbox ? sandbox : ctx->sandbox, rest);
 }
 
 char *
@@ -378,7 +355,7 @@ home_check_sandbox(bakery_ctx *ctx, const char **sandbox)
 	if (!bakery_name_valid(*sandbox))
 		return bakery_fail(EX_USAGE, "bad sandbox name: '%s': %s",
 		    *sandbox, "want [a-z0-9][a-z0-9_.-]{0,63} without '..'");
-	return ctx->sandboxes ? 0 : home_layout(ctx);
+	return 0;
 }
 
 char *
@@ -499,7 +476,7 @@ jv
 home_sandbox_names(bakery_ctx *ctx)
 {
 	jv names = jv_array();
-	DIR *d = home_layout(ctx) ? NULL : opendir(ctx->sandboxes);
+	DIR *d = opendir(ctx->sandboxes);
 	if (!d)
 		return names;
 	char **v = NULL;

@@ -1,8 +1,8 @@
 /*
  * home.h — where bakery keeps state: the home folder and its layout.
  *
- * Owns: the home folder (BAKERY_HOME), the layout below it and its
- * migration, name checks on every path it builds, folder modes, the
+ * Owns: the home folder (BAKERY_HOME) and what counts as one, the layout
+ * below it, name checks on every path it builds, folder modes, the
  * sandboxes' locks.
  *
  * Layout under HOME (docs/design.md, "The home's layout"):
@@ -12,13 +12,19 @@
  *   queue.db              the embedded queue (sqlite: driver)
  *   alarms.db             the alarm index: which objects may have a due alarm
  *   wipe.db, webhook-secret  the wipe's progress, the test gateway's secret
+ *   refunds.db            flagged payments kept past the wipe (refunds.h)
+ *   .gateway, routes      the payment gateway chosen, the home's routes
  *   .SANDBOX.lock         the sandbox's lock against the wipe (home_lock_sandbox)
- *   .layout               says sandboxes/ holds the sandboxes (a home of
- *                         before had them at HOME/SANDBOX: migrated once)
+ *   .wipe-RUN-SANDBOX/    a sandbox's folder the wipe moved aside to remove
+ *   .layout               bakery's mark: this folder is a home bakery made
  * A sandbox's name never meets the home's own files: they live in
  * different folders, and the dot files are not names.
  *
  * Promises: a bad name never becomes a path (EX_USAGE); folders are 0700.
+ * A folder is a home only when it holds the mark, or is empty, or holds
+ * nothing but the files above (a home of 0.1.0 that only ever had its queue
+ * or its gateway has no mark); any other folder is EX_CONFIG for every
+ * program, before anything in it is read, moved or removed.
  */
 #ifndef BAKERY_HOME_H
 #define BAKERY_HOME_H
@@ -32,21 +38,27 @@
 
 typedef struct bakery_ctx bakery_ctx;
 
+/* What home_make has to make before the first file in the home. */
+enum home_pending {
+	HOME_MADE,      /* nothing: the home and its mark are there */
+	HOME_MISSING,   /* the folder, then the mark */
+	HOME_UNMARKED,  /* the mark: a folder given empty, or one holding
+			 * only bakery's own files */
+};
+
 extern const schema_def home_sandbox_schema;
 
-/* Checks ctx->home: a home that is not a folder, or cannot be looked
- * at, is EX_CONFIG; a missing one is made, with its layout mark, before
- * the first file in it (home_make). Its layout is not looked at yet.
- * Called by ctx_init. */
+/* Checks ctx->home and sets ctx->sandboxes. EX_CONFIG for a path that is
+ * not absolute or holds a control character, a home that is not a folder
+ * or cannot be looked at, and a folder that is not bakery's (naming the
+ * first entry that is not); a missing home, or one without its mark, gets
+ * it before the first file in it (home_make). Called by ctx_init. */
 int home_init(bakery_ctx *ctx);
-/* The home's layout, found when it is first needed (by a sandbox's path,
- * its lock, its names): sets ctx->sandboxes, and moves a home of the old
- * layout (sandboxes at HOME/SANDBOX) to HOME/sandboxes/SANDBOX, once,
- * unless ctx->look_only or the home cannot be written (then it is read
- * as it is); a crash midway is finished by the next program. Once found,
- * 0 at once; a failure is tried again by the next call. The home's own
- * files (the queue, the alarm index, the wipe's) never need it. */
-int home_layout(bakery_ctx *ctx);
+/* EX_CONFIG unless home is an absolute path of printable UTF-8. */
+int home_path_valid(const char *home);
+/* EX_CONFIG unless home is a folder bakery may take for a home, or missing
+ * (a home to make); *pending says what home_make would make. */
+int home_bakerys(const char *home, enum home_pending *pending);
 
 /* The home folder: -H, else BAKERY_HOME, else $STATE_DIRECTORY,
  * else $XDG_STATE_HOME/bakery, else ~/.local/state/bakery. */
@@ -58,7 +70,7 @@ char *home_default(void);
 char *home_share_path(const char *name);
 
 /* EX_USAGE unless *sandbox (NULL: ctx->sandbox, set in *sandbox) is a
- * sandbox name; then the home's layout (home_layout). */
+ * sandbox name. */
 int home_check_sandbox(bakery_ctx *ctx, const char **sandbox);
 int home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
     enum db_open_mode mode, sqlite3 **db);
@@ -81,14 +93,13 @@ int64_t home_lock_floor(int lock_fd);
 char *home_lock_file_sandbox(const char *base);
 /* HOME/.SANDBOX.lock; it also holds the sandbox's clock floor (wipe.h). */
 char *home_sandbox_lock_path(bakery_ctx *ctx, const char *sandbox);
-/* Makes HOME (0700) and its layout mark when there was no HOME. */
+/* Makes HOME (0700) when there was none, and its mark (.layout, synced)
+ * when it has none. */
 int home_make(bakery_ctx *ctx);
 /* EX_CONFIG unless HOME is an existing folder: for the programs that
- * look at the whole home, where a missing one is a mistake, not empty;
- * then the home's layout (home_layout). */
+ * look at the whole home, where a missing one is a mistake, not empty. */
 int home_exists(bakery_ctx *ctx);
-/* Caller frees. The layout is found first if it was not (home_layout);
- * should that fail, the caller's next gate says so. */
+/* Caller frees. */
 char *home_sandbox_file(bakery_ctx *ctx, const char *sandbox);
 char *home_object_path(bakery_ctx *ctx, const char *sandbox,
     const char *address);

@@ -1,13 +1,101 @@
 /*
- * json.c — a jv written as compact JSON text (json.h).
+ * json.c — JSON text read from outside, and a jv written as compact JSON
+ * text (json.h).
  */
 #include "json.h"
 #include "util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* How many keys the text names, counted from its tokens: a string
+ * followed by ':' is a key, and nothing else is. The text is one libjq
+ * parsed, so its strings end. */
+static long
+text_keys(const char *s, size_t len)
+{
+	long keys = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '"')
+			continue;
+		for (i++; i < len && s[i] != '"'; i++)
+			if (s[i] == '\\')
+				i++;
+		size_t j = i + 1;
+		while (j < len && s[j] && strchr(" \t\r\n", s[j]))
+			j++;
+		keys += j < len && s[j] == ':';
+	}
+	return keys;
+}
+
+/* The keys of every object in v, at any depth (libjq keeps one of each
+ * name); *nul set when a string, key or value, holds a NUL. */
+static long
+value_keys(jv v, int *nul)
+{
+	long keys = 0;
+	switch (jv_get_kind(v)) {
+	case JV_KIND_STRING:
+		*nul |= strlen(jv_string_value(v)) !=
+		    (size_t)jv_string_length_bytes(jv_copy(v));
+		break;
+	case JV_KIND_ARRAY:
+		jv_array_foreach(v, i, el) {
+			keys += value_keys(el, nul);
+			jv_free(el);
+		}
+		break;
+	case JV_KIND_OBJECT:
+		jv_object_foreach(v, key, el) {
+			keys += 1 + value_keys(key, nul) + value_keys(el, nul);
+			jv_free(key);
+			jv_free(el);
+		}
+		break;
+	default:
+		break;
+	}
+	return keys;
+}
+
+int
+json_parse(const char *text, size_t len, jv *out)
+{
+	*out = jv_invalid();
+	if (len > INT_MAX)
+		return bakery_fail(EX_DATAERR, "JSON text too large");
+	if (memchr(text, '\0', len))
+		return bakery_fail(EX_DATAERR, "malformed JSON: NUL byte");
+	if (!bakery_utf8_valid(text, len))
+		return bakery_fail(EX_DATAERR, "malformed JSON: invalid UTF-8");
+	jv v = jv_parse_sized(text, (int)len);
+	if (!jv_is_valid(v)) {
+		jv msg = jv_invalid_get_msg(v);
+		int rc = bakery_fail(EX_DATAERR, "malformed JSON: %s",
+		    jv_get_kind(msg) == JV_KIND_STRING ? jv_string_value(msg)
+						       : "not JSON");
+		jv_free(msg);
+		return rc;
+	}
+	int nul = 0;
+	/* libjq kept one value of a key named twice: the text names more
+	 * keys than the value holds. */
+	long kept = value_keys(v, &nul);
+	int rc = nul ? bakery_fail(EX_DATAERR, "a string holds a NUL "
+	    "(\\u0000)")
+	    : kept != text_keys(text, len) ? bakery_fail(EX_DATAERR,
+		"a key named twice in one object") : 0;
+	if (rc) {
+		jv_free(v);
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
 
 typedef struct text {
 	char *p;

@@ -418,7 +418,10 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
  * unless the entry its last arming left fires no later (read under this
  * transaction's write lock, which an alarm run must hold to remove it);
  * one already armed keeps the earlier of its time and the new one, and
- * its entry stands. */
+ * its entry stands. A file being made has no write lock an alarm run can
+ * take: an entry found for it is one an alarm run may be removing as an
+ * object's with no file (relay.c, drop_if_unborn), so it always writes
+ * its own, a new generation that a run which read the old one leaves. */
 static int
 arm_if_needed(bakery_object *o)
 {
@@ -439,8 +442,8 @@ arm_if_needed(bakery_object *o)
 	object_finish(o, st);
 	if (rows == 0)
 		return 0;
-	if (!armed && !alarm_index_covers(o->ctx, o->sandbox, o->address,
-			  fire_at) &&
+	if (!armed && (o->unborn || !alarm_index_covers(o->ctx, o->sandbox,
+			  o->address, fire_at)) &&
 	    (rc = alarm_index_add(o->ctx, o->sandbox, o->address, fire_at)))
 		return rc;
 	if ((rc = object_prepare(o,
@@ -723,9 +726,6 @@ int
 object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
 	*out = jv_array();
-	int rc = home_layout(ctx);
-	if (rc)
-		return rc;
 	char *dir = home_sandbox_dir(ctx, sandbox);
 	DIR *d = opendir(dir);
 	if (!d) {

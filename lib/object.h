@@ -30,7 +30,9 @@
  * the alarm index (HOME/alarms.db) so that `bakery-relay --due` finds the
  * object without opening every file; the entry is written before the
  * object commits, so a crash leaves at worst a stale entry, never an armed
- * alarm nobody can find.
+ * alarm nobody can find. A file being made writes its own entry whatever
+ * it finds, and an alarm run removes the entry of an object with no file
+ * only under its making's lock (relay.c, drop_if_unborn).
  */
 #ifndef BAKERY_OBJECT_H
 #define BAKERY_OBJECT_H

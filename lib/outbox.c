@@ -251,3 +251,35 @@ outbox_send_together(bakery_object **o, size_t n, int *rcs)
 	free(index);
 	return rc;
 }
+
+void
+outbox_relayed_in_home(bakery_ctx *ctx, long *events, long *objects)
+{
+	*events = *objects = 0;
+	jv names = home_sandbox_names(ctx);
+	jv_array_foreach(names, i, name) {
+		jv all;
+		object_list(ctx, jv_string_value(name), &all);
+		jv_array_foreach(all, j, address) {
+			char *path = home_object_path(ctx, jv_string_value(name),
+			    jv_string_value(address));
+			sqlite3 *db;
+			sqlite3_stmt *st = NULL;
+			if (db_open_readonly(ctx, path, &object_schema, &db) == 0 &&
+			    sqlite3_prepare_v2(db, "SELECT count(*) FROM events"
+				" WHERE relayed_at IS NOT NULL", -1, &st,
+				NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+				long n = (long)sqlite3_column_int64(st, 0);
+				*events += n;
+				*objects += n > 0;
+			}
+			sqlite3_finalize(st);
+			sqlite3_close(db);
+			free(path);
+			jv_free(address);
+		}
+		jv_free(all);
+		jv_free(name);
+	}
+	jv_free(names);
+}

@@ -36,4 +36,11 @@ int outbox_send_together(bakery_object **o, size_t n, int *rcs);
 /* Rows in the outbox now. */
 int outbox_count(bakery_object *o);
 
+/* The events of the home's objects marked relayed (*events, in *objects
+ * objects), read without writing (db_open_readonly): events the queue
+ * accepted. With no queue to hold them (the home's queue.db gone after
+ * it took them) they are lost: no relay sends an event again once it is
+ * marked. A file that cannot be read is left out. */
+void outbox_relayed_in_home(bakery_ctx *ctx, long *events, long *objects);
+
 #endif

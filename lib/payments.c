@@ -26,6 +26,15 @@ static const struct test_card {
 	{ NULL, NULL, NULL },
 };
 
+const char *
+payment_test_card(size_t i, const char **decline_code)
+{
+	if (i >= sizeof test_cards / sizeof test_cards[0] - 1)
+		return NULL;
+	*decline_code = test_cards[i].decline_code;
+	return test_cards[i].number;
+}
+
 #define KNOWN_CARDS "4242424242424242, 4000000000000002 and 4000000000009995"
 
 static int

@@ -35,6 +35,8 @@
 #ifndef BAKERY_PAYMENTS_H
 #define BAKERY_PAYMENTS_H
 
+#include <stddef.h>
+
 #include <jv.h>
 
 #include "object.h"
@@ -47,6 +49,11 @@ typedef struct payment_request {
 	const char *payment_method;  /* pm_…; NULL: the card's */
 	const char *stripe_key_file; /* NULL: BAKERY_STRIPE_KEY */
 } payment_request;
+
+/* The test gateway's cards, for a page that lists them: the i-th card's
+ * number, and in *decline_code the code it is declined with (NULL: it
+ * pays); NULL past the last. */
+const char *payment_test_card(size_t i, const char **decline_code);
 
 /* 0 paid, succeeded (or already paid), 1 declined, else a sysexits code:
  * 69 when Stripe cannot be reached (the order is unchanged), 78 for a bad

@@ -9,11 +9,26 @@
 #include <string.h>
 #include <unistd.h>
 
+/* EX_CONFIG unless a sqlite: URL's path names a file the way a home is
+ * named: absolute, printable, and no query (SQLite's ?mode=memory, which
+ * a URI open would take, is no file at all). */
+static int
+sqlite_path_check(const char *url)
+{
+	const char *path = url + 7;
+	if (path[0] == '/' && !strchr(path, '?') && !home_path_valid(path))
+		return 0;
+	return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
+	    "want sqlite:/ABSOLUTE/PATH, printable, without a query");
+}
+
 int
 queue_url_check(const char *url)
 {
-	if (!url || (strncmp(url, "sqlite:", 7) == 0 && url[7]))
+	if (!url)
 		return 0;
+	if (strncmp(url, "sqlite:", 7) == 0 && url[7])
+		return sqlite_path_check(url);
 	/* nats://HOST:PORT[,HOST:PORT...]: no empty member, no spaces. */
 	if (strncmp(url, "nats://", 7) == 0 && url[7] && url[7] != ',' &&
 	    !strstr(url, ",,") && url[strlen(url) - 1] != ',' &&
@@ -21,6 +36,25 @@ queue_url_check(const char *url)
 		return 0;
 	return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
 	    "want sqlite:PATH or nats://HOST:PORT[,HOST:PORT...]");
+}
+
+/* The file a sqlite: URL names is missing: EX_CONFIG. */
+static int
+no_queue_at(const char *path)
+{
+	return bakery_fail(EX_CONFIG, "no queue at '%s' (--queue, "
+	    "BAKERY_QUEUE; bakery-queue init makes one)", path);
+}
+
+int
+queue_config_check(bakery_ctx *ctx, int may_be_missing)
+{
+	const char *url = ctx->queue_url;
+	int rc = queue_url_check(url);
+	if (!rc && url && !may_be_missing && strncmp(url, "sqlite:", 7) == 0 &&
+	    access(url + 7, F_OK) != 0)
+		rc = no_queue_at(url + 7);
+	return rc;
 }
 
 char *
@@ -33,9 +67,12 @@ queue_file(bakery_ctx *ctx)
 		   : bakery_xasprintf("%s/queue.db", ctx->home);
 }
 
-/* How a queue is opened: made when missing (a send), read as it is (the
- * readers: nothing made, nothing migrated), or written but never made when
- * --queue or BAKERY_QUEUE names it (the consumers). */
+/* How a queue is opened: made when missing (bakery-queue init), read as
+ * it is (the readers: nothing made, nothing migrated), or written but made
+ * only when it is the home's own (the producers and the consumers): a file
+ * --queue or BAKERY_QUEUE names must be there already, since a typo made
+ * into a new file would take every event sent and keep it from every
+ * consumer. */
 enum { MAKE, LOOK, NAMED };
 
 static int
@@ -55,9 +92,7 @@ open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 		char *path = queue_file(ctx);
 		if (how != MAKE && (url || how == LOOK) &&
 		    access(path, F_OK) != 0)
-			rc = url ? bakery_fail(EX_CONFIG, "no queue at '%s' "
-				"(--queue, BAKERY_QUEUE; bakery-queue init or the "
-				"first send makes one)", path)
+			rc = url ? no_queue_at(path)
 				 : bakery_fail(EX_NOINPUT, "no queue yet");
 		else
 			rc = queue_sqlite_open(ctx, path, how == LOOK, q);
@@ -71,7 +106,7 @@ open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 int
 queue_get(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, MAKE, q);
+	return open_queue(ctx, NAMED, q);
 }
 
 int
@@ -81,9 +116,9 @@ queue_get_existing(bakery_ctx *ctx, bakery_queue **q)
 }
 
 int
-queue_get_named(bakery_ctx *ctx, bakery_queue **q)
+queue_make(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, NAMED, q);
+	return open_queue(ctx, MAKE, q);
 }
 
 jv

@@ -66,23 +66,33 @@ typedef struct queue_message {
 
 typedef struct bakery_queue bakery_queue;
 
-/* EX_CONFIG unless url (NULL: the default) names a known driver. */
+/* EX_CONFIG unless url (NULL: the default) names a known driver, and a
+ * sqlite: URL an absolute, printable path without a query (no
+ * :memory:, no ?mode=memory, no relative path). */
 int queue_url_check(const char *url);
+/* queue_url_check of ctx's URL, and EX_CONFIG for a sqlite: URL whose
+ * file is missing unless may_be_missing (bakery-queue init makes it):
+ * checked by every program before it writes anything, so that a producer
+ * told of a mistyped queue places nothing. */
+int queue_config_check(bakery_ctx *ctx, int may_be_missing);
 /* The embedded queue's file (caller frees): a sqlite: URL's PATH, else
  * HOME/queue.db; NULL when the queue is on NATS. */
 char *queue_file(bakery_ctx *ctx);
-/* The context's queue, opened on first use from ctx->queue_url. */
+/* The context's queue, opened on first use from ctx->queue_url, for the
+ * programs that send and receive: the home's own queue is made on first
+ * use; a sqlite: URL naming a missing file is EX_CONFIG, never a new
+ * queue that no consumer reads (or, to a consumer, one to wait on
+ * forever). */
 int queue_get(bakery_ctx *ctx, bakery_queue **q);
+/* Like queue_get, but a sqlite: URL's missing file is made too:
+ * bakery-queue init. */
+int queue_make(bakery_ctx *ctx, bakery_queue **q);
 /* Like queue_get, but for tools that only look (bakery-status,
  * bakery-trace, bakery-queue stats and peek): the file is opened
  * read-only (a read-only home is read) and never made. The home's queue
  * not made yet is EX_NOINPUT (an empty queue: queue_empty_stats); a
  * sqlite: URL naming a missing file is EX_CONFIG. */
 int queue_get_existing(bakery_ctx *ctx, bakery_queue **q);
-/* Like queue_get, for the consumers (bakery-consume, bakery-dlq drain): a
- * sqlite: URL naming a missing file is EX_CONFIG, not a new empty queue to
- * wait on forever; the home's own queue is made as queue_get makes it. */
-int queue_get_named(bakery_ctx *ctx, bakery_queue **q);
 /* What queue_stats says of an empty queue. */
 jv queue_empty_stats(void);
 void queue_close(bakery_queue *q);

@@ -280,6 +280,33 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	return rc;
 }
 
+static int64_t sqlite_fence(bakery_queue *q, const char *sandbox);
+
+/* Why m's lease no longer holds (EX_TEMPFAIL): its row is another's (the
+ * lease expired and the message went back or on), or gone: removed by a
+ * wipe of its sandbox fenced since the lease could have begun, or
+ * answered by the consumer that took it after the lease expired. */
+static int
+lease_lost(bakery_queue *q, queue_message *m)
+{
+	sqlite3_stmt *st;
+	int there = 1;
+	if (!prepare(SQ(q), "SELECT 1 FROM messages WHERE seq = ?1", &st)) {
+		sqlite3_bind_int64(st, 1, m->handle);
+		there = sqlite3_step(st) == SQLITE_ROW;
+		finish(SQ(q), st);
+	}
+	int64_t fence = there || !m->sandbox ? 0 : sqlite_fence(q, m->sandbox);
+	if (fence && fence >= bakery_now_ms() -
+	    (int64_t)SQ(q)->visibility_s * 1000)
+		return bakery_fail(EX_TEMPFAIL, "lease lost: '%s': its sandbox "
+		    "'%s' was wiped while it was leased, and the wipe removed "
+		    "it", m->id, m->sandbox);
+	return bakery_fail(EX_TEMPFAIL, "lease lost: '%s': %s", m->id, there
+	    ? "it expired and the message went to another consumer"
+	    : "it expired, and the consumer that took it answered it");
+}
+
 /* Runs one statement bound to (?1 lease, ?2 seq, ?3 a, ?4 b, ?5 c), any
  * of the last three unused, that must touch one row. */
 static int
@@ -300,11 +327,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 	finish(SQ(q), st);
 	if (src != SQLITE_DONE)
 		return db_fail(db, src, "queue");
-	if (sqlite3_changes(db) != 1)
-		return bakery_fail(EX_TEMPFAIL,
-		    "lease lost: '%s': it expired and the message went to "
-		    "another consumer", m->id);
-	return 0;
+	return sqlite3_changes(db) == 1 ? 0 : lease_lost(q, m);
 }
 
 static int

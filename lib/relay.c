@@ -8,6 +8,7 @@
 #include "kind.h"
 #include "outbox.h"
 #include "util.h"
+#include "wal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,26 +57,61 @@ drop_entry_if_disarmed(bakery_object *o, const alarm_entry *e,
 	return armed;
 }
 
+/*
+ * The entry of an object that has no file: wiped, or never born (its maker
+ * killed before its rename, or its first transaction rolled back). It goes
+ * only while no maker can be between writing its entry and renaming its
+ * file into place: under the making's lock (wal_new_hold), with the file
+ * still not there. A maker holds that lock from before its entry to its
+ * rename, so one that wrote this entry is either done (the file is there:
+ * left, *left set, fired as any object at the next look) or still at work
+ * (the lock held: left too); one that comes after writes an entry of its
+ * own, never relying on one it found (object.c, arm_if_needed). An entry
+ * no object can own (EX_USAGE: a bad address) goes at once.
+ */
+static int
+drop_if_unborn(bakery_ctx *ctx, const alarm_entry *e, int usage, int *left)
+{
+	*left = 0;
+	if (usage)
+		return alarm_index_remove(ctx, e);
+	bakery_crash_point("alarm.before_gone");
+	char *path = home_object_path(ctx, e->sandbox, e->address);
+	wal_new *held = NULL;
+	int rc = wal_new_hold(path, &held);
+	free(path);
+	if (rc == WAL_NEW_MADE || rc == WAL_NEW_MAKING) {
+		*left = rc;
+		return 0;
+	}
+	if (!rc) {
+		bakery_crash_point("alarm.gone_held");
+		rc = alarm_index_remove(ctx, e);
+	}
+	wal_new_end(held);
+	return rc;
+}
+
 static int
 fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
-    relay_report_fn report, void *arg)
+    relay_report_fn report, void *arg, int *fired)
 {
 	bakery_object *o;
 	int rc = object_open(ctx, e->sandbox, e->address, 0, &o);
+	*fired = 1;
 	if (rc == EX_NOINPUT || rc == EX_USAGE) {
-		/* Wiped, or an entry no object can own: nothing to fire. A
-		 * command may have created the file and found this entry
-		 * meanwhile; then the entry is its, and goes back. */
-		alarm_index_remove(ctx, e);
-		char *path = rc == EX_NOINPUT ? home_object_path(ctx,
-		    e->sandbox, e->address) : NULL;
-		if (path && access(path, F_OK) == 0)
-			alarm_index_add(ctx, e->sandbox, e->address, e->fire_at);
-		free(path);
-		jv line = line_for(NULL, e->sandbox, e->address, 0);
-		report(arg, jv_object_set(line, jv_string("alarm"),
-		    jv_string("gone")));
-		return 0;
+		int left;
+		if ((rc = drop_if_unborn(ctx, e, rc == EX_USAGE, &left)))
+			return rc;
+		/* Made meanwhile: fired as any object, once its file opens. */
+		if (left != WAL_NEW_MADE || (rc = object_open(ctx, e->sandbox,
+		    e->address, 0, &o)) == EX_NOINPUT) {
+			*fired = !left;
+			jv line = line_for(NULL, e->sandbox, e->address, 0);
+			report(arg, jv_object_set(line, jv_string("alarm"),
+			    jv_string(left ? "making" : "gone")));
+			return 0;
+		}
 	}
 	if (rc)
 		return rc;
@@ -203,13 +239,15 @@ relay_due(bakery_ctx *ctx, int64_t now, relay_report_fn report, void *arg,
 		int progress = 0;
 		for (size_t i = 0; i < n; i++) {
 			(*objects)++;
-			int one = fire_one(ctx, &batch[i], now, report, arg);
+			int fired;
+			int one = fire_one(ctx, &batch[i], now, report, arg,
+			    &fired);
 			if (one) {
 				bakery_log(LOG_WARN, "alarm_error", "object",
 				    batch[i].address, "sandbox", batch[i].sandbox,
 				    "error", bakery_error(), (char *)NULL);
 				rc = rc ? rc : one;
-			} else {
+			} else if (fired) {
 				progress = 1;
 			}
 		}

@@ -5,10 +5,13 @@
 #define _GNU_SOURCE
 #include "status.h"
 #include "billing.h"
+#include "alarm.h"
 #include "envelope.h"
+#include "json.h"
 #include "file.h"
 #include "gateway.h"
 #include "object.h"
+#include "outbox.h"
 #include "queue.h"
 #include "refunds.h"
 #include "relay.h"
@@ -34,8 +37,9 @@ struct totals {
 	jv busy, dead, attention, flagged;
 	jv refunded; /* borrowed: the payment intents marked refunded */
 	jv billed;   /* {ORDER: the payment Billing counted for it} */
+	sqlite3 *index; /* the alarm index read-only; NULL: it cannot tell */
 	long objects, rows, armed, rearms, tripped, dead_letters, n_flagged;
-	long unbilled;
+	long unbilled, unfound;
 	int64_t oldest_age_s;
 };
 
@@ -84,6 +88,30 @@ read_flagged_payments(sqlite3 *db, const char *sandbox, const char *address,
 	jv_free(all);
 }
 
+/*
+ * Whether the object's alarm, read armed at fire_at, has an entry in the
+ * index (1) or not (0). The object and the index are two files read one
+ * after the other: an alarm run may disarm the alarm and remove its entry
+ * between the two reads. So a missing entry is looked for again after the
+ * alarm is read again: the alarm still armed at the same time and still
+ * no entry cannot come of a run that disarmed it (an alarm armed again
+ * gets its entry before its commit, and a later time).
+ */
+static int
+alarm_found(sqlite3 *db, sqlite3 *index, const char *sandbox,
+    const char *address, int64_t fire_at)
+{
+	if (alarm_index_has(index, sandbox, address))
+		return 1;
+	sqlite3_stmt *st;
+	int64_t again = 0;
+	if (sqlite3_prepare_v2(db, "SELECT fire_at FROM alarm WHERE id = 1",
+		-1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		again = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return again != fire_at || alarm_index_has(index, sandbox, address);
+}
+
 static void
 read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t now, int64_t max_age_s, struct totals *t)
@@ -115,11 +143,14 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 		long rearms = object_rearms_today(day,
 		    sqlite3_column_int64(st, 3), now);
 		int tripped = rearms >= REARM_GUARD && rows > 0;
+		int unfound = fire_at && !alarm_found(db, t->index, sandbox,
+		    address, fire_at);
 		int64_t age_s = rows ? (now - oldest) / 1000 : 0;
 		t->rows += rows;
 		t->armed += fire_at != 0;
 		t->rearms += rearms;
 		t->tripped += tripped;
+		t->unfound += unfound;
 		if (age_s > t->oldest_age_s)
 			t->oldest_age_s = age_s;
 		if (rows || fire_at || rearms) {
@@ -134,6 +165,8 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 			    rows ? jv_number(age_s) : jv_null());
 			b = jv_object_set(b, jv_string("alarm_at"),
 			    bakery_time_jv(fire_at));
+			b = jv_object_set(b, jv_string("alarm_indexed"),
+			    fire_at ? jv_bool(!unfound) : jv_null());
 			b = jv_object_set(b, jv_string("rearms_today"),
 			    jv_number(rearms));
 			b = jv_object_set(b, jv_string("guard_tripped"),
@@ -144,6 +177,14 @@ read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
 			attention(t, bakery_xasprintf("sandbox %s: %s: re-arm "
 			    "guard tripped, %ld rows wait for a command or the "
 			    "wipe", sandbox, address, rows));
+		if (unfound) {
+			char at[32];
+			bakery_format_time(fire_at, at, sizeof at);
+			attention(t, bakery_xasprintf("sandbox %s: %s: alarm armed "
+			    "for %s with no entry in the alarm index: no alarm "
+			    "run will fire it (bakery-relay -s %s %s sends its "
+			    "outbox)", sandbox, address, at, sandbox, address));
+		}
 		if (rows && age_s > max_age_s)
 			attention(t, bakery_xasprintf("sandbox %s: %s: outbox "
 			    "row %lld s old (over %lld s)", sandbox, address,
@@ -167,7 +208,7 @@ check_billed(const char *sandbox, const char *id, const char *text,
     struct totals *t)
 {
 	jv env;
-	if (!text || envelope_json(text, strlen(text), &env))
+	if (!text || json_parse(text, strlen(text), &env))
 		return;
 	const char *order = envelope_data_str(env, "order");
 	const char *pi = envelope_data_str(env, "payment_intent");
@@ -239,11 +280,11 @@ read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 
 static jv
 read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
-    int64_t max_age_s, jv refunded, jv *attention_out)
+    int64_t max_age_s, jv refunded, sqlite3 *index, jv *attention_out)
 {
 	struct totals t = { .busy = jv_array(), .dead = jv_array(),
 		.flagged = jv_array(), .attention = *attention_out,
-		.refunded = refunded, .billed = jv_object() };
+		.refunded = refunded, .billed = jv_object(), .index = index };
 	jv all;
 	object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
@@ -263,6 +304,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	s = jv_object_set(s, jv_string("alarms_armed"), jv_number(t.armed));
 	s = jv_object_set(s, jv_string("rearms_today"), jv_number(t.rearms));
 	s = jv_object_set(s, jv_string("guards_tripped"), jv_number(t.tripped));
+	s = jv_object_set(s, jv_string("alarms_unfound"), jv_number(t.unfound));
 	s = jv_object_set(s, jv_string("dead_letters"),
 	    jv_number(t.dead_letters));
 	s = jv_object_set(s, jv_string("flagged_payments"),
@@ -275,17 +317,30 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	return s;
 }
 
-/* The queue's stats; an embedded queue that does not exist yet is empty. */
+/* The queue's stats; an embedded queue that does not exist yet is empty,
+ * unless the home's objects hold events it took (relayed): then it is
+ * gone, and they with it. */
 static int
-read_queue(bakery_ctx *ctx, jv *out)
+read_queue(bakery_ctx *ctx, jv *out, jv *attention_list)
 {
 	bakery_queue *q;
 	int rc = queue_get_existing(ctx, &q);
-	if (rc == EX_NOINPUT) {
-		*out = queue_empty_stats();
-		return 0;
+	if (rc != EX_NOINPUT)
+		return rc ? rc : queue_stats(q, out);
+	*out = queue_empty_stats();
+	long events, objects;
+	outbox_relayed_in_home(ctx, &events, &objects);
+	if (events) {
+		char *file = queue_file(ctx);
+		char *s = bakery_xasprintf("queue: no queue at '%s', yet %ld "
+		    "events of %ld objects are marked relayed: the queue that "
+		    "took them is gone, with what it had not delivered, which "
+		    "no relay sends again (restore it from a backup)", file, events, objects);
+		*attention_list = jv_array_append(*attention_list, jv_string(s));
+		free(s);
+		free(file);
 	}
-	return rc ? rc : queue_stats(q, out);
+	return 0;
 }
 
 /* The bytes free to bakery on the home's filesystem, -1 when unknown. A
@@ -316,12 +371,14 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	jv queue;
 	/* No home is a mistake in the setup, not a home with nothing to
 	 * report: a monitor must not show green for it. */
+	jv attention_list = jv_array();
 	int rc = home_exists(ctx);
 	if (!rc)
-		rc = read_queue(ctx, &queue);
-	if (rc)
+		rc = read_queue(ctx, &queue, &attention_list);
+	if (rc) {
+		jv_free(attention_list);
 		return rc;
-	jv attention_list = jv_array();
+	}
 	double free_bytes = read_disk(ctx, &attention_list);
 	jv dlq = jv_object_get(jv_copy(queue), jv_string(QUEUE_DLQ));
 	double undrained = 0;
@@ -362,16 +419,23 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 		free(line);
 		jv_free(r);
 	}
+	/* An armed alarm with no entry would wait for its object's next
+	 * command or the wipe: no alarm run finds it (alarm.h). */
+	sqlite3 *index;
+	if (alarm_index_reader(ctx, &index))
+		attention_list = jv_array_append(attention_list,
+		    jv_string(bakery_error()));
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
 			   : home_sandbox_names(ctx);
 	jv sandboxes = jv_array();
 	jv_array_foreach(names, i, name) {
 		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,
-		    jv_string_value(name), now, max_age_s, refunded,
+		    jv_string_value(name), now, max_age_s, refunded, index,
 		    &attention_list));
 		jv_free(name);
 	}
 	jv_free(names);
+	sqlite3_close(index);
 	jv s = jv_object();
 	s = jv_object_set(s, jv_string("time"), bakery_time_jv(now));
 	s = jv_object_set(s, jv_string("home"), jv_string(ctx->home));
@@ -427,6 +491,8 @@ static const struct {
 	  "Alarm re-arms today (UTC), summed over the objects." },
 	{ "guards_tripped", "bakery_alarm_guards_tripped",
 	  "Objects whose re-arm guard tripped today." },
+	{ "alarms_unfound", "bakery_alarms_unfound",
+	  "Objects whose armed alarm has no entry in the alarm index." },
 	{ "dead_letters", "bakery_dead_letters",
 	  "Dead letters stored in the sandbox." },
 	{ "flagged_payments", "bakery_payments_flagged",

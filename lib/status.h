@@ -14,7 +14,9 @@
  *
  * Something needs attention (status_collect's "attention", a list of
  * sentences) when a sandbox holds dead letters, bakery-events-dlq holds
- * messages not yet drained, a re-arm guard tripped today, an outbox row is
+ * messages not yet drained, a re-arm guard tripped today, an object's
+ * alarm is armed with no entry in the alarm index (alarm_index_has: no
+ * alarm run would fire it), an outbox row is
  * older than max_age_s, a file could not be read, or Billing holds a
  * flagged payment (billing.h: a second payment of an order, or one that
  * is not its order's), which an operator refunds; when a dead letter is a
@@ -28,10 +30,12 @@
  *    "queue":{"bakery-events":{"ready","leased","delayed"},
  *             "bakery-events-dlq":{...}},
  *    "sandboxes":[{"sandbox","objects","outbox_rows","oldest_age_s",
- *      "alarms_armed","rearms_today","guards_tripped","dead_letters",
+ *      "alarms_armed","rearms_today","guards_tripped","alarms_unfound",
+ *      "dead_letters",
  *      "flagged_payments","unbilled_payments",
  *      "busy":[{"address","outbox_rows","oldest_at","oldest_age_s",
- *               "alarm_at","rearms_today","guard_tripped"}],
+ *               "alarm_at","alarm_indexed","rearms_today",
+ *               "guard_tripped"}],
  *      "dead":[{"id","type","error","attempts","times","updated_at"}],
  *      "flagged":[{"address","order","payment_intent","flag","reason",
  *                  "amount_cents","currency"}]}]}

@@ -20,17 +20,6 @@ need_crypto(void)
 		bakery_die(EX_UNAVAILABLE, "%s", bakery_error());
 }
 
-static void
-to_hex(const unsigned char *raw, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[raw[i] >> 4];
-		out[2 * i + 1] = digits[raw[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 void
 stripe_hash_hex(const char *data, size_t len, char *out, int digits)
 {
@@ -38,7 +27,7 @@ stripe_hash_hex(const char *data, size_t len, char *out, int digits)
 	char hex[65];
 	need_crypto();
 	SHA256((const unsigned char *)data, len, md);
-	to_hex(md, sizeof md, hex);
+	bakery_hex(md, sizeof md, hex);
 	memcpy(out, hex, (size_t)digits);
 	out[digits] = '\0';
 }
@@ -59,7 +48,7 @@ sign_hex(const char *secret, int64_t t, const char *body, size_t len,
 		(size_t)plen + len, md, &mdlen))
 		abort();
 	free(msg);
-	to_hex(md, mdlen, out);
+	bakery_hex(md, mdlen, out);
 }
 
 void

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "stripe_api.h"
+#include "json.h"
 #include "secret.h"
 #include "url.h"
 #include "util.h"
@@ -302,8 +303,11 @@ post_tries(CURL *curl, const stripe_api *api, char *errbuf, struct answer *a,
 			continue;
 		}
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp->status);
-		jv body = a->data ? jv_parse_sized(a->data, (int)a->len)
-				  : jv_invalid();
+		/* Read as any JSON from outside (json.h): a repeated key or
+		 * an escaped NUL is no answer. */
+		jv body = jv_invalid();
+		if (a->data && json_parse(a->data, a->len, &body))
+			body = jv_invalid();
 		int is_json = jv_get_kind(body) == JV_KIND_OBJECT;
 		if (http_retryable(resp->status)) {
 			const char *code = is_json ? stripe_api_error(body, "code")

@@ -258,8 +258,8 @@ bakery_log(enum bakery_level level, const char *event, ...)
 	va_end(ap);
 }
 
-int
-bakery_close_stdout(void)
+static int
+close_stdout(int reader_may_go)
 {
 	static int closed;
 	if (closed)
@@ -268,10 +268,22 @@ bakery_close_stdout(void)
 	int bad = fflush(stdout) != 0 || ferror(stdout);
 	if (fclose(stdout) != 0)
 		bad = 1;
-	if (bad && errno != EPIPE)
+	if (bad && (errno != EPIPE || !reader_may_go))
 		return bakery_fail(EX_IOERR, "cannot write to standard output: %s",
 		    strerror(errno));
 	return 0;
+}
+
+int
+bakery_close_stdout(void)
+{
+	return close_stdout(1);
+}
+
+int
+bakery_close_answer(void)
+{
+	return close_stdout(0);
 }
 
 static int64_t
@@ -283,7 +295,8 @@ parse_now(const char *s)
 		    &secs) ? -1 : (int64_t)secs * 1000;
 	const char *rest;
 	int64_t at = bakery_parse_datetime(s, &rest);
-	if (at >= 0 && (!*rest || (rest[0] == 'Z' && !rest[1])))
+	/* The zone is said: a time without it could be read as local. */
+	if (at >= 0 && rest[0] == 'Z' && !rest[1])
 		return at * 1000;
 	return -1;
 }
@@ -523,6 +536,17 @@ random_bytes(unsigned char *out, size_t n)
 	/* Handed out once: gone from the pool. */
 	explicit_bzero(pool.bytes + pool.used, n);
 	pool.used += n;
+}
+
+void
+bakery_hex(const unsigned char *raw, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[raw[i] >> 4];
+		out[2 * i + 1] = hex[raw[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 void

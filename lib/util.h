@@ -68,8 +68,13 @@ extern int bakery_stderr_midline;
 void bakery_log(enum bakery_level level, const char *event, ...)
 	__attribute__((sentinel));
 
-/* Flushes and closes stdout; a failed write to stdout is an I/O error. */
+/* Flushes and closes stdout; a failed write to stdout is an I/O error,
+ * but for EPIPE: a reader gone (a listing cut short by head) is no
+ * failure of the program's. */
 int bakery_close_stdout(void);
+/* bakery_close_stdout for the one answer a caller acts on (what place
+ * placed, what pay paid): its reader gone (EPIPE) is an I/O error too. */
+int bakery_close_answer(void);
 
 /* Whether s is a valid BAKERY_NOW. */
 int bakery_now_valid(const char *s);
@@ -117,6 +122,8 @@ int bakery_parse_number(const char *s, long long min, long long max,
 
 /* Names of sandboxes and keys: [a-z0-9][a-z0-9_.-]{0,63}, no "..". */
 int bakery_name_valid(const char *name);
+/* n bytes of raw as 2n lowercase hex digits and a NUL in out. */
+void bakery_hex(const unsigned char *raw, size_t n, char *out);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */
 void bakery_random_id(const char *prefix, char *buf, size_t size);
 

@@ -263,10 +263,17 @@ wal_make_file(const char *path, const schema_def *schema, int *made)
  * then whether path exists (made meanwhile: the maker leaves its lock file
  * removed and opens path as any opener). A maker killed midway leaves a
  * .new.NAME that the next maker truncates and writes again; the daily
- * wipe takes it with its folder.
+ * wipe takes it with its folder. Only a .new.NAME bakery made is written
+ * again: a regular file of one link, of this user, 0600 (it is made so,
+ * whatever the umask). Anything else at that name (a hard link to a file
+ * outside the home, a file left 0666 whose mode the object and its -wal
+ * and -shm would take, another user's, a FIFO, a symlink) has its name
+ * removed, never the file it links to, and a new one is made; a folder
+ * there is EX_CONFIG, the operator's to remove.
  */
 struct wal_new {
 	int fd;     /* .new.NAME */
+	int err;    /* errno of its open, when it failed */
 	int locked; /* its flock taken, that file still of that name */
 	int settled;
 	char *tmp, *path;
@@ -282,18 +289,75 @@ new_free(wal_new *nf)
 	free(nf);
 }
 
+/* Whether st is a .new.NAME bakery made: a regular file of one link,
+ * this process's user's, 0600. Anything else (a hard link to a file
+ * outside the home, a file left 0666, another user's, a FIFO) would be
+ * written through, or lend its mode to the object, its -wal and -shm. */
+static const char *
+new_foreign(const struct stat *st)
+{
+	return !S_ISREG(st->st_mode) ? "not a regular file"
+	    : st->st_nlink != 1 ? "a file of more than one link"
+	    : st->st_uid != geteuid() ? "another user's file"
+	    : (st->st_mode & 07777) != 0600 ? "a file not of mode 0600" : NULL;
+}
+
+/* Opens .new.NAME, made 0600 when missing (whatever the umask). A folder
+ * there is EX_CONFIG: removing it is the operator's. */
+static int
+new_open(wal_new *nf)
+{
+	nf->fd = open(nf->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (nf->fd >= 0 && fchmod(nf->fd, 0600) != 0)
+		return make_fail("create", nf->tmp, errno);
+	if (nf->fd < 0 && errno == EEXIST)
+		nf->fd = open(nf->tmp, O_RDWR | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+	if (nf->fd >= 0)
+		return 0;
+	if (errno == EISDIR)
+		return bakery_fail(EX_CONFIG, "cannot make '%s': '%s' is a "
+		    "folder, not bakery's: remove it", nf->path, nf->tmp);
+	/* A symlink (ELOOP) is another's: taken away as a foreign file is. */
+	return errno == ELOOP ? 2
+	    : make_fail("create", nf->tmp, nf->err = errno);
+}
+
 /* The flock of .new.NAME, that file still of that name: 0, 1 when it went
- * (opened once more), or a failure. */
+ * (opened once more), WAL_NEW_HELD when another holds it and ctx is NULL
+ * (no wait), or a failure. */
+#define WAL_NEW_HELD 2
 static int
 new_lock(bakery_ctx *ctx, wal_new *nf)
 {
-	nf->fd = open(nf->tmp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (nf->fd < 0)
-		return make_fail("create", nf->tmp, errno);
+	int rc = new_open(nf);
+	struct stat st;
+	const char *why = rc == 2 ? "a symlink" : rc ? NULL
+	    : fstat(nf->fd, &st) != 0 ? "a file that cannot be looked at"
+	    : new_foreign(&st);
+	if (why) {
+		/* Not made by bakery: its name is taken away, never the file
+		 * it may be a link to, and a file of bakery's own made in its
+		 * place. */
+		if (nf->fd >= 0)
+			close(nf->fd);
+		nf->fd = -1;
+		if (unlink(nf->tmp) != 0 && errno != ENOENT)
+			return bakery_fail(EX_CONFIG, "cannot make '%s': '%s' is "
+			    "%s, not bakery's, and cannot be removed: %s",
+			    nf->path, nf->tmp, why, strerror(errno));
+		bakery_log(LOG_WARN, "foreign_file_removed", "file", nf->tmp,
+		    "why", why, (char *)NULL);
+		return 1;
+	}
+	if (rc)
+		return rc;
 	for (int tries = 1; flock(nf->fd, LOCK_EX | LOCK_NB) != 0; tries++) {
 		if (errno != EWOULDBLOCK && errno != EINTR)
 			return make_fail("lock", nf->tmp, errno);
+		if (!ctx)
+			return WAL_NEW_HELD;
 		if (!db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
 			return bakery_fail(EX_TEMPFAIL, "'%s' is being made by "
 			    "another process", nf->path);
@@ -339,12 +403,10 @@ new_copy(wal_new *nf, const schema_def *schema, sqlite3 **db)
 	return rc;
 }
 
-int
-wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    wal_new **out, sqlite3 **db)
+/* The making of path, its lock not taken yet. */
+static wal_new *
+new_of(const char *path)
 {
-	*out = NULL;
-	*db = NULL;
 	wal_new *nf = bakery_xmalloc(sizeof *nf);
 	memset(nf, 0, sizeof *nf);
 	nf->fd = -1;
@@ -356,10 +418,54 @@ wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		bl -= 3;
 	nf->tmp = bakery_xasprintf("%.*s.new.%.*s", (int)(base - path), path,
 	    (int)bl, base);
-	walvfs_register();
-	int rc;
-	while ((rc = new_lock(ctx, nf)) == 1)
+	return nf;
+}
+
+int
+wal_new_hold(const char *path, wal_new **out)
+{
+	*out = NULL;
+	wal_new *nf = new_of(path);
+	int rc, tries = 0;
+	while ((rc = new_lock(NULL, nf)) == 1 && ++tries < 100)
 		;
+	if (rc == 1)
+		rc = bakery_fail(EX_TEMPFAIL, "'%s' is being made by another "
+		    "process", path);
+	if (rc == WAL_NEW_HELD) {
+		new_free(nf);
+		return WAL_NEW_MAKING;
+	}
+	if (rc) {
+		/* No folder: no maker is past its lock in it. */
+		int absent = nf->err == ENOENT;
+		wal_new_end(nf);
+		return absent ? 0 : rc;
+	}
+	if (access(path, F_OK) == 0) {
+		wal_new_end(nf); /* its lock file goes: nothing is made */
+		return WAL_NEW_MADE;
+	}
+	*out = nf;
+	return 0;
+}
+
+int
+wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    wal_new **out, sqlite3 **db)
+{
+	*out = NULL;
+	*db = NULL;
+	wal_new *nf = new_of(path);
+	walvfs_register();
+	int rc, tries = 0;
+	/* Gone again: another maker's that settled or gave up, or a foreign
+	 * file taken away; one planted again and again is given up on. */
+	while ((rc = new_lock(ctx, nf)) == 1 && ++tries < 100)
+		;
+	if (rc == 1)
+		rc = bakery_fail(EX_TEMPFAIL, "'%s' is being made by another "
+		    "process", path);
 	if (!rc && access(path, F_OK) == 0) {
 		unlink(nf->tmp); /* made meanwhile: opened as any file */
 		new_free(nf);
@@ -386,6 +492,10 @@ wal_new_settle(wal_new *nf, sqlite3 **db)
 	    : make_fail("write", nf->tmp, errno);
 	if (!rc)
 		rc = sync_counted(nf->fd, nf->tmp, 0);
+	/* Its alarm's index entry, if any, is written: a stop here is a
+	 * maker between its entry and its rename (relay.c, drop_if_unborn). */
+	if (!rc)
+		bakery_crash_point("make.before_rename");
 	if (!rc)
 		rc = name_new_file(nf->tmp, nf->path, &nf->settled);
 	/* Its maker alone makes path: another program made it. */

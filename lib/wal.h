@@ -46,8 +46,22 @@ int wal_new_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
  * gives the copy, synced, path's name beside an empty -wal, the folder
  * synced once for both. Then path holds the committed transaction. */
 int wal_new_settle(wal_new *nf, sqlite3 **db);
-/* Ends the making (settled or given up): a copy not settled is removed
- * and the making let go. */
+/*
+ * The making's lock of path, taken by one who makes nothing: the alarm run
+ * that finds an entry whose object has no file. A maker holds it from
+ * before it writes its alarm's index entry until its file has its name,
+ * so while it is held here no maker is between the two, and none starts.
+ * 0 when path does not exist: *nf holds the lock until wal_new_end (NULL
+ * when path's folder does not exist either: no maker is past its lock
+ * there). WAL_NEW_MADE when path exists (made meanwhile, or, in a
+ * rollback journal, being made: its file is created first), and
+ * WAL_NEW_MAKING when a maker holds the lock: nothing held. Or a failure.
+ * Never waits.
+ */
+enum { WAL_NEW_MADE = 1, WAL_NEW_MAKING = 2 };
+int wal_new_hold(const char *path, wal_new **nf);
+/* Ends the making (settled or given up, or held by wal_new_hold): a copy
+ * not settled is removed and the making let go. */
 void wal_new_end(wal_new *nf);
 /* A connection that may write: its -wal and -shm kept, no checkpoint on
  * close, a checkpoint by policy after a commit that leaves the WAL long. */

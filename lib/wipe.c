@@ -309,16 +309,36 @@ finish_run(bakery_ctx *ctx, sqlite3 *db, int64_t run, wipe_report_fn report,
 	return rc;
 }
 
+/* The objects of a sandbox the wipe would remove: its listed files that
+ * are files (a symlink or a FIFO named like one is no object; the wipe
+ * removes the name, never what it links to). */
+static int
+count_objects(bakery_ctx *ctx, const char *sandbox)
+{
+	jv objects;
+	int n = 0;
+	if (object_list(ctx, sandbox, &objects))
+		return 0;
+	jv_array_foreach(objects, i, address) {
+		char *path = home_object_path(ctx, sandbox,
+		    jv_string_value(address));
+		struct stat st;
+		n += lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+		free(path);
+		jv_free(address);
+	}
+	jv_free(objects);
+	return n;
+}
+
 static void
 report_dry(bakery_ctx *ctx, jv names, jv run, wipe_report_fn report,
     void *arg)
 {
 	jv_array_foreach(names, i, name) {
-		jv objects;
-		if (object_list(ctx, jv_string_value(name), &objects))
-			objects = jv_array();
 		report_line(report, arg, jv_string_value(name), jv_copy(run),
-		    "objects", jv_number(jv_array_length(objects)));
+		    "objects", jv_number(count_objects(ctx,
+			jv_string_value(name))));
 		jv_free(name);
 	}
 	jv_free(names);
@@ -356,14 +376,11 @@ wipe_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
     void *arg, int *ran)
 {
 	*ran = 0;
-	int rc = home_layout(ctx); /* the sandboxes it lists */
-	if (rc)
-		return rc;
 	if (req->dry_run)
 		return dry_run(ctx, req, report, arg);
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db;
-	rc = db_open(ctx, path, &wipe_schema, DB_OPEN_CREATE, &db);
+	int rc = db_open(ctx, path, &wipe_schema, DB_OPEN_CREATE, &db);
 	free(path);
 	if (rc)
 		return rc;

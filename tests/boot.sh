@@ -49,6 +49,10 @@
 # 6. The checker (build/tests/checker, copied in) as bakery on the home,
 #    --drained, with the orders placed and paid; every file of the home
 #    owned by bakery; and bakery-doctor, run as bakery, passing the home.
+# 6b. The console (bakery-console under the same lighttpd): an account made
+#    as bakery(7) says, then signed in with curl and a cookie jar, the
+#    seed's path walked (faults, order, pay, two dead letters, the
+#    redrives, the card once); the checker again on the whole home.
 # 7. apt remove stops the units; apt purge keeps the home, and removes it
 #    with BAKERY_PURGE_HOME=yes.
 #
@@ -372,6 +376,92 @@ if [ -n "$wipe_later" ]; then
 	ct systemctl enable --now "${wipe_units[@]}" >/dev/null 2>&1 || rc=1
 fi
 [ "$(ct systemctl is-enabled bakery-wipe.timer)" = enabled ] || { log "the wipe timer is not enabled"; rc=1; }
+
+# --- 6b. the console, through the container's lighttpd ----------------------
+# The seed's path, as a person with curl and a cookie jar would walk it, in
+# the sandbox of an account made as bakery(7) says: sign in, tick the
+# kitchen's fault, order, pay, wait for the kitchen's two dead letters,
+# untick, redrive the OrderPaid (back with 409), the OrderPlaced, the
+# OrderPaid, and find the card on the board once, confirmed. The consumer
+# gets short retry delays for this part (a drop-in; the default's 155 s
+# a dead letter would be waited for twice); bakery-dlq.service drains.
+CONSOLE=http://127.0.0.1:8080/console
+JAR=$W/console.jar
+# cc CURL-ARGS...: curl in the container's network, with the cookie jar,
+# from the console's own origin.
+cc() {
+	nsenter -t "$CPID" -n curl -s -b "$JAR" -c "$JAR" -H 'Origin: http://127.0.0.1:8080' "$@"
+}
+# cpost PATH DATA: a form of the session; prints the status and Location.
+cpost() {
+	cc -o /dev/null -w '%{http_code} %header{location}' --data "csrf=$CSRF&$2" "$CONSOLE/$1"
+}
+# dead_errors: "TYPE ERROR" of each dead letter the console lists.
+dead_errors() {
+	cc "$CONSOLE/s/ada/dead" | sed -n 's/.*<td class="type">\([^<]*\)<.*<td class="error">\([^<]*\)<.*/\1 \2/p' | sort
+}
+# dead_id TYPE: the id of the dead letter of that type the console lists.
+dead_id() {
+	cc "$CONSOLE/s/ada/dead" | sed -n "s/.*<td class=\"type\">$1<.*<td class=\"id\">\([^<]*\)<.*/\1/p"
+}
+# until_true SECONDS WHAT CMD...: CMD until it succeeds, or fails naming WHAT.
+until_true() {
+	local end=$(($(date +%s) + $1)) what=$2
+	shift 2
+	until "$@"; do
+		[ "$(date +%s)" -lt "$end" ] || { log "console: timed out waiting for $what"; return 1; }
+		sleep 1
+	done
+}
+console_walk() {
+	local pw=boot-console-$$ id paid_evt placed_evt cards
+	ct mkdir -p /etc/systemd/system/bakery-consume.service.d
+	printf '[Service]\nExecStart=\nExecStart=/usr/bin/bakery-consume --follow --retry-delay 1\n' |
+		ct tee /etc/systemd/system/bakery-consume.service.d/boot-retry.conf >/dev/null
+	ct systemctl daemon-reload && ct systemctl restart bakery-consume || return 1
+	echo "$pw" | nsenter -t "$CPID" -a runuser -u bakery -- env BAKERY_HOME=/var/lib/bakery \
+		bakery-console user add ada >/dev/null || { log "console: user add failed"; return 1; }
+	rm -f "$JAR"
+	[ "$(cc -o /dev/null -w '%{http_code}' --data-urlencode name=ada --data-urlencode "password=$pw" \
+		"$CONSOLE/signin")" = 303 ] || { log "console: sign-in failed"; return 1; }
+	CSRF=$(cc "$CONSOLE/s/ada/" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	[ -n "$CSRF" ] || { log "console: no CSRF token on the order page"; return 1; }
+	[ "$(cpost s/ada/faults fault=refuses:kitchen)" = "303 /console/s/ada/faults?done=saved" ] ||
+		{ log "console: ticking the kitchen's fault failed"; return 1; }
+	id=$(cpost s/ada/orders "customer=ada&day=$day&qty.cardamom-bun=2&qty.country-loaf=1&delivery=" |
+		sed -n 's|^303 /console/s/ada/orders/\(ord_[0-9a-f]*\)?done=placed$|\1|p')
+	[ -n "$id" ] || { log "console: placing failed"; return 1; }
+	[ "$(cpost "s/ada/orders/$id/pay" 'card=4242+4242+4242+4242')" = "303 /console/s/ada/orders/$id?done=paid" ] ||
+		{ log "console: paying failed"; return 1; }
+	until_true 60 "the order paid" eval 'cc "$CONSOLE/s/ada/orders/$id" | grep -q "<td id=\"status\">paid<"' || return 1
+	until_true 120 "the kitchen's dead letters" eval \
+		'[ "$(dead_errors)" = "$(printf "OrderPaid Kitchen answered 503\nOrderPlaced Kitchen answered 503")" ]' || return 1
+	[ "$(cpost s/ada/faults '')" = "303 /console/s/ada/faults?done=saved" ] || { log "console: unticking failed"; return 1; }
+	paid_evt=$(dead_id OrderPaid)
+	placed_evt=$(dead_id OrderPlaced)
+	[ "$(cpost s/ada/dead/redrive "one=$paid_evt")" = "303 /console/s/ada/dead?done=redriven" ] ||
+		{ log "console: redriving the OrderPaid failed"; return 1; }
+	until_true 120 "the OrderPaid back with 409" eval 'dead_errors | grep -q "^OrderPaid Kitchen answered 409"' || return 1
+	[ "$(cpost s/ada/dead/redrive "one=$placed_evt")" = "303 /console/s/ada/dead?done=redriven" ] ||
+		{ log "console: redriving the OrderPlaced failed"; return 1; }
+	until_true 60 "the card placed" eval 'cc "$CONSOLE/s/ada/boards" | grep -q ">$id</a></td><td>[^<]*</td><td>[^<]*</td><td>placed<"' || return 1
+	[ "$(cpost s/ada/dead/redrive "one=$paid_evt")" = "303 /console/s/ada/dead?done=redriven" ] ||
+		{ log "console: redriving the OrderPaid again failed"; return 1; }
+	until_true 60 "the card confirmed" eval 'cc "$CONSOLE/s/ada/boards" | grep -q ">$id</a></td><td>[^<]*</td><td>[^<]*</td><td>confirmed<"' || return 1
+	cards=$(as_bakery bakery-show -s ada kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | map(.status) | join(",")' -r)
+	[ "$cards" = confirmed ] || { log "console: the board holds '$cards' for $id"; return 1; }
+	[ -z "$(dead_errors)" ] || { log "console: dead letters left: $(dead_errors)"; return 1; }
+	[ "$(cpost signout '')" = "303 /console/signin" ] || { log "console: sign-out failed"; return 1; }
+	log "console: signed in, order $id paid, 2 dead letters, 409, redriven, one confirmed card"
+}
+console_walk || rc=1
+# The consumer as the package made it again: the purge below looks for
+# what is left under /etc/systemd/system.
+ct rm -rf /etc/systemd/system/bakery-consume.service.d
+ct systemctl daemon-reload
+out=$(as_bakery /usr/local/bin/bakery-checker -v --drained /var/lib/bakery 2>>"$W/check.err")
+log "checker after the console: $out"
+[ "$(printf '%s\n' "$out" | jq -c '[.lost, .applied_twice]')" = '[0,0]' ] || rc=1
 
 # --- 7. remove and purge ------------------------------------------------------
 # Removing stops the units and keeps the configuration; purging removes the

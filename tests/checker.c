@@ -34,10 +34,18 @@
  *                application raises, is where one shows
  *   recovered    applied everywhere, after a duplicate delivery or a redrive
  *
+ *   stuck        pending or dead-lettered, not applied everywhere; and
+ *                every outbox event of an object whose alarm is armed
+ *                with no entry in the alarm index (alarms_unfound: no
+ *                alarm run would ever send it; not counted while the
+ *                index awaits a new boot's restore)
+ *
  * --drained says everything was drained: a pending or dead-lettered event
- * is then a failure too. Exit 1 on any lost, unexpected or applied twice
- * (or, with --drained, stuck); 0 otherwise. Prints one JSON line; with -v
- * each bad event on stderr.
+ * is then a failure too. Exit 1 on any lost, unexpected or applied twice,
+ * on an alarm no alarm run can find (whatever --drained says: the promise
+ * is broken as soon as it happens), or, with --drained, on stuck; 0
+ * otherwise. Prints one JSON line; with -v each bad event (and each alarm
+ * not found) on stderr.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -99,6 +107,8 @@ static const char schema[] =
 	"CREATE TABLE effects(address TEXT, what TEXT, ord TEXT, n INT);"
 	"CREATE TABLE crm(address TEXT, customer TEXT, orders INT);"
 	"CREATE TABLE expected(what TEXT, ord TEXT);"
+	"CREATE TABLE armed(address TEXT PRIMARY KEY, fire_at INT);"
+	"CREATE TABLE indexed(address TEXT PRIMARY KEY);"
 	"CREATE TABLE files(path TEXT);";
 
 /* Copies one attached object file (schema `o`) into the tables. */
@@ -111,8 +121,9 @@ load_object(const char *sandbox, const char *kind, const char *key)
 	    "  json_extract(envelope, '$.data.order'),"
 	    "  json_extract(envelope, '$.data.customer'), 1 FROM o.events;"
 	    "INSERT INTO applied SELECT event_id, %Q, type FROM o.seen;"
-	    "INSERT INTO pending SELECT event_id, 'outbox ' || %Q FROM o.outbox;",
-	    sandbox, addr, addr, addr);
+	    "INSERT INTO pending SELECT event_id, 'outbox ' || %Q FROM o.outbox;"
+	    "INSERT INTO armed SELECT %Q, fire_at FROM o.alarm WHERE fire_at > 0;",
+	    sandbox, addr, addr, addr, addr);
 	exec(sql);
 	sqlite3_free(sql);
 	/* Arrays of records keyed by order in the state, per kind. */
@@ -275,6 +286,38 @@ load_queue(const char *home)
 	detach();
 }
 
+/* The alarm index's entries, when it holds every entry of this boot (the
+ * boot row: alarm.c); otherwise its next alarm run restores it, and an
+ * armed alarm without an entry is no fault yet: every one counts as
+ * indexed. */
+static void
+load_alarm_index(const char *home)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/alarms.db", home);
+	if (!exists(path)) {
+		exec("INSERT INTO indexed SELECT address FROM armed");
+		return;
+	}
+	attach(path);
+	const char *env = getenv("BAKERY_BOOT_ID");
+	char boot[80] = "";
+	FILE *f = env && *env ? NULL : fopen("/proc/sys/kernel/random/boot_id", "re");
+	snprintf(boot, sizeof boot, "%s", env && *env ? env : "");
+	if (f && fgets(boot, sizeof boot, f))
+		boot[strcspn(boot, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	char *sql = sqlite3_mprintf("SELECT %Q = '' OR EXISTS (SELECT 1 FROM"
+	    " o.boot WHERE boot_id = %Q)", boot, boot);
+	long current = one(sql);
+	sqlite3_free(sql);
+	exec(current ? "INSERT OR IGNORE INTO indexed SELECT sandbox || '/' ||"
+	    " address FROM o.alarms" :
+	    "INSERT INTO indexed SELECT address FROM armed");
+	detach();
+}
+
 /* Consumers' output: one JSON line per delivery, {"id","delivery",...}. */
 static void
 load_deliveries(const char *file)
@@ -406,8 +449,14 @@ static const char views[] =
 	"  WHERE r.type = 'PaymentSucceeded' AND a.address LIKE '%/order/%'"
 	"  AND NOT EXISTS (SELECT 1 FROM recorded p WHERE p.type = 'OrderPaid'"
 	"    AND p.ord = r.ord) GROUP BY r.ord;"
+	/* An armed alarm with no index entry: no alarm run finds it, and its
+	 * outbox waits for the object's next command or the wipe. */
+	"CREATE TEMP VIEW unfound AS SELECT address FROM armed"
+	"  WHERE address NOT IN (SELECT address FROM indexed);"
 	"CREATE TEMP VIEW stuck AS SELECT DISTINCT m.id FROM missing m"
-	"  WHERE m.id IN (SELECT id FROM dead) OR m.id IN (SELECT id FROM pending);"
+	"  WHERE m.id IN (SELECT id FROM dead) OR m.id IN (SELECT id FROM pending)"
+	"  UNION SELECT p.id FROM pending p, unfound u"
+	"  WHERE p.place = 'outbox ' || u.address;"
 	"CREATE TEMP VIEW unexpected_ids AS"
 	"  SELECT 'seen ' || a.id || ' at ' || a.address AS id FROM applied a"
 	"  WHERE a.id NOT IN (SELECT id FROM recorded)"
@@ -471,12 +520,9 @@ main(int argc, char **argv)
 		    home ? home : "");
 		return EX_NOINPUT;
 	}
-	/* Sandboxes are in HOME/sandboxes (HOME/.layout says so), or in
-	 * HOME itself in a home of before (docs/design.md). */
-	char root[2048], mark[2048];
-	snprintf(mark, sizeof mark, "%s/.layout", home);
-	snprintf(root, sizeof root, exists(mark) ? "%s/sandboxes" : "%s",
-	    home);
+	/* Sandboxes are in HOME/sandboxes (docs/design.md). */
+	char root[2048];
+	snprintf(root, sizeof root, "%s/sandboxes", home);
 	DIR *d = opendir(root);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
@@ -490,6 +536,7 @@ main(int argc, char **argv)
 	if (d)
 		closedir(d);
 	load_queue(home);
+	load_alarm_index(home);
 	/* The routes in effect for this home: HOME/routes, or the default. */
 	bakery_ctx home_ctx = { 0 };
 	home_ctx.home = bakery_xstrdup(home);
@@ -517,20 +564,25 @@ main(int argc, char **argv)
 	    " SELECT id FROM lost_orders UNION ALL SELECT id FROM lost_paid");
 	report("unexpected", "SELECT id FROM unexpected_ids");
 	report("applied twice", "SELECT id FROM twice");
+	long unfound = one("SELECT count(*) FROM unfound");
 	if (drained)
 		report("stuck", "SELECT m.id || ' at ' || m.address FROM missing m"
 		    " WHERE m.id IN (SELECT id FROM stuck)");
+	report("stuck", "SELECT address || ': alarm armed, no entry in the"
+	    " alarm index' FROM unfound");
 	printf("{\"files\":%ld,\"orders\":%ld,\"paid\":%ld,\"recorded\":%ld,"
 	    "\"applied\":%ld,\"lost\":%ld,\"unexpected\":%ld,"
 	    "\"duplicated\":%ld,\"applied_twice\":%ld,\"recovered\":%ld,"
-	    "\"pending\":%ld,\"dead_lettered\":%ld,\"stuck\":%ld}\n",
+	    "\"pending\":%ld,\"dead_lettered\":%ld,\"stuck\":%ld,"
+	    "\"alarms_unfound\":%ld}\n",
 	    one("SELECT count(*) FROM files"),
 	    one("SELECT count(*) FROM recorded WHERE type = 'OrderPlaced'"),
 	    one("SELECT count(*) FROM recorded WHERE type = 'OrderPaid'"),
 	    recorded, complete, lost, unexpected, dup, twice, recovered,
-	    pending, dead, stuck);
+	    pending, dead, stuck, unfound);
 	sqlite3_close(mem);
 	if (fflush(stdout) != 0)
 		return EX_IOERR;
-	return lost || unexpected || twice || (drained && stuck) ? 1 : 0;
+	return lost || unexpected || twice || unfound || (drained && stuck)
+	    ? 1 : 0;
 }

@@ -52,6 +52,9 @@ declare -A PASSES=(
 	[redrive.after_send]="1 2"
 	[alarm.after_send]="1 2"
 	[alarm.before_rearm]="1 2"
+	[alarm.before_gone]="1"
+	[alarm.gone_held]="1"
+	[make.before_rename]="1 2"
 	[wipe.midway]="1 2 3"
 	[external.after_answer]="1 2"
 	[batch.after_commit]="1"
@@ -59,17 +62,21 @@ declare -A PASSES=(
 	[batch.after_answer]="1"
 )
 
-# Points whose scenario needs a nats-server, or a home of the layout of
-# before (sandboxes in HOME itself, which the programs of today never make),
-# or that are not on an order's path (the backup's): killed by the named
-# test instead (it must name the point), not here.
+# Points whose scenario needs a nats-server, or that are not on an order's
+# path (the backup's): killed by the named test instead (it must name the
+# point), not here.
 declare -A ELSEWHERE=(
 	[nats.after_dlq_publish]="tests/cli/55-nats.bats"
-	[layout.after_move]="tests/cli/44-home.bats"
 	[backup.first_pass]="tests/cli/59-backup.bats"
 	[backup.held]="tests/cli/59-backup.bats"
 	[backup.before_rename]="tests/cli/59-backup.bats"
 )
+# Points of a new file's making under another name, which a rollback
+# journal has none of (its new file is created at its name, empty, and
+# given its schema in its first transaction: docs/design.md, "WAL"): not
+# reached on such a build (make crash-other), and said so.
+WAL_ONLY="make.before_rename alarm.before_gone alarm.gone_held"
+JOURNAL=$("$TOP/bin/bakery-order" -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
 QUEUE_KIND=${CRASH_QUEUE:-sqlite}
 case $QUEUE_KIND in
 sqlite) ;;
@@ -229,6 +236,32 @@ s_alarm.before_rearm() {
 	BAKERY_NOW=$((T0 + 30)) kill_at bakery-relay --due
 }
 
+# A new file's making killed between its alarm's entry and its rename.
+# Pass 1: a place's order file; pass 2: a consumer's second new
+# subscriber file of a delivery (a later one may be the external
+# subscriber's, whose repeat is external.after_answer's case).
+s_make.before_rename() {
+	local id
+	if [ "$n" = 1 ]; then
+		kill_at bakery-order place --customer ada --day "$DAY" cardamom-bun=1 || return
+	fi
+	id=$(place default bo)
+	pay default "$id"
+	[ "$n" = 1 ] || kill_at bakery-consume --batch 1
+}
+
+# An alarm run killed in its look at an entry whose object has no file:
+# a pay killed before its rename left billing/ID's entry and no file.
+s_alarm.before_gone() {
+	local id crash=$CRASH
+	id=$(place default ada)
+	CRASH=make.before_rename kill_at bakery-order pay "$id" || return
+	CRASH=$crash
+	BAKERY_NOW=$((T0 + 30)) kill_at bakery-relay --due
+	pay default "$id"
+}
+s_alarm.gone_held() { s_alarm.before_gone; }
+
 s_wipe.midway() {
 	# Three sandboxes with paid orders in flight; the wipe dies in one.
 	local s id
@@ -308,6 +341,10 @@ STANDIN=http://127.0.0.1:$(cat "$WORK/port")
 
 # CRASH_MATRIX_ONLY=POINT runs one point's scenarios (for the tests).
 for p in $(printf '%s\n' "${!PASSES[@]}" | sort | grep -x "${CRASH_MATRIX_ONLY:-.*}"); do
+	if [ "$JOURNAL" != wal ] && [[ " $WAL_ONLY " == *" $p "* ]]; then
+		echo "$p: not reached in a $JOURNAL journal (no file made under another name)"
+		continue
+	fi
 	points=$((points + 1))
 	for n in ${PASSES[$p]}; do
 		CRASH="$p:$n"

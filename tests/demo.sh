@@ -1,15 +1,17 @@
 #!/bin/sh
 # The bakery scenario, narrated: every step prints the command it runs.
-# Runs in a fresh temporary home; `make demo` builds first.
+# Runs in a fresh temporary home, with its log of deliveries beside it
+# (a home holds only what bakery makes); `make demo` builds first.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 PATH="$top/bin:$PATH"
 BAKERY_MENU="$top/share/menu.tsv"
-BAKERY_HOME=$(mktemp -d "${TMPDIR:-/tmp}/bakery-demo.XXXXXX")
+demo=$(mktemp -d "${TMPDIR:-/tmp}/bakery-demo.XXXXXX")
+BAKERY_HOME=$demo/home
 export PATH BAKERY_MENU BAKERY_HOME
 unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG || true
-log=$BAKERY_HOME/deliveries.jsonl
+log=$demo/deliveries.jsonl
 : >"$log"
 day=2026-12-01
 

@@ -133,6 +133,7 @@ client() {
 		point=
 		[ $((RANDOM % 10)) = 0 ] && point=order.after_commit
 		[ $((RANDOM % 20)) = 0 ] && point=relay.after_send
+		[ $((RANDOM % 20)) = 0 ] && point=make.before_rename
 		delivery=()
 		[ $((RANDOM % 2)) = 0 ] && delivery=(--delivery "$i Lane")
 		out=$(env ${point:+BAKERY_CRASH_AT=$point} bakery-order -s "$s" place --customer "$c" \
@@ -148,6 +149,7 @@ client() {
 		for _ in 1 2 3 4 5; do
 			point=
 			[ $((RANDOM % 15)) = 0 ] && point=relay.after_send
+			[ $((RANDOM % 20)) = 0 ] && point=make.before_rename
 			env ${point:+BAKERY_CRASH_AT=$point} bakery-order -s "$s" pay "$id" \
 				>/dev/null 2>>"$W/err.client$k"
 			rc=$?
@@ -303,12 +305,12 @@ if [ "$QUEUE_KIND" = nats ]; then
 	export BAKERY_QUEUE=nats://127.0.0.1:$NATS_PORT
 	bakery-queue init >/dev/null || exit 69
 fi
-CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send"
+CONSUME_POINTS="consume.after_apply consume.before_ack relay.after_send make.before_rename"
 for n in 1 2 3; do
 	slot "consume$n" "$CONSUME_POINTS" $((SEED + n)) \
 		bakery-consume --follow --visibility "$VISIBILITY" --retry-delay "$DELAYS" &
 done
-slot relay "relay.after_send alarm.after_send alarm.before_rearm" $((SEED + 4)) bakery-relay --watch &
+slot relay "relay.after_send alarm.after_send alarm.before_rearm alarm.before_gone alarm.gone_held" $((SEED + 4)) bakery-relay --watch &
 # Kills only: no DLQ handler, so a dead letter stays in the DLQ and counts.
 [ "$MODE" = kills ] || slot dlq "dlq.after_store" $((SEED + 5)) bakery-dlq drain --follow &
 chaos &
@@ -339,6 +341,13 @@ if [ "$MODE" = kills ]; then
 		sleep 1
 		[ "$(owed)" = 0 ] && { drained=yes; break; }
 	done
+	# Not drained: what is owed, kept with the folder, for the reader.
+	if [ "$drained" = no ]; then
+		KEEP=1
+		bakery-status --json >"$W/status.undrained" 2>&1
+		echo "soak: not drained in 120 s; kept $W; owed: $(jq -c '{attention, queue,
+			busy: [.sandboxes[].busy[]]}' "$W/status.undrained" 2>/dev/null)" >&2
+	fi
 	touch "$W/stop"
 	for f in "$W"/slot.*.pid; do ours "$(cat "$f")" && kill -TERM "$(cat "$f")" 2>/dev/null; done
 	wait

@@ -204,9 +204,10 @@ ready() {
 	assert_failure 64
 }
 
-@test "--queue sqlite:PATH keeps messages in that file" {
+@test "--queue sqlite:PATH keeps messages in that file, made by init" {
 	q="$BATS_TEST_TMPDIR/cwd/q.db"
 	mkdir -p "${q%/*}"
+	bakery-queue --queue "sqlite:$q" init >/dev/null
 	envelope evt_a | bakery-queue --queue "sqlite:$q" send >/dev/null
 	[ -f "$q" ]
 	assert_equal "$(bakery-queue --queue "sqlite:$q" stats | jq '."bakery-events".ready')" 1

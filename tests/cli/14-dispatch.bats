@@ -102,10 +102,20 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "every command listed in the usage runs through bakery" {
-	for c in $(bakery -h | sed -n 's/^commands: //p'); do
+	for c in $(bakery_commands); do
 		run --separate-stderr bakery "$c" -h
 		assert_success
 		assert_line --index 0 --partial "usage: bakery-$c"
+	done
+}
+
+@test "every command's -h names each common option once" {
+	for c in $(bakery_commands); do
+		run --separate-stderr bakery "$c" -h
+		assert_success
+		[ "$(grep -c '^common options:' <<<"$output")" -eq 1 ] &&
+			[ "$(grep -c -- '--home DIR' <<<"$output")" -eq 1 ] ||
+			{ echo "bakery-$c -h: the common options not once" >&2; false; }
 	done
 }
 

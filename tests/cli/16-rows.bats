@@ -10,20 +10,13 @@ bats_require_minimum_version 1.5.0
 
 ITEMS='[{"item":"rye","qty":1,"price_cents":450}]'
 
-# db ADDRESS: the object's file in sandbox default, in the home's layout:
-# a home of schema version 1 had its sandboxes in HOME itself, and the
-# first program that writes moves them to HOME/sandboxes.
+# db ADDRESS: the object's file in sandbox default.
 db() {
-	if [ -e "$BAKERY_HOME/.layout" ]; then
-		echo "$BAKERY_HOME/sandboxes/default/$1.db"
-	else
-		echo "$BAKERY_HOME/default/$1.db"
-	fi
+	echo "$BAKERY_HOME/sandboxes/default/$1.db"
 }
 
 # v1_object ADDRESS STATE: an object file as a bakery of schema version 1
-# wrote it: the version 1 tables, the state row, user_version 1, in the
-# layout of then.
+# wrote it: the version 1 tables, the state row, user_version 1.
 v1_object() {
 	local file
 	file=$(db "$1")
@@ -86,6 +79,8 @@ v1_home() {
 	env=$(order_paid ord_b zed evt_b)
 	sqlite3 "$(db order/ord_b)" \
 		"INSERT INTO events VALUES (1, 'evt_b', 'OrderPaid', '$env', $T0, $T0)"
+	# The queue that took evt_b.
+	bakery-queue init >/dev/null
 }
 
 version() {

@@ -102,6 +102,47 @@ orders() { bakery-order list | jq -s length; }
 	assert_equal "$(orders)" 2
 }
 
+@test "a field holding an escaped NUL is refused with 65, never read as not given" {
+	local p='{"cmd":"place","customer":"ada","day":"'$DAY'","items":'
+	{
+		echo "$p"'["cardamom-bun=1"],"key":"order-42\u0000"}'
+		echo "$p"'["cardamom-bun=1"],"key":"order-42\u0000"}'
+		echo "$p"'["cardamom-bun=1"],"delivery":"1 Main St\u0000"}'
+		echo "$p"'["cardamom-bun=1\u0000junk","country-loaf=1"]}'
+		echo '{"cmd":"show","order":"ord_1\u0000x"}'
+	} > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.exit, .error]' "$BATCH_OUT" | sort | uniq -c | sed 's/^ *//')" \
+		'5 [65,"a string holds a NUL (\\u0000)"]'
+	assert_equal "$(orders)" 0
+}
+
+@test "a line naming a field twice is refused with 65, neither value taken" {
+	local p='"customer":"ada","day":"'$DAY'","items":["cardamom-bun=1"]'
+	{
+		echo '{"cmd":"show",'"$p"',"cmd":"place"}'
+		echo '{"cmd":"place",'"$p"',"key":"a","k\u0065y":"b"}'
+		echo '{"cmd":"place",'"$p"',"delivery":"1 Main St","delivery":null}'
+	} > in
+	batch in
+	assert_equal "$status" 65
+	assert_equal "$(jq -c '[.exit, .error]' "$BATCH_OUT" | sort | uniq -c | sed 's/^ *//')" \
+		'3 [65,"a key named twice in one object"]'
+	assert_equal "$(orders)" 0
+}
+
+@test "a line that fails with 74 is said in its answer, and stderr repeats no error of another line" {
+	{ places 1; echo '{"cmd":"show","order":"ord_nope"}'; } > in
+	BATCH_OUT=$BATS_TEST_TMPDIR/out BATCH_ERR=$BATS_TEST_TMPDIR/err
+	status=0
+	BAKERY_FAIL_WRITE_AT=1+ bakery-order --batch < in > "$BATCH_OUT" 2> "$BATCH_ERR" || status=$?
+	assert_equal "$status" 74
+	assert_equal "$(jq -c '[.line, .exit]' "$BATCH_OUT" | paste -sd' ')" "[1,74] [2,66]"
+	run grep -c ': error: ' "$BATCH_ERR"
+	assert_output 0
+}
+
 @test "the exit status is the first failure's, whatever fails after it" {
 	{ places 1; echo '{"cmd":"list"}'; echo '[1]'; } > in
 	batch in

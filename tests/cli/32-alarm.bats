@@ -186,3 +186,165 @@ queued() { bakery-queue stats | jq '."bakery-events" | .ready + .leased + .delay
 	assert_failure 78
 	assert_equal "$stderr" "bakery-relay: error: bad BAKERY_BOOT_ID: '../x': want [a-z0-9][a-z0-9_.-]{0,63} without '..'"
 }
+
+# entries ADDRESS: the alarm index's entries for ADDRESS (of the default
+# sandbox).
+entries() {
+	sqlite3 "$BAKERY_HOME/alarms.db" \
+		"SELECT count(*) FROM alarms WHERE sandbox = 'default' AND address = '$1'"
+}
+
+# of ADDRESS FILTER: FILTER of the relay's line for ADDRESS (relay.out).
+of() { jq -r --arg a "$1" "select(.address == \$a) | $2" "$BATS_TEST_TMPDIR/relay.out"; }
+
+# holds_new PID FILE: PID has FILE (a .new.KEY, the making's lock) open.
+holds_new() {
+	local fd
+	for fd in "/proc/$1"/fd/*; do
+		[ "$(readlink "$fd")" = "$BAKERY_HOME/sandboxes/default/billing/$2" ] && return 0
+	done
+	return 1
+}
+
+# relay_stopped_at POINT: an alarm run at T0 + 30 s, its lines in
+# relay.out, stopped at POINT; its pid in $relay.
+relay_stopped_at() {
+	BAKERY_STOP_AT=$1 BAKERY_NOW=$((T0 + 30)) bakery-relay --due \
+		>"$BATS_TEST_TMPDIR/relay.out" &
+	relay=$!
+	stopped "$relay"
+}
+
+# unborn_payment: an order placed with queue-refuses set, its id in $id,
+# and a pay of it killed before its rename: billing/ID's entry stands and
+# no file is there.
+unborn_payment() {
+	export BAKERY_NOW=$T0
+	bakery-fault set queue-refuses
+	id=$(place ada 2>/dev/null)
+	crash_at make.before_rename bakery-order pay "$id"
+}
+
+# assert_payment_fires: once the fault clears, an alarm run at T0 + 60 s
+# sends billing/$id's row.
+assert_payment_fires() {
+	bakery-fault clear queue-refuses
+	run --separate-stderr at $((T0 + 60)) bakery-relay --due
+	assert_success
+	assert_equal "$(echo "$output" | jq "select(.address == \"billing/$id\") | .sent")" 1
+}
+
+# A new object's file gets its name at its first commit, after its alarm's
+# entry: an alarm run that finds the entry and no file meanwhile must not
+# take the entry for an object's that is gone.
+@test "an alarm run beside a new order between its entry and its rename leaves the entry" {
+	export BAKERY_NOW=$T0
+	bakery-fault set queue-refuses
+	BAKERY_STOP_AT=make.before_rename bakery-order place --customer ada --day "$DAY" \
+		cardamom-bun=1 >"$BATS_TEST_TMPDIR/placed" 2>/dev/null &
+	maker=$!
+	stopped "$maker"
+	run --separate-stderr at $((T0 + 30)) bakery-relay --due
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .alarm)" making
+	go_on "$maker"
+	id=$(jq -r .id "$BATS_TEST_TMPDIR/placed")
+	assert_equal "$(entries "order/$id")" 1
+	bakery-fault clear queue-refuses
+	run --separate-stderr at $((T0 + 31)) bakery-relay --due
+	assert_success
+	assert_equal "$(echo "$output" | jq -r .address)" "order/$id"
+	assert_equal "$(echo "$output" | jq .sent)" 1
+	assert_equal "$(queued)" 1
+}
+
+@test "a maker that reaches its rename after an alarm run found no file keeps its entry" {
+	unborn_payment
+	# The alarm run reads that entry and finds no file; then a pay writes
+	# its entry and stands before its rename; then the run goes on.
+	relay_stopped_at alarm.before_gone
+	BAKERY_STOP_AT=make.before_rename bakery-order pay "$id" >/dev/null 2>&1 &
+	payer=$!
+	stopped "$payer"
+	go_on "$relay"
+	assert_equal "$(of "billing/$id" .alarm | sort -u)" making
+	go_on "$payer"
+	assert_equal "$(entries "billing/$id")" 1
+	assert_payment_fires
+}
+
+@test "a maker that comes while an alarm run holds its making's lock waits, then writes its own entry" {
+	unborn_payment
+	assert_equal "$(entries "billing/$id")" 1
+	relay_stopped_at alarm.gone_held
+	bakery-order pay "$id" >"$BATS_TEST_TMPDIR/paid" 2>/dev/null &
+	payer=$!
+	wait_for 10 holds_new "$payer" ".new.$id"
+	go_on "$relay"
+	go_on "$payer"
+	assert_equal "$(of "billing/$id" .alarm)" gone
+	assert_equal "$(jq -r .status "$BATS_TEST_TMPDIR/paid")" succeeded
+	assert_equal "$(entries "billing/$id")" 1
+	assert_payment_fires
+}
+
+@test "an alarm run that finds no folder for an entry leaves the entry a maker wrote meanwhile" {
+	export BAKERY_NOW=$T0
+	bakery-fault set queue-refuses
+	id=$(place ada 2>/dev/null)
+	# An entry an earlier billing/ID left, its folder gone (a power loss
+	# keeps an entry whose object's making never reached the disk).
+	sqlite3 "$BAKERY_HOME/alarms.db" "INSERT INTO alarms(sandbox, address, fire_at)
+		VALUES ('default', 'billing/$id', $((T0 * 1000)))"
+	[ ! -e "$BAKERY_HOME/sandboxes/default/billing" ]
+	relay_stopped_at alarm.gone_held
+	# The pay finds that entry and still writes its own.
+	run --separate-stderr bakery-order pay "$id"
+	assert_success
+	go_on "$relay"
+	assert_equal "$(entries "billing/$id")" 1
+	assert_payment_fires
+}
+
+@test "an alarm run stopped before it looks for a maker fires the object made meanwhile" {
+	unborn_payment
+	relay_stopped_at alarm.before_gone
+	run --separate-stderr bakery-order pay "$id"
+	assert_success
+	bakery-fault clear queue-refuses
+	go_on "$relay"
+	# Fired as any object once its file opened: its row sent, once.
+	run of "billing/$id" .alarm
+	refute_output --partial gone
+	assert_equal "$(of "billing/$id" .sent | jq -s add)" 1
+	assert_equal "$(bakery-show "billing/$id" | jq '.outbox | length')" 0
+}
+
+@test "bakery-status and bakery-doctor flag an armed alarm that has no index entry" {
+	id=$(unindexed_order)
+	run --separate-stderr bakery-status
+	assert_failure 1
+	assert_output --partial "sandbox default: order/$id: alarm armed for"
+	assert_output --partial "with no entry in the alarm index: no alarm run will fire it"
+	assert_equal "$(bakery-status --json | jq '.sandboxes[0].alarms_unfound')" 1
+	assert_equal "$(bakery-status --json | jq '.sandboxes[0].busy[0].alarm_indexed')" false
+	run --separate-stderr bakery-doctor
+	assert_failure 1
+	assert_line "FAIL  alarms: 1 armed alarm with no entry in the alarm index: no alarm run fires it (sandbox default: order/$id; bakery-relay ADDRESS sends its outbox)"
+	# Sent by hand, the alarm is disarmed: nothing to flag.
+	bakery-fault clear queue-refuses
+	bakery-relay "order/$id" >/dev/null
+	run --separate-stderr bakery-status
+	assert_success
+	run --separate-stderr bakery-doctor
+	assert_line --partial "ok    alarms: 0 armed, each in the alarm index"
+}
+
+@test "an index that awaits a new boot's restore is not taken for lost entries" {
+	export BAKERY_BOOT_ID=boot-one
+	unindexed_order >/dev/null
+	run --separate-stderr env BAKERY_BOOT_ID=boot-two bakery-status --json
+	assert_equal "$(echo "$output" | jq '.sandboxes[0].alarms_unfound')" 0
+	run --separate-stderr bakery-status --json
+	assert_equal "$(echo "$output" | jq '.sandboxes[0].alarms_unfound')" 1
+}

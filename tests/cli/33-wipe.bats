@@ -275,22 +275,6 @@ has_deleted() {
 	wait "$consumer"
 }
 
-# go_on PID: continues PID each time it stops at its BAKERY_STOP_AT point,
-# until it has ended.
-go_on() {
-	local state
-	for _ in $(seq 600); do
-		state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
-		case $state in
-		T) kill -CONT "$1" ;;
-		Z) return 0 ;;
-		esac
-		sleep 0.05
-	done
-	echo "process $1 did not end" >&2
-	return 1
-}
-
 @test "a wipe after a consumer's first look at the fence, before its objects open: nothing recorded before the wipe is applied" {
 	{
 		cat "$TOP/share/routes"
@@ -325,6 +309,25 @@ go_on() {
 	assert_applied_were_recorded
 	# The external subscriber was never called.
 	[ ! -e "$BATS_TEST_TMPDIR/receiver/calls.log" ]
+}
+
+@test "a wipe that removes a message a consumer holds: its lost lease says the wipe removed it" {
+	sqlite_only "the embedded queue's reason"
+	paid_order ada >/dev/null
+	BAKERY_STOP_AT=consume.before_ack bakery-consume --batch 10 \
+		>"$BATS_TEST_TMPDIR/c.out" 2>"$BATS_TEST_TMPDIR/c.err" &
+	consumer=$!
+	workers=$consumer
+	stopped "$consumer"
+	run --separate-stderr timeout 20 bakery-wipe --all
+	assert_success
+	go_on "$consumer"
+	wait "$consumer"
+	run jq -r .outcome "$BATS_TEST_TMPDIR/c.out"
+	assert_output --partial lease-lost
+	grep -q "lease_lost id=evt_[0-9a-f]* error=\"lease lost: 'evt_[0-9a-f]*': its sandbox 'default' was wiped while it was leased, and the wipe removed it\"" "$BATS_TEST_TMPDIR/c.err"
+	run grep -c "it expired" "$BATS_TEST_TMPDIR/c.err"
+	assert_output 0
 }
 
 # Every file of the home with its checksum, and every row of every
@@ -437,6 +440,20 @@ home_state() {
 	assert_success
 	assert_equal "$(jq -r .sandbox <<<"$output")" trial
 	assert_equal "$(home_state)" "$before"
+}
+
+@test "--dry-run counts objects, not a symlink named like one; the wipe removes the link and not what it points to" {
+	id=$(place ada)
+	objects=$(bakery-show --list 2>/dev/null | wc -l)
+	echo precious >"$BATS_TEST_TMPDIR/elsewhere.db"
+	ln -s "$BATS_TEST_TMPDIR/elsewhere.db" "$BAKERY_HOME/sandboxes/default/order/ord_link.db"
+	run --separate-stderr bakery-wipe --all --dry-run
+	assert_success
+	assert_equal "$(jq -r .objects <<<"$output")" "$objects"
+	run --separate-stderr bakery-wipe --all
+	assert_success
+	[ ! -e "$BAKERY_HOME/sandboxes/default/order/$id.db" ]
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/elsewhere.db")" precious
 }
 
 @test "--dry-run --resume names what a killed wipe has left and changes nothing" {

@@ -3,11 +3,48 @@
 # and the crontab that run the alarms and the wipe. make boot starts them
 # under a real systemd (tests/boot.sh).
 load helpers
+bats_require_minimum_version 1.5.0
 
 # subst FILE: FILE with the placeholders make install fills.
 subst() {
 	sed -e "s|@BINDIR@|$TOP/bin|g" -e "s|@SHAREDIR@|$TOP/share|g" \
 		-e "s|@SYSCONFDIR@|/etc|g" "$1"
+}
+
+@test "the purge acts under DPKG_ROOT for every path, and nowhere else" {
+	local root=$BATS_TEST_TMPDIR/root bin=$BATS_TEST_TMPDIR/bin c real
+	mkdir -p "$root/var/lib/bakery/sandboxes" "$root/etc/bakery" "$bin" \
+		"$root/etc/systemd/system/multi-user.target.wants" "$root/etc/systemd/system/timers.target.wants"
+	wants=$root/etc/systemd/system
+	ln -s /usr/lib/systemd/system/bakery-consume.service "$wants/multi-user.target.wants/bakery-consume.service"
+	ln -s /lib/systemd/system/bakery-relay.timer "$wants/timers.target.wants/bakery-relay.timer"
+	ln -s /opt/other/bakery-mine.service "$wants/multi-user.target.wants/bakery-mine.service"
+	# rm and rmdir that act only under the root, and say what else they
+	# were asked to remove.
+	for c in rm rmdir; do
+		real=$(command -v "$c")
+		printf '#!/bin/sh
+for a; do case $a in -*) ;; %s/*) ;; *) echo "%s $a" >>%s/outside; exit 0 ;; esac; done
+exec %s "$@"
+' \
+			"$root" "$c" "$BATS_TEST_TMPDIR" "$real" >"$bin/$c"
+		chmod +x "$bin/$c"
+	done
+	run env PATH="$bin:$PATH" DPKG_ROOT="$root" BAKERY_PURGE_HOME=yes sh "$TOP/debian/bakery.postrm" purge
+	assert_success
+	[ ! -e "$BATS_TEST_TMPDIR/outside" ] || { cat "$BATS_TEST_TMPDIR/outside" >&2; false; }
+	[ ! -e "$root/var/lib/bakery" ]
+	[ ! -e "$root/etc/bakery" ]
+	[ ! -L "$wants/multi-user.target.wants/bakery-consume.service" ]
+	[ ! -L "$wants/timers.target.wants/bakery-relay.timer" ]
+	[ -L "$wants/multi-user.target.wants/bakery-mine.service" ]
+	# Without BAKERY_PURGE_HOME the root's home is kept, and said so.
+	mkdir -p "$root/var/lib/bakery"
+	run --separate-stderr env PATH="$bin:$PATH" DPKG_ROOT="$root" sh "$TOP/debian/bakery.postrm" purge
+	assert_success
+	[ -d "$root/var/lib/bakery" ]
+	# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+	assert_equal "$stderr" "bakery: kept $root/var/lib/bakery (the home); BAKERY_PURGE_HOME=yes removes it on purge"
 }
 
 @test "systemd-analyze verify passes on every unit" {
@@ -55,6 +92,10 @@ subst() {
 	local unit=$TOP/share/systemd/bakery-webhook.service conf=$TOP/share/lighttpd/bakery-webhook.conf
 	grep -qx 'ExecStart=/usr/sbin/lighttpd -D -f @SHAREDIR@/lighttpd/bakery-webhook.conf' "$unit"
 	grep -qx 'var.bakery_webhook *= "@BINDIR@/bakery-webhook"' "$conf"
+	grep -qx 'var.bakery_console *= "@BINDIR@/bakery-console"' "$conf"
+	# The unit sets every variable the file reads, so that a bakery.env
+	# kept from before the console (a conffile) still starts it.
+	grep -q '^Environment=.* BAKERY_CONSOLE_ORIGIN=$' "$unit"
 	grep -qx 'server.username *= "bakery"' "$conf"
 	run grep -n '/usr/local' "$conf"
 	assert_failure 1
@@ -62,7 +103,7 @@ subst() {
 	# (and without the user, which exists where the package is installed).
 	subst "$conf" | sed '/^server\.\(user\|group\)name /d' >"$BATS_TEST_TMPDIR/conf"
 	run env BAKERY_QUEUE= BAKERY_STRIPE_WEBHOOK_SECRET_FILE=/etc/bakery/webhook-secret \
-		lighttpd -tt -f "$BATS_TEST_TMPDIR/conf"
+		BAKERY_CONSOLE_ORIGIN= lighttpd -tt -f "$BATS_TEST_TMPDIR/conf"
 	assert_success
 }
 

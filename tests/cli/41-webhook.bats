@@ -2,45 +2,13 @@
 # bakery-webhook as a CGI program under a real lighttpd on 127.0.0.1, set
 # up from share/lighttpd/bakery-webhook.conf, and as a filter on stdin.
 load helpers
+load lighttpd
+bats_require_minimum_version 1.5.0
 
 SECRET=whsec_test_7d1f02c4b9
 
-# Starts lighttpd with the shipped configuration, pointed at this test's
-# home, queue, program and secret, on a free port; URL is the endpoint.
-# lighttpd keeps the test's user: the machine that runs the tests has no
-# user bakery for server.username to drop to.
-lighttpd_start() {
-	local dir=$BATS_TEST_TMPDIR/www port
-	RESPONSE=$BATS_TEST_TMPDIR/response
-	mkdir -p "$dir/root"
-	printf '%s\n' "$SECRET" >"$dir/secret"
-	for _ in 1 2 3 4 5; do
-		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-		sed -e "s|^var.bakery_port .*|var.bakery_port = $port|" \
-			-e "s|^var.bakery_home .*|var.bakery_home = \"$BAKERY_HOME\"|" \
-			-e "s|^var.bakery_webhook .*|var.bakery_webhook = \"$TOP/bin/bakery-webhook\"|" \
-			-e "s|^var.bakery_secret_file .*|var.bakery_secret_file = \"$dir/secret\"|" \
-			-e "s|^server.document-root .*|server.document-root = \"$dir/root\"|" \
-			-e "s|^var.bakery_queue .*|var.bakery_queue = \"${BAKERY_QUEUE:-}\"|" \
-			-e "/^server.username /d" \
-			-e '/^server.groupname /d' \
-			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
-		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
-		LIGHTTPD_PID=$!
-		URL=http://127.0.0.1:$port/stripe/webhook
-		for _ in $(seq 50); do
-			kill -0 "$LIGHTTPD_PID" 2>/dev/null || break
-			curl -s -o /dev/null "$URL" && return 0
-			sleep 0.1
-		done
-		kill "$LIGHTTPD_PID" 2>/dev/null || true
-	done
-	echo "lighttpd did not start: $(cat "$dir/stderr" "$dir/error.log" 2>/dev/null)" >&2
-	return 1
-}
-
 teardown() {
-	[ -z "${LIGHTTPD_PID:-}" ] || kill "$LIGHTTPD_PID" 2>/dev/null || true
+	lighttpd_stop
 }
 
 # event FILE ORDER [EVENT_ID] [INTENT] [TYPE]: Stripe's event, as bytes.
@@ -241,6 +209,19 @@ refused() { # STATUS FILE [HEADER]
 	run bakery-webhook --signature "$(sign "$BATS_TEST_TMPDIR/ev")" <"$BATS_TEST_TMPDIR/ev"
 	assert_success
 	assert_equal "$(echo "$output" | jq -r .message)" "already recorded"
+}
+
+@test "a queue URL naming no file: 503 and 78, nothing recorded, so Stripe delivers the event again" {
+	sqlite_only "a sqlite: queue"
+	export BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET
+	id=$(place ada)
+	event "$BATS_TEST_TMPDIR/ev" "$id"
+	q=$BAKERY_HOME/queue.bd
+	run --separate-stderr bakery-webhook --queue "sqlite:$q" --signature "$(sign "$BATS_TEST_TMPDIR/ev")" <"$BATS_TEST_TMPDIR/ev"
+	assert_failure 78
+	assert_equal "$(jq -r .status <<<"$output")" 503
+	[ ! -e "$q" ]
+	assert_nothing_recorded "$id"
 }
 
 @test "a secret from --secret-file; none at all is a configuration error" {

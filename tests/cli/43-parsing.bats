@@ -47,7 +47,7 @@ assert_unpaid() {
 	assert_failure 65
 	assert_equal "$(jq -r .status <<<"$output")" 400
 	assert_equal "$(jq -r .message <<<"$output")" \
-		"payment intent without a valid metadata.order_id"
+		'malformed JSON body: a string holds a NUL (\u0000)'
 	run bakery-show "billing/$id"
 	assert_failure 66
 	bakery-consume >/dev/null
@@ -85,6 +85,34 @@ assert_unpaid() {
 	assert_failure 65
 	assert_equal "$(bakery-dlq list | jq -r .id | grep -c "$dead")" 1
 	assert_equal "$(bakery-queue peek | jq -s length)" 0
+}
+
+@test "a repeated key: an envelope, a redrive line and a webhook body naming a field twice are refused" {
+	id=$(place ada)
+	bakery-consume >/dev/null
+	# libjq would keep the last: an OrderPlaced read as a PaymentSucceeded.
+	line=$(envelope OrderPlaced "{\"order\":\"$id\"}" | sed 's/"type":"OrderPlaced"/"type":"OrderPlaced","type":"PaymentSucceeded"/')
+	run --separate-stderr bakery-consume --stdin <<<"$line"
+	assert_failure 65
+	assert_equal "$stderr" 'bakery-consume: error: line 1: a key named twice in one object'
+	queue_raw evt_twice "$line"
+	run --separate-stderr bakery-consume --once --max-retries 0
+	assert_equal "$(jq -r .status <<<"$output")" 422
+	assert_equal "$(jq -r .outcome <<<"$output")" dead-lettered
+	# A redrive line: the id named twice.
+	run --separate-stderr bakery-redrive <<<'{"id":"evt_a","id":"evt_b"}'
+	assert_failure 65
+	assert_equal "$stderr" 'bakery-redrive: error: line 1: a key named twice in one object'
+	# A signed webhook naming the order twice pays neither.
+	other=$(place bo)
+	intent "\"$other\",\"order_id\":\"$id\"" >"$BATS_TEST_TMPDIR/ev"
+	webhook "$BATS_TEST_TMPDIR/ev"
+	assert_failure 65
+	assert_equal "$(jq -r .status <<<"$output")" 400
+	assert_equal "$(jq -r .message <<<"$output")" "malformed JSON body: a key named twice in one object"
+	bakery-consume >/dev/null
+	assert_unpaid "$id"
+	assert_unpaid "$other"
 }
 
 @test "the webhook never aborts: every shape of a signed event answers 400 with a reason" {
@@ -250,6 +278,20 @@ assert_nothing_written() {
 	assert_equal "$(jq -r .message <<<"$output")" "malformed JSON body: invalid UTF-8"
 	run --separate-stderr bakery-redrive <<<"$(printf '{"id":"evt_\xff"}')"
 	assert_failure 65
+}
+
+@test "lax settings: a BAKERY_LOG bakery does not know, a BAKERY_NOW without its zone are 78, nothing done" {
+	local v cmds=("bakery-order place --customer ada --day $DAY cardamom-bun=1" "bakery-status" "bakery-consume --drain")
+	for v in JSON text 1; do
+		refuses_setting BAKERY_LOG "$v" BAKERY_LOG "'$v': want json, or nothing for plain lines" "${cmds[@]}"
+	done
+	for v in 2026-12-01T10:00:00 2026-12-01T10:00:00+01:00; do
+		refuses_setting BAKERY_NOW "$v" BAKERY_NOW \
+			"'$v': want seconds since the epoch or YYYY-MM-DDTHH:MM:SSZ" "${cmds[@]}"
+	done
+	assert_equal "$(bakery-order list | jq -s length)" 0
+	run --separate-stderr env BAKERY_LOG= BAKERY_NOW=2026-12-01T10:00:00Z bakery-status
+	assert_success
 }
 
 @test "lax inputs: an impossible date is refused in BAKERY_NOW and --day" {

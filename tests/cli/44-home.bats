@@ -1,15 +1,15 @@
 #!/usr/bin/env bats
 # The home's files an operator or an attacker can touch: sandbox names that
-# meet the home's own files, the old layout and its migration, a link at
+# meet the home's own files, a folder that is not a home, a link at
 # the Prometheus file's temporary, a queue URL naming a missing file, a
 # read-only home, no home, empty and foreign object files, a closed stdout,
 # and the pages that name them.
 load helpers
 bats_require_minimum_version 1.5.0
 
-# old_layout: turns the home into the layout of before, which kept each
+# old_layout: turns the home into the layout before 0.1.0, which kept each
 # sandbox's folder in HOME itself (HOME/SANDBOX/...) with no .layout mark:
-# the files inside are the same.
+# the files inside are the same. No released bakery ever wrote it.
 old_layout() {
 	local d
 	for d in "$BAKERY_HOME"/sandboxes/*/; do
@@ -47,26 +47,9 @@ need_ro() {
 	fi
 }
 
-# The folder of sandbox default's objects, in the home's layout (a home
-# of before had it in HOME itself).
+# The folder of sandbox default's objects.
 objdir() {
-	if [ -e "$BAKERY_HOME/.layout" ]; then
-		echo "$BAKERY_HOME/sandboxes/default"
-	else
-		echo "$BAKERY_HOME/default"
-	fi
-}
-
-# The objects, dead letters and faults of the home, sandbox by sandbox:
-# what a layout change must keep.
-inventory() {
-	local s
-	for s in "$@"; do
-		echo "== $s"
-		bakery-show -s "$s" --list
-		bakery-fault -s "$s" list
-		bakery-dlq -s "$s" list | jq -c '{id, type}'
-	done
+	echo "$BAKERY_HOME/sandboxes/default"
 }
 
 @test "a sandbox named like the home's files: queue.db-journal, webhook-secret, wipe.db stop nothing" {
@@ -110,75 +93,100 @@ inventory() {
 	assert_success
 }
 
-@test "an old home is moved to the new layout once, crash-safely, and nothing is lost" {
-	# A home as the bakery of before wrote it, with a sandbox that is
-	# even called "sandboxes".
+# every_program_refuses DIR ENTRY: every program, given -H DIR, exits 78
+# naming DIR and ENTRY, the first thing in it bakery did not make;
+# bakery-doctor says so in its home check.
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+every_program_refuses() {
+	local dir=$1 entry=$2 cmd
+	for cmd in "bakery-order list" "bakery-order place --customer ada --day $DAY cardamom-bun=1" \
+		"bakery-order gateway test" "bakery-wipe --all" "bakery-wipe -s $entry" \
+		"bakery-wipe --all --dry-run" "bakery-status" "bakery-show --list" "bakery-trace evt_1" \
+		"bakery-relay --due" "bakery-relay --all" "bakery-consume --drain" "bakery-dlq drain" \
+		"bakery-redrive --all" "bakery-queue stats" "bakery-queue init" "bakery-fault list" \
+		"bakery-backup $BATS_TEST_TMPDIR/copy"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr "${argv[@]}" -H "$dir"
+		[ "$status" -eq 78 ] || { echo "$cmd: exit $status: $stderr" >&2; false; }
+		assert_equal "$stderr" "${cmd%% *}: error: '$dir' is not a bakery home: it holds '$entry', which bakery did not make (-H, BAKERY_HOME)"
+	done
+	run bakery-doctor -H "$dir"
+	assert_failure 1
+	assert_output "FAIL  home: '$dir' is not a bakery home: it holds '$entry', which bakery did not make (-H, BAKERY_HOME)"
+	[ ! -e "$BATS_TEST_TMPDIR/copy" ]
+}
+
+# listing DIR: every entry of DIR with its type and mode, and every
+# file's sum.
+listing() {
+	(cd "$1" && find . -printf '%p %y %m\n' | sort && find . -type f -exec md5sum {} + | sort)
+}
+
+@test "a folder bakery did not make is no home: every program refuses it, and nothing in it moves" {
+	local dir=$BATS_TEST_TMPDIR/var-lib
+	mkdir -p "$dir/docs/2026" "$dir/photos"
+	echo minutes >"$dir/docs/2026/minutes.txt"
+	echo jpeg >"$dir/photos/cake.jpg"
+	# named like the home's own files too: a folder of them is no home
+	echo notes >"$dir/queue.db"
+	before=$(listing "$dir")
+	every_program_refuses "$dir" docs
+	assert_equal "$(listing "$dir")" "$before"
+}
+
+@test "a home of the layout before 0.1.0 (sandboxes in HOME itself) is refused, not moved" {
 	local id
 	id=$(place ada)
 	bakery-order pay "$id" >/dev/null
-	bakery-consume >/dev/null
-	bakery-fault -s s2 set refuses:kitchen
-	s2=$(bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 | jq -r .id)
-	bakery-order -s s2 pay "$s2" >/dev/null
-	bakery-consume --retry-delay 0 >/dev/null
-	bakery-dlq drain >/dev/null
-	bakery-order -s sandboxes place --customer cy --day "$DAY" cardamom-bun=1 >/dev/null
-	before=$(inventory default s2 sandboxes)
-	assert [ "$(bakery-dlq -s s2 list | wc -l)" -gt 0 ]
+	bakery-order -s s2 place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
 	old_layout
-	[ -d "$BAKERY_HOME/default/order" ] && [ -d "$BAKERY_HOME/sandboxes/order" ]
-	[ ! -e "$BAKERY_HOME/.layout" ]
-
-	# Readers read it as it is, and change nothing.
-	run --separate-stderr bakery-status --json
-	assert_equal "$(jq -c '[.sandboxes[].sandbox]' <<<"$output")" '["default","s2","sandboxes"]'
-	[ ! -e "$BAKERY_HOME/.layout" ]
-
-	# A program that may write moves it; killed after the first sandbox.
-	crash_at layout.after_move bakery-order list
-	[ ! -e "$BAKERY_HOME/.layout" ]
-	[ -d "$BAKERY_HOME/.sandboxes-new" ]
-	# The next one finishes it.
-	run --separate-stderr bakery-order list
-	assert_success
-	[ -e "$BAKERY_HOME/.layout" ]
-	[ ! -e "$BAKERY_HOME/.sandboxes-new" ]
-	for s in default s2 sandboxes; do
-		[ ! -e "$BAKERY_HOME/$s/order" ]
-		[ -d "$BAKERY_HOME/sandboxes/$s/order" ]
-	done
-	assert_equal "$(inventory default s2 sandboxes)" "$before"
-	# Again: nothing to do, nothing changes.
-	listing=$(cd "$BAKERY_HOME" && find . | sort)
-	run --separate-stderr bakery-order list
-	assert_success
-	assert_equal "$(cd "$BAKERY_HOME" && find . | sort)" "$listing"
-
-	# The work goes on where it was.
-	assert_effects_once "$id"
-	bakery-fault -s s2 clear refuses:kitchen
-	bakery-dlq -s s2 list | bakery-redrive >/dev/null
-	bakery-consume >/dev/null
-	assert_equal "$(bakery-show -s s2 kitchen/board | jq -c '[.state.tickets[].order]')" "[\"$s2\"]"
-	run "$TOP/build/tests/checker" --drained "$BAKERY_HOME"
-	assert_success
+	before=$(listing "$BAKERY_HOME")
+	every_program_refuses "$BAKERY_HOME" default
+	assert_equal "$(listing "$BAKERY_HOME")" "$before"
 }
 
-@test "a program that reaches only the queue leaves an old home's layout to the first that needs a sandbox" {
-	local id
-	id=$(place ada)
-	old_layout
-	run --separate-stderr bakery-queue init
+@test "an empty folder is a home: its mark is its first file, and then anything may sit beside it" {
+	rm -rf "$BAKERY_HOME" && mkdir "$BAKERY_HOME"
+	run --separate-stderr bakery-status
 	assert_success
 	[ ! -e "$BAKERY_HOME/.layout" ]
-	[ ! -e "$BAKERY_HOME/sandboxes" ]
-	[ -d "$BAKERY_HOME/default/order" ]
+	run --separate-stderr bakery-queue init
+	assert_success
+	assert_equal "$(cat "$BAKERY_HOME/.layout")" sandboxes
+	assert_equal "$(stat -c %a "$BAKERY_HOME/.layout")" 600
+	# Marked, the home is bakery's whatever an operator puts in it.
+	echo notes >"$BAKERY_HOME/README"
+	bakery-order gateway test >/dev/null
+	id=$(paid_order ada)
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_effects_once "$id"
+}
+
+@test "a folder of nothing but bakery's own files is a home, as 0.1.0 could leave one without its mark" {
+	id=$(paid_order ada)
+	rm "$BAKERY_HOME/.layout"
+	mkdir "$BAKERY_HOME/lost+found"
 	run --separate-stderr bakery-order list
 	assert_success
 	assert_output --partial "$id"
+	[ ! -e "$BAKERY_HOME/.layout" ]
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_effects_once "$id"
 	[ -e "$BAKERY_HOME/.layout" ]
-	[ -d "$BAKERY_HOME/sandboxes/default/order" ]
-	[ ! -e "$BAKERY_HOME/default" ]
+}
+
+@test "a home is named by an absolute path of printable text" {
+	local home
+	for home in relative/home "$BAKERY_HOME"$'\n' $'/tmp/a\tb' "$BAKERY_HOME"$'\r'; do
+		refuses_setting BAKERY_HOME "$home" home \
+			"want an absolute path of printable UTF-8 (-H, BAKERY_HOME)" \
+			"bakery-order list" "bakery-status" "bakery-queue stats"
+	done
+	[ ! -e relative ]
+	[ ! -e "$BAKERY_HOME"$'\n' ]
+	[ ! -e "$BAKERY_HOME"$'\r' ]
 }
 
 @test "--prom writes through a temporary of its own: a link at FILE.tmp is never followed" {
@@ -205,9 +213,9 @@ refuses_queue() {
 	shift
 	for cmd in "$@"; do
 		read -ra argv <<<"$cmd"
-		run --separate-stderr "${argv[@]}" --queue "sqlite:$q"
+		run --separate-stderr "${argv[@]}" --queue "sqlite:$q" </dev/null
 		assert_failure 78
-		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init or the first send makes one)"
+		assert_equal "$stderr" "${cmd%% *}: error: no queue at '$q' (--queue, BAKERY_QUEUE; bakery-queue init makes one)"
 	done
 }
 
@@ -235,6 +243,48 @@ refuses_queue() {
 	run --separate-stderr bakery-consume --drain
 	assert_success
 	[ -f "$BAKERY_HOME/queue.db" ]
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a queue URL naming a missing file: the producers refuse it, before anything is placed or sent" {
+	sqlite_only "a sqlite: queue"
+	local q=$BAKERY_HOME/queue.bd
+	id=$(place ada)
+	bakery-fault set refuses:kitchen
+	bakery-order pay "$id" >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	dead=$(bakery-dlq list | jq -r .id | head -1)
+	[ -n "$dead" ]
+	files=$(cd "$BAKERY_HOME" && find . | sort)
+	refuses_queue "$q" "bakery-order place --customer bo --day $DAY cardamom-bun=1" \
+		"bakery-order pay $id" "bakery-relay --all" "bakery-relay --due" \
+		"bakery-redrive $dead" "bakery-queue send" "bakery-wipe --all"
+	[ ! -e "$q" ]
+	assert_equal "$(cd "$BAKERY_HOME" && find . | sort)" "$files"
+	assert_equal "$(bakery-order list | jq -s length)" 1
+	# bakery-queue init makes it; then the producers use it.
+	run --separate-stderr bakery-queue --queue "sqlite:$q" init
+	assert_success
+	run --separate-stderr bakery-redrive --queue "sqlite:$q" "$dead"
+	assert_success
+	assert_equal "$(bakery-queue --queue "sqlite:$q" peek | jq -r .id)" "$dead"
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a queue URL that names no file of its own is refused by every program: memory, a query, a relative path" {
+	local url
+	cd "$BATS_TEST_TMPDIR"
+	for url in "sqlite::memory:" "sqlite:$BAKERY_HOME/queue.db?mode=memory" \
+		"sqlite:file:$BAKERY_HOME/queue.db" "sqlite:queue.db" "sqlite:$BAKERY_HOME/queue.db"$'\n'; do
+		refuses_setting BAKERY_QUEUE "$url" "queue URL" \
+			"want sqlite:/ABSOLUTE/PATH, printable, without a query" \
+			"bakery-order place --customer ada --day $DAY cardamom-bun=1" "bakery-consume --drain" \
+			"bakery-status" "bakery-queue init"
+	done
+	assert_equal "$(bakery-order list | jq -s length)" 0
+	[ ! -e "$BAKERY_HOME/queue.db" ]
+	[ ! -e queue.db ]
 }
 
 # put_in_place FILE: from the strace of the last command, FILE's lines,
@@ -428,7 +478,7 @@ print("t=%s,v1=%s" % (t, hmac.new(b"whsec_ro", t.encode() + b"." + body, hashlib
 }
 
 @test "bakery(1) names every command" {
-	cmds=$(bakery -h | sed -n 's/^commands: //p')
+	cmds=$(bakery_commands)
 	[ -n "$cmds" ]
 	for c in $cmds; do
 		sed -n '/^The commands are/,/^each has/p' "$TOP/docs/man/bakery.1" | grep -qw "$c" ||

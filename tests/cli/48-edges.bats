@@ -173,11 +173,85 @@ fifo() { mkfifo "$BATS_TEST_TMPDIR/$1"; echo "$BATS_TEST_TMPDIR/$1"; }
 	done
 }
 
+@test "a hard link planted at a new object's .new.NAME is never written through: its name goes, the object is made anew" {
+	id=$(paid_order ada)
+	d=$BAKERY_HOME/sandboxes/default
+	echo precious >"$BATS_TEST_TMPDIR/victim"
+	chmod 0644 "$BATS_TEST_TMPDIR/victim"
+	mkdir -p "$d/crm"
+	ln "$BATS_TEST_TMPDIR/victim" "$d/crm/.new.customers"
+	run --separate-stderr bakery-consume
+	assert_success
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/victim")" precious
+	assert_equal "$(stat -c '%h %a' "$BATS_TEST_TMPDIR/victim")" "1 644"
+	[[ $stderr == *"foreign_file_removed file=$d/crm/.new.customers why=\"a file of more than one link\""* ]]
+	assert_equal "$(stat -c '%h %a' "$d/crm/customers.db")" "1 600"
+	assert_effects_once "$id"
+}
+
+@test "a .new.NAME left 0666, or a FIFO there, is made anew: the object, its -wal and -shm are 0600" {
+	d=$BAKERY_HOME/sandboxes/default
+	id=$(place ada)
+	mkdir -p "$d/schedule" "$d/billing"
+	touch "$d/schedule/.new.$DAY"
+	chmod 0666 "$d/schedule/.new.$DAY"
+	# A FIFO at the new Billing file's name is taken away, never waited on.
+	mkfifo "$d/billing/.new.$id"
+	run --separate-stderr timeout 10 bakery-order pay "$id"
+	assert_success
+	[ ! -e "$d/billing/.new.$id" ]
+	run --separate-stderr bakery-consume
+	assert_success
+	for f in "$d/schedule/$DAY.db" "$d/schedule/$DAY.db-wal" "$d/schedule/$DAY.db-shm"; do
+		assert_equal "$(stat -c %a "$f")" 600
+	done
+	assert_effects_once "$id"
+}
+
+@test "a folder at a new object's .new.NAME is a configuration error naming it, 78, not a failure to try again" {
+	d=$BAKERY_HOME/sandboxes/default
+	mkdir -p "$d/kitchen/.new.board"
+	run --separate-stderr bakery-show kitchen/board
+	assert_failure 66
+	id=$(place ada)
+	run --separate-stderr bakery-consume
+	assert_equal "$(jq -r 'select(.type == "OrderPlaced") | .error' <<<"$output")" \
+		"Kitchen answered 503: cannot make '$d/kitchen/board.db': '$d/kitchen/.new.board' is a folder, not bakery's: remove it"
+	mkdir -p "$d/billing/.new.$id"
+	run --separate-stderr bakery-order pay "$id"
+	assert_failure 78
+	assert_equal "$stderr" "bakery-order: error: billing answered 503: cannot make '$d/billing/$id.db': '$d/billing/.new.$id' is a folder, not bakery's: remove it"
+	[ -d "$d/billing/.new.$id" ]
+}
+
 @test "a place whose answer cannot be written says the order was placed and gives its id" {
 	run --separate-stderr bash -c "bakery-order place --key k1 --customer ada --day $DAY cardamom-bun=1 >/dev/full"
 	assert_failure 74
 	id=$(bakery-order list | jq -r .id)
 	assert_equal "$stderr" "bakery-order: error: order $id was placed, but its answer was lost: cannot write to standard output: No space left on device"
+}
+
+# reader_gone CMD...: runs CMD with stdout a pipe whose reader has gone,
+# as "CMD | true" is once true has exited: every write is EPIPE.
+reader_gone() {
+	python3 -c 'import os, sys
+r, w = os.pipe()
+os.close(r)
+os.dup2(w, 1)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+@test "a place or a pay whose reader is gone exits 74 and names the order, as for a full disk" {
+	run --separate-stderr reader_gone bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1
+	assert_failure 74
+	id=$(bakery-order list | jq -r .id)
+	assert_equal "$stderr" "bakery-order: error: order $id was placed, but its answer was lost: cannot write to standard output: Broken pipe"
+	run --separate-stderr reader_gone bakery-order pay "$id"
+	assert_failure 74
+	assert_equal "$stderr" "bakery-order: error: order $id: payment succeeded, but its answer was lost: cannot write to standard output: Broken pipe"
+	# A listing cut short by its reader is no failure.
+	run --separate-stderr reader_gone bakery-order list
+	assert_success
 }
 
 @test "the webhook as a CGI program takes a Content-Length of digits only" {

@@ -27,6 +27,22 @@ paid_and_consumed() {
 	assert_failure 1
 }
 
+@test "an armed alarm with no index entry fails the checker, named, its events stuck" {
+	id=$(unindexed_order)
+	run "$CHECKER" -v "$BAKERY_HOME"
+	assert_failure 1
+	assert_output --partial '"stuck":1,"alarms_unfound":1'
+	assert_output --partial "checker: stuck: default/order/$id: alarm armed, no entry in the alarm index"
+}
+
+@test "an index that awaits a new boot's restore is not taken for a lost entry" {
+	export BAKERY_BOOT_ID=boot-one
+	unindexed_order >/dev/null
+	run env BAKERY_BOOT_ID=boot-two "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(echo "$output" | jq .alarms_unfound)" 0
+}
+
 @test "a seen row removed is a lost event" {
 	paid_and_consumed
 	sqlite3 "$BAKERY_HOME/sandboxes/default/dispatch/$DAY.db" "DELETE FROM seen"

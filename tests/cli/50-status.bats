@@ -67,6 +67,19 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 	assert_success
 }
 
+@test "a queue removed after it took the orders' events needs attention: they are gone with it" {
+	sqlite_only "the queue's file"
+	id=$(place ada)
+	bakery-order pay "$id" >/dev/null
+	rm "$BAKERY_HOME"/queue.db*
+	run --separate-stderr bakery-status --json
+	assert_failure 1
+	assert_equal "$(jq -r '.attention[]' <<<"$output")" \
+		"queue: no queue at '$BAKERY_HOME/queue.db', yet 2 events of 2 objects are marked relayed: the queue that took them is gone, with what it had not delivered, which no relay sends again (restore it from a backup)"
+	run --separate-stderr bakery-status --prom -
+	assert_line "bakery_attention 1"
+}
+
 @test "a tripped re-arm guard needs attention" {
 	export BAKERY_NOW=$T0
 	bakery-fault set queue-refuses

@@ -34,7 +34,7 @@ fails() {
 	run bakery-doctor
 	assert_success
 	refute_line --regexp '^FAIL'
-	for c in home owner modes types gateway routes secrets writable queue sqlite clock-floor disk; do
+	for c in home owner modes types making gateway routes secrets writable queue sqlite clock-floor disk; do
 		assert_line --regexp "^ok    $c: "
 	done
 }
@@ -253,14 +253,130 @@ fails() {
 	assert_line --partial "below --min-free"
 }
 
+# listing: every entry of the home with its owner, group and mode, and
+# every file's sum.
+listing() {
+	(cd "$BAKERY_HOME" && find . -printf '%p %u %g %m\n' | sort &&
+		find . -type f -exec md5sum {} + | sort)
+}
+
 @test "the checks write nothing in the home" {
 	healthy
-	before=$(cd "$BAKERY_HOME" && find . -type f -name '*.db' -exec md5sum {} + | sort)
-	names=$(cd "$BAKERY_HOME" && find . | sort)
+	before=$(listing)
 	run bakery-doctor
 	assert_success
-	assert_equal "$(cd "$BAKERY_HOME" && find . -type f -name '*.db' -exec md5sum {} + | sort)" "$before"
-	assert_equal "$(cd "$BAKERY_HOME" && find . | sort)" "$names"
+	assert_equal "$(listing)" "$before"
+	# A file whose mode SQLite would give its empty -wal and -shm.
+	chmod 0640 "$BAKERY_HOME/sandboxes/default/crm/customers.db"
+	before=$(listing)
+	run bakery-doctor
+	assert_equal "$(listing)" "$before"
+}
+
+@test "the checks write nothing as root either: no -wal or -shm made for a file without them, none given an owner" {
+	root_only
+	healthy
+	others_reach
+	chown -R nobody "$BAKERY_HOME"
+	# An operator's sqlite3 removes a file's -wal and -shm as it closes.
+	board=$BAKERY_HOME/sandboxes/default/kitchen/board.db
+	sqlite3 "$board" 'PRAGMA wal_checkpoint(TRUNCATE)' >/dev/null
+	[ ! -e "$board-wal" ] && [ ! -e "$board-shm" ]
+	# Root made these, and SQLite run as root gives them the file's owner.
+	crm=$BAKERY_HOME/sandboxes/default/crm/customers.db
+	chown root "$crm-wal" "$crm-shm"
+	before=$(listing)
+	run bakery-doctor
+	assert_line --regexp '^ok    sqlite: '
+	assert_equal "$(listing)" "$before"
+}
+
+@test "a home whose queue was removed after it took the orders' events fails the queue check" {
+	sqlite_only "the queue's file"
+	healthy
+	rm "$BAKERY_HOME"/queue.db*
+	fails queue
+	assert_line --regexp "^FAIL  queue: no queue at '$BAKERY_HOME/queue.db', yet 3 events of 2 objects are marked relayed"
+}
+
+@test "a home with no queue yet and no event relayed passes the queue check" {
+	sqlite_only "the queue's file"
+	crash_at order.after_commit bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	[ ! -e "$BAKERY_HOME/queue.db" ]
+	run bakery-doctor
+	assert_line "ok    queue: embedded, not made yet: empty"
+}
+
+# overwrite_frame FILE N: 32 bytes of the N-th frame's page in FILE's WAL
+# overwritten, as a disk or a hand might.
+overwrite_frame() {
+	python3 - "$1-wal" "$2" <<-'EOF'
+		import struct, sys
+		with open(sys.argv[1], "r+b") as f:
+		    page = struct.unpack(">I", f.read(32)[8:12])[0]
+		    f.seek(32 + (int(sys.argv[2]) - 1) * (24 + page) + 24 + 100)
+		    f.write(b"\xde\xad\xbe\xef" * 8)
+	EOF
+}
+
+@test "a WAL frame overwritten fails the sqlite check, which quick_check passes: with the -shm and without it" {
+	for c in bo cy dee; do paid_order "$c" >/dev/null; bakery-consume --batch 1 >/dev/null; done
+	healthy
+	board=$BAKERY_HOME/sandboxes/default/kitchen/board.db
+	overwrite_frame "$board" 2
+	fails sqlite
+	assert_line --regexp "^FAIL  sqlite: '$board': frame 2 of its WAL is broken or missing: its -shm counts [0-9]+ frames committed"
+	# The checker, which rebuilds the WAL's index, finds what the commits
+	# past the frame held lost.
+	run "$TOP/build/tests/checker" "$BAKERY_HOME"
+	assert_failure 1
+	[ "$(jq .lost <<<"$output")" -gt 0 ]
+	rm "$board-shm"
+	fails sqlite
+	assert_line --regexp "^FAIL  sqlite: '$board': [0-9]+ commits of its WAL lie past frame 2, which is broken"
+}
+
+@test "object files and folders readable by others fail the modes check" {
+	healthy
+	chmod 0755 "$BAKERY_HOME"
+	fails modes
+	assert_line "FAIL  modes: the home is 0755: readable by others"
+	chmod 0700 "$BAKERY_HOME"
+	chmod 0644 "$BAKERY_HOME/sandboxes/default/crm/customers.db"
+	fails modes
+	assert_line "FAIL  modes: 'sandboxes/default/crm/customers.db' is 0644: readable by others"
+	chmod 0600 "$BAKERY_HOME/sandboxes/default/crm/customers.db"
+	chmod 0711 "$BAKERY_HOME/sandboxes/default/customer"
+	fails modes
+	assert_line "FAIL  modes: 'sandboxes/default/customer' is 0711: readable by others"
+}
+
+@test "a file being made that bakery never makes fails the making check: a hard link, a mode not 0600, a folder" {
+	healthy
+	d=$BAKERY_HOME/sandboxes/default
+	echo x >"$BATS_TEST_TMPDIR/elsewhere"
+	chmod 0600 "$BATS_TEST_TMPDIR/elsewhere"
+	ln "$BATS_TEST_TMPDIR/elsewhere" "$d/crm/.new.customers"
+	fails making
+	assert_line "FAIL  making: 'sandboxes/default/crm/.new.customers' has 2 links: a file bakery makes has one (a link to a file elsewhere?)"
+	rm "$d/crm/.new.customers"
+	(umask 0 && : >"$d/schedule/.new.2026-12-02")
+	fails making
+	assert_line "FAIL  making: 'sandboxes/default/schedule/.new.2026-12-02' is 0666: a file bakery makes is 0600"
+	rm "$d/schedule/.new.2026-12-02"
+	mkdir "$d/kitchen/.new.board"
+	fails making
+	assert_line --partial "'sandboxes/default/kitchen/.new.board' is a folder where bakery makes a file"
+}
+
+@test "a file a maker that died left half made is a warning, not a failure" {
+	healthy
+	f=$BAKERY_HOME/sandboxes/default/order/.new.ord_left
+	(umask 077 && : >"$f")
+	touch -d '-2 minutes' "$f"
+	run bakery-doctor
+	assert_success
+	assert_line "warn  making: 'sandboxes/default/order/.new.ord_left' was left half made by a maker that died: the next maker of it writes it again"
 }
 
 @test "a bad --min-free is a usage error" {

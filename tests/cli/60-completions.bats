@@ -126,3 +126,15 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 	run complete_bash bakery-trace evt_
 	assert_equal "$(printf '%s\n' "${lines[@]}" | sort)" "$(bakery-dlq list | jq -r .id | sort)"
 }
+
+@test "bash: bakery-console completes user, its commands, and the home's accounts" {
+	run complete_bash bakery-console ""
+	assert_output user
+	run complete_bash bakery-console user ""
+	assert_equal "$(echo $output)" "add passwd del list"
+	echo 'a-long-password' | bakery-console user add ada >/dev/null
+	run complete_bash bakery console user del ""
+	assert_output ada
+	run fish -c "source '$COMP/bakery.fish'; complete -C'bakery-console user passwd '"
+	assert_output ada
+}

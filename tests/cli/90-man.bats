@@ -68,6 +68,7 @@ run_examples() {
 @test "bakery-trace.1 examples work" { run_examples bakery-trace.1; }
 @test "bakery-doctor.1 examples work" { run_examples bakery-doctor.1; }
 @test "bakery-backup.1 examples work" { run_examples bakery-backup.1; }
+@test "bakery-console.1 examples work" { run_examples bakery-console.1; }
 
 @test "bakery-order.1 documents paying through Stripe: options, environment, exits 69 and 70" {
 	local page="$MAN/bakery-order.1"

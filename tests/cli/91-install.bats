@@ -74,6 +74,8 @@ setup_file() {
 	grep -qx "EnvironmentFile=-$ROOT/usr/etc/bakery/bakery.env" "$ROOT/usr/lib/systemd/system/bakery-consume.service"
 	grep -q "ExecStart=.* -f $ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf" "$ROOT/usr/lib/systemd/system/bakery-webhook.service"
 	grep -qx "var.bakery_webhook *= \"$ROOT/usr/bin/bakery-webhook\"" "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf"
+	grep -qx "var.bakery_console *= \"$ROOT/usr/bin/bakery-console\"" "$ROOT/usr/share/bakery/lighttpd/bakery-webhook.conf"
+	grep -qx 'BAKERY_CONSOLE_ORIGIN=' "$ROOT/usr/etc/bakery/bakery.env"
 	grep -qx "u bakery - .* /var/lib/bakery" "$ROOT/usr/lib/sysusers.d/bakery.conf"
 	grep -qx "L /var/lib/bakery/routes - - - - $ROOT/usr/etc/bakery/routes" "$ROOT/usr/lib/tmpfiles.d/bakery.conf"
 	cmp "$ROOT/usr/share/bakery/routes" "$ROOT/usr/etc/bakery/routes"

@@ -39,6 +39,15 @@ place() {
 	bakery-order place --customer "$customer" --day "$DAY" "${@:-cardamom-bun=1}" | jq -r .id
 }
 
+# unindexed_order: places an order while the queue refuses it (its alarm
+# armed), then empties the alarm index: an armed alarm no alarm run finds.
+# Prints the order's id.
+unindexed_order() {
+	bakery-fault set queue-refuses >/dev/null
+	place ada 2>/dev/null
+	sqlite3 "$BAKERY_HOME/alarms.db" "DELETE FROM alarms"
+}
+
 # paid_order CUSTOMER [ITEMS...]: places and pays; prints the order id.
 paid_order() {
 	local id
@@ -66,6 +75,22 @@ stopped() {
 		sleep 0.05
 	done
 	echo "process $1 did not stop" >&2
+	return 1
+}
+
+# go_on PID: continues PID each time it stops at its BAKERY_STOP_AT point,
+# until it has ended.
+go_on() {
+	local state
+	for _ in $(seq 600); do
+		state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
+		case $state in
+		T) kill -CONT "$1" ;;
+		Z) return 0 ;;
+		esac
+		sleep 0.05
+	done
+	echo "process $1 did not end" >&2
 	return 1
 }
 
@@ -129,6 +154,27 @@ queue_raw() {
 			sandbox, body, visible_at, enqueued_at) VALUES ('bakery-events',
 			'$1', 'default', '${2//\'/\'\'}', $now, $now)"
 	fi
+}
+
+# refuses_setting VAR VALUE WHAT WANT CMD...: each command (a string of
+# words), run with VAR=VALUE, exits 78 with "PROG: error: bad WHAT: …WANT".
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+refuses_setting() {
+	local var=$1 value=$2 what=$3 want=$4 cmd
+	shift 4
+	for cmd in "$@"; do
+		read -ra argv <<<"$cmd"
+		run --separate-stderr env "$var=$value" "${argv[@]}"
+		assert_failure 78
+		[[ $stderr == "${cmd%% *}: error: bad $what: "*"$want" ]] ||
+			{ echo "$var=$value $cmd: $stderr" >&2; return 1; }
+	done
+}
+
+# bakery_commands: the commands bakery -h lists, its continuation lines
+# too, one a line.
+bakery_commands() {
+	bakery -h | sed -n '/^commands: /,/^[^ c]/{s/^commands: //;s/^ *//;/^each /d;p}' | tr ' ' '\n'
 }
 
 # queue_ids [QUEUE]: ids of the messages in bakery-events (or QUEUE), oldest

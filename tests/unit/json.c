@@ -1,7 +1,8 @@
 /*
  * json.c — json_dump writes what jv_dump_string(v, 0) writes, byte for
  * byte: the state, the envelopes and the result lines bakery writes with
- * it read back the same.
+ * it read back the same. json_parse reads what libjq reads, and refuses a
+ * repeated key, an escaped NUL and invalid UTF-8 wherever they are.
  */
 #include "tap.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 
 #include "../../lib/json.h"
+#include "../../lib/util.h"
 
 /* Whether json_dump and libjq write v (consumed) the same. */
 static int
@@ -24,6 +26,16 @@ same(jv v, const char *what)
 	free(got);
 	jv_free(want);
 	return eq;
+}
+
+/* json_parse's exit code for text. */
+static int
+parsed(const char *text)
+{
+	jv v;
+	int rc = json_parse(text, strlen(text), &v);
+	jv_free(v);
+	return rc;
 }
 
 static int
@@ -79,5 +91,28 @@ main(void)
 		  "\"c1\",\"items\":[{\"item\":\"cardamom-bun\",\"qty\":1,"
 		  "\"price_cents\":450}]}]}"),
 	    "a schedule's state is written as libjq writes it");
+
+	ok(parsed("{\"a\":1,\"b\":[{\"a\":1},{\"a\":2}],\"c\":{\"a\":{}}}")
+	    == 0, "json_parse: the same key in different objects is no repeat");
+	ok(parsed("{\"a\":\"b\\\":c\",\"d\":[\"e:\",\"\\\\\",\"f\"] , \"g\" :1}")
+	    == 0, "json_parse: a colon or an escaped quote inside a string is "
+	    "no key");
+	ok(parsed("{\"cmd\":\"show\",\"cmd\":\"place\"}") == EX_DATAERR,
+	    "json_parse: a key named twice is refused");
+	ok(parsed("[1,{\"x\":{\"y\":1,\"z\":2,\"y\":3}}]") == EX_DATAERR,
+	    "json_parse: a key named twice deep inside is refused");
+	ok(parsed("{\"key\":\"a\", \"k\\u0065y\" : \"b\"}") == EX_DATAERR,
+	    "json_parse: a key named twice, once escaped, is refused");
+	ok(parsed("{\"a\":{\"x\":1},\"a\":{\"y\":2}}") == EX_DATAERR,
+	    "json_parse: a repeated key whose values are objects is refused");
+	ok(parsed("{\"key\":\"order-42\\u0000\"}") == EX_DATAERR &&
+	    parsed("{\"k\\u0000\":1}") == EX_DATAERR &&
+	    parsed("[[\"cardamom-bun=1\\u0000junk\"]]") == EX_DATAERR,
+	    "json_parse: an escaped NUL in a value, a key or deep in an array "
+	    "is refused");
+	ok(parsed("\"\xff\"") == EX_DATAERR && parsed("{\"a\":1") == EX_DATAERR,
+	    "json_parse: invalid UTF-8 and unfinished text are refused");
+	ok(parsed("\"\\u00e9\\ud83d\\ude00\"") == 0,
+	    "json_parse: escaped UTF-16 pairs are text");
 	return done_testing();
 }

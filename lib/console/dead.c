@@ -1,0 +1,164 @@
+/*
+ * dead.c — the sandbox's dead letters, newest first, after the messages
+ * still in the dead-letter queue have been drained into them (as
+ * bakery-dlq drain does); Redrive one, or the selected ones in the order
+ * shown, each as bakery-redrive does: the same envelope and id sent
+ * again, the row removed once the queue took it (console.h).
+ */
+#include "console.h"
+#include "../deadletter.h"
+#include "../envelope.h"
+#include "../util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const console_notice_text notices[] = {
+	{ "redriven", "Sent to the queue again, with the same id.", 0 },
+	{ "none", "Select a dead letter first.", 1 },
+	{ "queue-down", "The queue cannot be reached: what was not sent is "
+	  "still listed here.", 1 },
+	{ NULL, NULL, 0 },
+};
+
+static void
+drained(void *unused, jv line)
+{
+	(void)unused;
+	jv_free(line);
+}
+
+/* The subscribers an error names: "Kitchen answered 503; Crm answered
+ * 503" names Kitchen and Crm. */
+static void
+subscribers(html *h, const char *error)
+{
+	for (int first = 1; error && *error; first = 0) {
+		size_t len = strcspn(error, ";");
+		const char *answered = strstr(error, " answered ");
+		if (answered && (size_t)(answered - error) < len) {
+			char name[128];
+			snprintf(name, sizeof name, "%.*s",
+			    (int)(answered - error), error);
+			html_f(h, "%s%s", first ? "" : ", ", name);
+		}
+		error += len;
+		error += strspn(error, "; ");
+	}
+}
+
+/* The order an event is of: its data's order, else its subject's. */
+static const char *
+order_of(jv envelope)
+{
+	const char *o = envelope_data_str(envelope, "order");
+	const char *subject = envelope_str(envelope, "subject");
+	if (!o && subject && strncmp(subject, "order/", 6) == 0)
+		o = subject + 6;
+	return o && bakery_name_valid(o) ? o : NULL;
+}
+
+static void
+letter_row(console_req *r, jv d)
+{
+	html *h = &r->page;
+	const char *id = envelope_text(d, "id", "");
+	jv env = envelope_field(d, "envelope");
+	const char *order = order_of(env);
+	html_f(h, "<tr><td><input type=\"checkbox\" name=\"id\" value=\"%s\" "
+	    "aria-label=\"select %s\"></td><td class=\"type\">%s</td>"
+	    "<td class=\"id\">%s</td><td>", id, id,
+	    envelope_text(d, "type", "?"), id);
+	subscribers(h, envelope_str(d, "error"));
+	html_f(h, "</td><td class=\"error\">%s</td><td>%d</td><td>",
+	    envelope_text(d, "error", ""), (int)envelope_number(d, "attempts",
+	    0));
+	console_time(r, envelope_str(d, "updated_at"));
+	html_raw(h, "</td><td>");
+	if (order)
+		html_f(h, "<a href=\"/console/s/%s/orders/%s\">%s</a>",
+		    r->sandbox, order, order);
+	html_f(h, "</td><td><button name=\"one\" value=\"%s\">Redrive</button>"
+	    "</td></tr>\n", id);
+	jv_free(env);
+}
+
+void
+console_dead_page(console_req *r)
+{
+	/* The drain moves messages as bakery-dlq does: it writes. */
+	r->ctx->look_only = 0;
+	int down = deadletter_drain(r->ctx, r->sandbox, 0, drained, NULL);
+	r->ctx->look_only = 1;
+	if (down)
+		bakery_log(LOG_WARN, "console_drain_failed", "sandbox",
+		    r->sandbox, "error", bakery_error(), (char *)NULL);
+	jv all;
+	int rc = deadletter_list(r->ctx, r->sandbox, &all);
+	if (rc)
+		return console_fail_code(r, rc, "listing dead letters");
+	html *h = &r->page;
+	console_page_start(r, "Dead letters");
+	console_notice(r, notices);
+	if (down)
+		html_raw(h, "<p class=\"warn\">The queue cannot be reached: "
+		    "dead letters still in its dead-letter queue are not listed"
+		    ".</p>\n");
+	int n = jv_array_length(jv_copy(all));
+	if (!n)
+		html_raw(h, "<p class=\"muted\" id=\"empty\">No dead letter.</p>\n");
+	else {
+		html_f(h, "<form method=\"post\" action=\"/console/s/%s/dead/"
+		    "redrive\">", r->sandbox);
+		console_csrf_field(r);
+		html_raw(h, "<table id=\"dead\"><tr><th></th><th>Event</th>"
+		    "<th>Id</th><th>Subscriber</th><th>Last error</th>"
+		    "<th>Deliveries</th><th>Failed</th><th>Order</th><th></th>"
+		    "</tr>\n");
+		for (int i = n - 1; i >= 0; i--) {
+			jv d = jv_array_get(jv_copy(all), i);
+			letter_row(r, d);
+			jv_free(d);
+		}
+		html_raw(h, "</table><p><button name=\"selected\" value=\"1\">"
+		    "Redrive selected</button></p></form>\n");
+	}
+	jv_free(all);
+	console_page_end(r);
+}
+
+void
+console_redrive(console_req *r)
+{
+	const char *one, *id;
+	int has_one = form_one(&r->body, "one", &one);
+	if (has_one < 0)
+		return console_fail(r, 400, "Malformed form.");
+	/* Every id is checked before any is sent: one of another sandbox,
+	 * or none, is 404 and nothing is sent. */
+	size_t n = 0;
+	for (size_t i = 0; (id = has_one ? (i ? NULL : one)
+	    : form_nth(&r->body, "id", i)); i++, n++) {
+		jv d;
+		int rc = bakery_name_valid(id) ? deadletter_get(r->ctx,
+		    r->sandbox, id, &d) : EX_NOINPUT;
+		if (rc)
+			return console_fail_code(r, rc, "reading a dead letter");
+		jv_free(d);
+	}
+	if (!n)
+		return console_see(r, "dead", "none");
+	for (size_t i = 0; (id = has_one ? (i ? NULL : one)
+	    : form_nth(&r->body, "id", i)); i++) {
+		jv d;
+		int rc = deadletter_redrive(r->ctx, r->sandbox, id, &d);
+		if (rc == EX_UNAVAILABLE)
+			return console_see(r, "dead", "queue-down");
+		if (rc)
+			return console_fail_code(r, rc, "redriving");
+		bakery_log(LOG_INFO, "redriven", "sandbox", r->sandbox, "id", id,
+		    "account", r->s.who.name, (char *)NULL);
+		jv_free(d);
+	}
+	console_see(r, "dead", "redriven");
+}

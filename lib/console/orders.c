@@ -1,0 +1,158 @@
+/*
+ * orders.c — the menu as an order form, placing an order, and the
+ * sandbox's orders (console.h).
+ */
+#include "console.h"
+#include "../envelope.h"
+#include "../menu.h"
+#include "../order.h"
+#include "../outbox.h"
+#include "../util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+console_menu_page(console_req *r)
+{
+	menu m;
+	int rc = menu_load(&m);
+	if (rc)
+		return console_fail_code(r, rc, "reading the menu");
+	char today[11];
+	bakery_format_day(bakery_now_ms(), today, sizeof today);
+	html *h = &r->page;
+	console_page_start(r, "Order");
+	html_f(h, "<form method=\"post\" action=\"/console/s/%s/orders\">",
+	    r->sandbox);
+	console_csrf_field(r);
+	html_f(h, "<label>Customer <input name=\"customer\" required "
+	    "value=\"%s\"></label><label>Day <input name=\"day\" type=\"date\""
+	    " required value=\"%s\"></label>\n<table><tr><th>Item</th><th>"
+	    "Price (EUR)</th><th>Quantity</th></tr>\n", r->s.who.name, today);
+	for (size_t i = 0; i < m.n; i++) {
+		html_f(h, "<tr><td><label for=\"qty.%s\">%s</label></td><td>",
+		    m.items[i].name, m.items[i].title);
+		html_money(h, (double)m.items[i].price_cents);
+		html_f(h, "</td><td><input type=\"number\" id=\"qty.%s\" "
+		    "name=\"qty.%s\" min=\"0\" max=\"%d\" value=\"0\"></td></tr>\n",
+		    m.items[i].name, m.items[i].name, MENU_MAX_QTY);
+	}
+	html_f(h, "</table><label>Delivery address (empty: collected at the "
+	    "shop) <input name=\"delivery\" maxlength=\"%d\"></label>"
+	    "<p><button>Place order</button></p></form>\n", ORDER_MAX_DELIVERY);
+	menu_free(&m);
+	console_page_end(r);
+}
+
+/* The menu's items the form asks for, as ITEM=QTY (caller frees each);
+ * -1 when a quantity is not a number of 0 to MENU_MAX_QTY. */
+static int
+wanted_items(const console_req *r, const menu *m, char **items)
+{
+	int n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		char field[80];
+		const char *v;
+		long long qty = 0;
+		snprintf(field, sizeof field, "qty.%s", m->items[i].name);
+		int got = form_one(&r->body, field, &v);
+		if (got < 0 || (got && *v &&
+		    bakery_parse_number(v, 0, MENU_MAX_QTY, &qty)))
+			return -1;
+		if (qty > 0)
+			items[n++] = bakery_xasprintf("%s=%lld",
+			    m->items[i].name, qty);
+	}
+	return n;
+}
+
+static const char *
+optional(const char *field)
+{
+	return field && *field ? field : NULL;
+}
+
+void
+console_place(console_req *r)
+{
+	order_request req = { 0 };
+	const char *delivery;
+	if (form_one(&r->body, "customer", &req.customer) != 1 ||
+	    form_one(&r->body, "day", &req.day) != 1 ||
+	    form_one(&r->body, "delivery", &delivery) < 0)
+		return console_fail(r, 400, "Malformed form.");
+	req.delivery = optional(delivery);
+	menu m;
+	int rc = menu_load(&m);
+	if (rc)
+		return console_fail_code(r, rc, "reading the menu");
+	char **items = bakery_xmalloc((m.n + 1) * sizeof *items);
+	int n = wanted_items(r, &m, items);
+	menu_free(&m);
+	jv order = jv_invalid();
+	bakery_object *o = NULL;
+	if (n < 0)
+		console_fail(r, 400, "Malformed form: a quantity is not a "
+		    "number of 0 to " DIGITS_OF(MENU_MAX_QTY) ".");
+	else if (n == 0)
+		console_fail(r, 422, "Choose at least one item.");
+	else if ((req.items = items, req.n_items = n,
+	    rc = order_place(r->ctx, &req, &order, &o)))
+		console_fail_code(r, rc, "placing an order");
+	else {
+		/* A send the queue refused leaves the event to the alarm,
+		 * as on the shell (bakery-order place). */
+		int down = outbox_send(o, NULL) != 0;
+		if (down && object_arm(o))
+			bakery_log(LOG_WARN, "alarm_error", "object", o->address,
+			    "error", bakery_error(), (char *)NULL);
+		char *where = bakery_xasprintf("orders/%s",
+		    envelope_str(order, "id"));
+		console_see(r, where, down ? "placed-queue-down" : "placed");
+		free(where);
+	}
+	object_close(o);
+	jv_free(order);
+	for (int i = 0; i < n; i++)
+		free(items[i]);
+	free(items);
+}
+
+void
+console_orders_page(console_req *r)
+{
+	jv orders;
+	int rc = order_list(r->ctx, &orders);
+	if (rc)
+		return console_fail_code(r, rc, "listing orders");
+	html *h = &r->page;
+	console_page_start(r, "Orders");
+	int n = jv_array_length(jv_copy(orders));
+	if (!n)
+		html_f(h, "<p class=\"muted\">No order yet: <a href=\"/console/"
+		    "s/%s/\">place one</a>.</p>\n", r->sandbox);
+	else
+		html_raw(h, "<table><tr><th>Order</th><th>Customer</th><th>Day"
+		    "</th><th>Status</th><th>Total (EUR)</th><th>Placed</th>"
+		    "</tr>\n");
+	/* Newest first. */
+	for (int i = n - 1; i >= 0; i--) {
+		jv o = jv_array_get(jv_copy(orders), i);
+		html_f(h, "<tr><td><a href=\"/console/s/%s/orders/%s\">%s</a>"
+		    "</td><td>%s</td><td>%s</td><td>%s</td><td>", r->sandbox,
+		    envelope_text(o, "id", ""), envelope_text(o, "id", ""),
+		    envelope_text(o, "customer", ""), envelope_text(o, "day", ""),
+		    envelope_text(o, "status", ""));
+		html_money(h, envelope_number(o, "total_cents", 0));
+		html_raw(h, "</td><td>");
+		console_time(r, envelope_str(o, "placed_at"));
+		html_raw(h, "</td></tr>\n");
+		jv_free(o);
+	}
+	if (n)
+		html_raw(h, "</table>\n");
+	jv_free(orders);
+	console_page_end(r);
+}

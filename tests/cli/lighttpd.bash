@@ -1,0 +1,47 @@
+# lighttpd_start: lighttpd with the shipped configuration
+# (share/lighttpd/bakery-webhook.conf), pointed at this test's home,
+# queue, programs and webhook secret, on a free loopback port. BASE is
+# http://127.0.0.1:PORT, URL the webhook's endpoint, LIGHTTPD_DIR its
+# folder (stderr: the programs' logs), RESPONSE a file for an answer's
+# body. LIGHTTPD_QUEUE (default:
+# BAKERY_QUEUE) and LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN) are handed to
+# the programs. lighttpd keeps the test's user: the machine that runs
+# the tests has no user bakery for server.username to drop to. The
+# test's teardown ends it (lighttpd_stop).
+lighttpd_start() {
+	local dir=$BATS_TEST_TMPDIR/www port
+	# shellcheck disable=SC2034 # read by the test files
+	LIGHTTPD_DIR=$dir RESPONSE=$BATS_TEST_TMPDIR/response
+	mkdir -p "$dir/root"
+	printf '%s\n' "${SECRET:-whsec_unused}" >"$dir/secret"
+	for _ in 1 2 3 4 5; do
+		port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		sed -e "s|^var.bakery_port .*|var.bakery_port = $port|" \
+			-e "s|^var.bakery_home .*|var.bakery_home = \"$BAKERY_HOME\"|" \
+			-e "s|^var.bakery_webhook .*|var.bakery_webhook = \"$TOP/bin/bakery-webhook\"|" \
+			-e "s|^var.bakery_console .*|var.bakery_console = \"$TOP/bin/bakery-console\"|" \
+			-e "s|^var.bakery_secret_file .*|var.bakery_secret_file = \"$dir/secret\"|" \
+			-e "s|^server.document-root .*|server.document-root = \"$dir/root\"|" \
+			-e "s|^var.bakery_queue .*|var.bakery_queue = \"${LIGHTTPD_QUEUE-${BAKERY_QUEUE:-}}\"|" \
+			-e "s|^var.bakery_origin .*|var.bakery_origin = \"${LIGHTTPD_ORIGIN:-}\"|" \
+			-e "/^server.username /d" \
+			-e '/^server.groupname /d' \
+			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
+		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
+		LIGHTTPD_PID=$!
+		BASE=http://127.0.0.1:$port
+		URL=$BASE/stripe/webhook
+		for _ in $(seq 50); do
+			kill -0 "$LIGHTTPD_PID" 2>/dev/null || break
+			curl -s -o /dev/null "$URL" && return 0
+			sleep 0.1
+		done
+		kill "$LIGHTTPD_PID" 2>/dev/null || true
+	done
+	echo "lighttpd did not start: $(cat "$dir/stderr" "$dir/error.log" 2>/dev/null)" >&2
+	return 1
+}
+
+lighttpd_stop() {
+	[ -z "${LIGHTTPD_PID:-}" ] || kill "$LIGHTTPD_PID" 2>/dev/null || true
+}
