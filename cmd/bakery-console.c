@@ -156,6 +156,26 @@ int
 main(int argc, char **argv)
 {
 	bakery_init(argv[0]);
+	/* Under a web server the request is the only input: an operand or
+	 * option there may come from a query string (a server may pass one
+	 * with no '=' as arguments, RFC 3875 4.4), so none is read. */
+	const char *gateway = getenv("GATEWAY_INTERFACE");
+	if (gateway && *gateway) {
+		if (argc > 1) {
+			bakery_log(LOG_ERROR, "console_refused", "reason",
+			    "arguments under a web server", (char *)NULL);
+			fputs("Status: 400 Bad Request\r\nContent-Type: "
+			    "text/plain; charset=utf-8\r\n\r\nbakery-console "
+			    "takes no arguments under a web server.\n", stdout);
+			bakery_close_stdout();
+			return EX_USAGE;
+		}
+		int rc = console_serve(NULL, NULL);
+		if (bakery_close_stdout())
+			bakery_log(LOG_ERROR, "answer_lost", "reason",
+			    bakery_error(), (char *)NULL);
+		return rc;
+	}
 	cli c = { .usage = USAGE, .argv = argv };
 	int operator = 0, opt;
 	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
@@ -166,14 +186,6 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	const char *gateway = getenv("GATEWAY_INTERFACE");
-	if (argc == 0 && gateway && *gateway) {
-		int rc = console_serve(c.home, c.queue);
-		if (bakery_close_stdout())
-			bakery_log(LOG_ERROR, "answer_lost", "reason",
-			    bakery_error(), (char *)NULL);
-		return rc;
-	}
 	if (argc < 1 || strcmp(argv[0], "user") != 0)
 		cli_usage_error(&c, argc ? "unknown command: '%s'"
 		    : "missing command (user), or no CGI environment", argc

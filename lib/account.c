@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "account.h"
+#include "lazy_crypto.h"
 #include "store.h"
 #include "util.h"
 
@@ -22,9 +23,14 @@ static const char *const console_migrations[] = {
 	"CREATE INDEX sessions_account ON sessions(account);"
 	"CREATE TABLE signin_failures(name TEXT NOT NULL, at INTEGER NOT NULL);"
 	"CREATE INDEX signin_failures_name ON signin_failures(name, at);",
+	/* 2: failures are counted by a keyed hash of the name typed, known
+	 * or not (account.h); the names counted before are dropped. */
+	"CREATE TABLE signin_key(key BLOB NOT NULL);"
+	"INSERT INTO signin_key VALUES (randomblob(32));"
+	"DELETE FROM signin_failures;",
 };
 static const schema_def console_schema = {
-	"console", console_migrations, 1, 1, NULL
+	"console", console_migrations, 2, 1, NULL
 };
 
 int
@@ -254,26 +260,109 @@ decoy_setting(void)
 	return setting;
 }
 
-/* Failed sign-ins of name within the window (pruning older ones). */
+/* What a failed sign-in of name is counted under: the HMAC-SHA256 of the
+ * name with the file's own key, as hex. */
 static int
-recent_failures(sqlite3 *db, const char *name, int64_t now, int *count)
+failure_key(sqlite3 *db, const char *name, char *out)
 {
-	static const char *const prune[] = {
-		"DELETE FROM signin_failures WHERE at < ?1",
-	};
-	int rc = db_run(db, "cannot prune failed sign-ins", 1, prune, "i",
-	    now - SIGNIN_WINDOW_S * INT64_C(1000));
-	sqlite3_stmt *st = NULL;
-	int src = rc ? SQLITE_OK : sqlite3_prepare_v2(db, "SELECT count(*) "
-	    "FROM signin_failures WHERE name = ?1", -1, &st, NULL);
-	if (!rc && src == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		if ((src = sqlite3_step(st)) == SQLITE_ROW)
-			*count = sqlite3_column_int(st, 0);
+	int rc = lazy_crypto();
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, "SELECT key FROM signin_key", -1, &st,
+	    NULL);
+	if (src == SQLITE_OK && (src = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_bytes(st, 0) >= 16) {
+		unsigned char md[SHA256_DIGEST_LENGTH];
+		unsigned int len = sizeof md;
+		HMAC(EVP_sha256(), sqlite3_column_blob(st, 0),
+		    sqlite3_column_bytes(st, 0), (const unsigned char *)name,
+		    strlen(name), md, &len);
+		bakery_hex(md, sizeof md, out);
+		src = SQLITE_DONE;
+	} else if (src == SQLITE_ROW || src == SQLITE_DONE) {
+		rc = bakery_fail(EX_CONFIG, "console.db has no sign-in key");
 	}
-	if (!rc && src != SQLITE_ROW)
-		rc = db_fail(db, src, "cannot count failed sign-ins");
+	if (!rc && src != SQLITE_DONE)
+		rc = db_fail(db, src, "cannot read the sign-in key");
 	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Steps st with text bound to ?1: sqlite's code. */
+static int
+step_text(sqlite3_stmt *st, const char *text)
+{
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	return sqlite3_step(st);
+}
+
+/* In one write transaction: the failures counted under key within the
+ * window (older ones pruned); when fewer than SIGNIN_FAILURES, one more
+ * is counted at once, before the password is looked at (*slot its
+ * rowid, removed by a sign-in that succeeds), so that sign-ins sent
+ * together cannot all pass the count; and the account's row, when name
+ * has one (*hash, a's fields). EX_TEMPFAIL when the name is slowed. */
+static int
+reserve_try(sqlite3 *db, const char *key, const char *name, int64_t now,
+    int64_t *slot, char **hash, account *a)
+{
+	int rc = db_begin(db);
+	if (rc)
+		return rc;
+	sqlite3_stmt *row = NULL, *prune = NULL, *count = NULL, *add = NULL;
+	int src = sqlite3_prepare_v2(db, "SELECT hash, sandbox, operator "
+	    "FROM accounts WHERE name = ?1", -1, &row, NULL);
+	if (src == SQLITE_OK && (src = step_text(row, name)) == SQLITE_ROW) {
+		const char *sandbox = (const char *)sqlite3_column_text(row, 1);
+		/* What goes into a Location and a path must be a name,
+		 * whoever wrote the file. */
+		if (!sandbox || !bakery_name_valid(sandbox))
+			rc = bakery_fail(EX_CONFIG, "account '%s' has a bad "
+			    "sandbox in console.db", name);
+		else {
+			*hash = bakery_xstrdup((const char *)
+			    sqlite3_column_text(row, 0));
+			snprintf(a->name, sizeof a->name, "%s", name);
+			snprintf(a->sandbox, sizeof a->sandbox, "%s", sandbox);
+			a->operator = sqlite3_column_int(row, 2);
+		}
+		src = SQLITE_DONE;
+	}
+	if (!rc && src == SQLITE_DONE && (src = sqlite3_prepare_v2(db,
+	    "DELETE FROM signin_failures WHERE at < ?1", -1, &prune,
+	    NULL)) == SQLITE_OK) {
+		sqlite3_bind_int64(prune, 1, now - SIGNIN_WINDOW_S *
+		    INT64_C(1000));
+		src = sqlite3_step(prune);
+	}
+	if (!rc && src == SQLITE_DONE && (src = sqlite3_prepare_v2(db,
+	    "SELECT count(*) FROM signin_failures WHERE name = ?1", -1,
+	    &count, NULL)) == SQLITE_OK &&
+	    (src = step_text(count, key)) == SQLITE_ROW) {
+		if (sqlite3_column_int(count, 0) >= SIGNIN_FAILURES)
+			rc = bakery_fail(EX_TEMPFAIL, "too many failed "
+			    "sign-ins: try again in a minute");
+		src = SQLITE_DONE;
+	}
+	if (!rc && src == SQLITE_DONE && (src = sqlite3_prepare_v2(db,
+	    "INSERT INTO signin_failures(name, at) VALUES (?1, ?2)", -1,
+	    &add, NULL)) == SQLITE_OK) {
+		sqlite3_bind_text(add, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(add, 2, now);
+		if ((src = sqlite3_step(add)) == SQLITE_DONE)
+			*slot = sqlite3_last_insert_rowid(db);
+	}
+	if (!rc && src != SQLITE_DONE)
+		rc = db_fail(db, src, "cannot count failed sign-ins");
+	sqlite3_finalize(row);
+	sqlite3_finalize(prune);
+	sqlite3_finalize(count);
+	sqlite3_finalize(add);
+	if (!rc)
+		rc = db_commit(db);
+	else
+		db_rollback(db);
 	return rc;
 }
 
@@ -288,66 +377,44 @@ account_signin(bakery_ctx *ctx, const char *name, const char *password,
 		sqlite3_close(db);
 		if (rc != EX_NOINPUT)
 			return rc;
-		free(hash_password(password, decoy_setting())); /* its cost */
+		free_hash(hash_password(password, decoy_setting()));
 		bakery_log(LOG_WARN, "signin_failed", "account", "(unknown)",
 		    (char *)NULL);
 		return bakery_fail(EX_NOPERM, "wrong name or password");
 	}
-	int64_t now = bakery_now_ms();
+	char key[2 * SHA256_DIGEST_LENGTH + 1];
 	char *hash = NULL;
-	sqlite3_stmt *st = NULL;
-	int src = sqlite3_prepare_v2(db, "SELECT hash, sandbox, operator "
-	    "FROM accounts WHERE name = ?1", -1, &st, NULL);
-	if (src == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-		if ((src = sqlite3_step(st)) == SQLITE_ROW) {
-			hash = bakery_xstrdup((const char *)
-			    sqlite3_column_text(st, 0));
-			snprintf(a->name, sizeof a->name, "%s", name);
-			snprintf(a->sandbox, sizeof a->sandbox, "%s",
-			    (const char *)sqlite3_column_text(st, 1));
-			a->operator = sqlite3_column_int(st, 2);
-			src = SQLITE_DONE;
-		}
-	}
-	if (src != SQLITE_DONE)
-		rc = db_fail(db, src, "cannot read the accounts");
-	sqlite3_finalize(st);
-	/* Failures are counted by account; those of names with no account
-	 * together, under "", so that nothing a person typed is kept but
-	 * an account's name (a password typed as a name is not). */
-	const char *key = hash ? name : "";
-	int failures = 0;
+	int64_t slot = 0;
+	rc = failure_key(db, name, key);
 	if (!rc)
-		rc = recent_failures(db, key, now, &failures);
+		rc = reserve_try(db, key, name, bakery_now_ms(), &slot, &hash,
+		    a);
+	/* Only an account's name is logged: a password typed into the name
+	 * field must not reach the log. */
 	const char *logged = hash ? name : "(unknown)";
-	if (!rc && failures >= SIGNIN_FAILURES) {
+	if (rc == EX_TEMPFAIL)
 		bakery_log(LOG_WARN, "signin_throttled", "account", logged,
 		    (char *)NULL);
-		rc = bakery_fail(EX_TEMPFAIL, "too many failed sign-ins: try "
-		    "again in a minute");
-	} else if (!rc) {
+	if (!rc) {
 		char *got = hash_password(password, hash ? hash
 		    : decoy_setting());
 		int match = hash && got && same_text(got, hash);
 		free_hash(got);
-		if (!match) {
+		if (match) {
 			static const char *const sql[] = {
-				"INSERT INTO signin_failures(name, at) "
-				"VALUES (?1, ?2)",
+				"DELETE FROM signin_failures WHERE rowid = ?1",
 			};
+			rc = db_run(db, "cannot note the sign-in", 1, sql, "i",
+			    slot);
+		} else {
 			bakery_log(LOG_WARN, "signin_failed", "account", logged,
 			    (char *)NULL);
-			rc = db_run(db, "cannot count a failed sign-in", 1, sql,
-			    "ti", key, now);
-			if (!rc)
-				rc = bakery_fail(EX_NOPERM, "wrong name or "
-				    "password");
+			rc = bakery_fail(EX_NOPERM, "wrong name or password");
 		}
 	}
 	if (rc)
 		*a = (account){ 0 };
-	free(hash);
+	free_hash(hash);
 	sqlite3_close(db);
 	return rc;
 }

@@ -15,14 +15,18 @@
  * Sign-in is slowed: after SIGNIN_FAILURES failed sign-ins for one name
  * within SIGNIN_WINDOW_S seconds, that name is refused (EX_TEMPFAIL, the
  * console's 429) without its password being looked at, until the window
- * has passed. The failures of names that have no account are counted
- * together, under no name, so that nothing a person typed is kept but an
- * account's name (a password typed into the name field is not); and an
+ * has passed. A try is counted as a failure before its password is
+ * hashed, in the transaction that counts the others, and uncounted when
+ * it succeeds: tries sent together cannot all slip under the limit.
+ * Every name is counted alone, whether it has an account or not, so that
+ * the throttle tells nobody which names exist; what the file keeps is
+ * the name's HMAC-SHA256 under a random key of the file's own, never the
+ * name itself (a password typed into the name field is not kept). An
  * unknown name costs the time a wrong password costs (the hash of a
- * made-up salt is computed). Each
- * failure is logged (signin_failed, signin_throttled) with the account's
- * name when such an account exists, else "(unknown)": a password typed
- * into the name field never reaches the log.
+ * made-up salt is computed). Each failure is logged (signin_failed,
+ * signin_throttled) with the account's name when such an account
+ * exists, else "(unknown)": a password typed into the name field never
+ * reaches the log.
  */
 #ifndef BAKERY_ACCOUNT_H
 #define BAKERY_ACCOUNT_H

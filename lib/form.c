@@ -1,11 +1,21 @@
 /*
  * form.c — form bodies, query strings and cookies, read strictly (form.h).
  */
+#define _GNU_SOURCE
 #include "form.h"
 #include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* A form may hold a password: what held it is wiped before it is freed. */
+static void
+wipe_free(char *s, size_t len)
+{
+	if (s)
+		explicit_bzero(s, len);
+	free(s);
+}
 
 static int
 hex_value(char c)
@@ -25,7 +35,7 @@ decode(const char *s, size_t len)
 			out[n++] = ' ';
 		} else if (s[i] == '%') {
 			if (i + 2 >= len || hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0) {
-				free(out);
+				wipe_free(out, n);
 				return NULL;
 			}
 			out[n++] = (char)(hex_value(s[i + 1]) * 16 +
@@ -37,7 +47,7 @@ decode(const char *s, size_t len)
 	}
 	out[n] = '\0';
 	if (memchr(out, '\0', n) || !bakery_utf8_valid(out, n)) {
-		free(out);
+		wipe_free(out, n);
 		return NULL;
 	}
 	return out;
@@ -71,7 +81,7 @@ form_parse(const char *text, size_t len, form *f)
 		char *value = name ? decode(eq + 1, flen - (size_t)(eq - field)
 		    - 1) : NULL;
 		if (!name || !value) {
-			free(name);
+			wipe_free(name, name ? strlen(name) : 0);
 			form_free(f);
 			return bakery_fail(EX_DATAERR, "malformed form: a bad "
 			    "%%-escape, a NUL byte or invalid UTF-8");
@@ -87,8 +97,8 @@ void
 form_free(form *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
-		free(f->fields[i].name);
-		free(f->fields[i].value);
+		wipe_free(f->fields[i].name, strlen(f->fields[i].name));
+		wipe_free(f->fields[i].value, strlen(f->fields[i].value));
 	}
 	free(f->fields);
 	*f = (form){ 0 };

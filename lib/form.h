@@ -10,6 +10,8 @@
  * is a space, as the encoding says. A field that must appear once and
  * appears twice is malformed too (form_one), so that two values can
  * never be read as one by one check and as the other by the next.
+ * A form may hold a password: every copy form.c makes of it is wiped
+ * (explicit_bzero) before it is freed, on failure as on form_free.
  */
 #ifndef BAKERY_FORM_H
 #define BAKERY_FORM_H

@@ -138,6 +138,12 @@ session_find(bakery_ctx *ctx, const char *token, session *s)
 	sqlite3_close(db);
 	if (!rc && (!found || over))
 		rc = bakery_fail(EX_NOPERM, "no session");
+	/* What goes into a Location and a path must be a name, whoever
+	 * wrote the file. */
+	if (!rc && (!bakery_name_valid(s->who.name) ||
+	    !bakery_name_valid(s->who.sandbox)))
+		rc = bakery_fail(EX_CONFIG, "account '%s' has a bad name or "
+		    "sandbox in console.db", s->who.name);
 	if (rc)
 		*s = (session){ 0 };
 	return rc;

@@ -6,10 +6,12 @@
  * and writes the whole answer on stdout. What a request must pass, in
  * this order (request.c):
  *
- *   1. its method (GET, HEAD, POST; else 405) and its path, under
- *      /console/, matched against the table of pages; a part of the path
- *      that stands for a sandbox, an order or a dead letter must be a
- *      bakery name, or the page is 404;
+ *   1. its method (GET, HEAD, POST; else 405); its Host, which must name
+ *      the loopback unless BAKERY_CONSOLE_ORIGIN is set (else 400: DNS
+ *      rebinding); and its path, under /console/, matched against the
+ *      table of pages (else 404); a part of the path that stands for a
+ *      sandbox, an order or a dead letter must be a bakery name, or the
+ *      answer is 400;
  *   2. a POST: its Origin, else its Sec-Fetch-Site, else its Referer,
  *      must be the console's own (BAKERY_CONSOLE_ORIGIN, else the scheme
  *      and Host of the request), else 403; then its body: no
@@ -24,7 +26,7 @@
  * Only then does a page run. A GET changes nothing of the bakery (the
  * dead-letters page drains the sandbox's dead-letter queue into its dead
  * letters first, the move bakery-dlq makes; a session's last use is
- * noted); an action answers 303 to the page that shows its outcome.
+ * noted, and an expired one ended); an action answers 303 to the page that shows its outcome.
  * Every answer carries the headers of console_headers (a strict
  * Content-Security-Policy: the pages have no script and no inline style),
  * and every value is written through html.h.

@@ -18,6 +18,8 @@ static const console_notice_text notices[] = {
 	{ "none", "Select a dead letter first.", 1 },
 	{ "queue-down", "The queue cannot be reached: what was not sent is "
 	  "still listed here.", 1 },
+	{ "partial", "Some were sent to the queue again; the others failed "
+	  "and are still listed here.", 1 },
 	{ NULL, NULL, 0 },
 };
 
@@ -127,18 +129,28 @@ console_dead_page(console_req *r)
 	console_page_end(r);
 }
 
+/* The id-th dead letter the form names: its one (a row's own button),
+ * else its selected ids in order; NULL past the last. */
+static const char *
+chosen(const form *body, const char *one, size_t i)
+{
+	return one ? (i ? NULL : one) : form_nth(body, "id", i);
+}
+
 void
 console_redrive(console_req *r)
 {
 	const char *one, *id;
-	int has_one = form_one(&r->body, "one", &one);
-	if (has_one < 0)
+	if (form_one(&r->body, "one", &one) < 0)
 		return console_fail(r, 400, "Malformed form.");
-	/* Every id is checked before any is sent: one of another sandbox,
-	 * or none, is 404 and nothing is sent. */
+	/* Every id is checked before any is sent: one named twice is 400,
+	 * one of another sandbox, or none, is 404, and nothing is sent. */
 	size_t n = 0;
-	for (size_t i = 0; (id = has_one ? (i ? NULL : one)
-	    : form_nth(&r->body, "id", i)); i++, n++) {
+	for (; (id = chosen(&r->body, one, n)); n++) {
+		for (size_t j = 0; j < n; j++)
+			if (strcmp(chosen(&r->body, one, j), id) == 0)
+				return console_fail(r, 400, "A dead letter is "
+				    "named twice in the form.");
 		jv d;
 		int rc = bakery_name_valid(id) ? deadletter_get(r->ctx,
 		    r->sandbox, id, &d) : EX_NOINPUT;
@@ -148,12 +160,19 @@ console_redrive(console_req *r)
 	}
 	if (!n)
 		return console_see(r, "dead", "none");
-	for (size_t i = 0; (id = has_one ? (i ? NULL : one)
-	    : form_nth(&r->body, "id", i)); i++) {
+	for (size_t i = 0; (id = chosen(&r->body, one, i)); i++) {
 		jv d;
 		int rc = deadletter_redrive(r->ctx, r->sandbox, id, &d);
+		/* Past the first, what was sent stays sent: the page says
+		 * that some were, and lists those that were not. */
 		if (rc == EX_UNAVAILABLE)
-			return console_see(r, "dead", "queue-down");
+			return console_see(r, "dead", i ? "partial"
+			    : "queue-down");
+		if (rc && i) {
+			bakery_log(LOG_ERROR, "console_failed", "doing",
+			    "redriving", "error", bakery_error(), (char *)NULL);
+			return console_see(r, "dead", "partial");
+		}
 		if (rc)
 			return console_fail_code(r, rc, "redriving");
 		bakery_log(LOG_INFO, "redriven", "sandbox", r->sandbox, "id", id,

@@ -149,9 +149,27 @@ find_page(const char *method, const char *path, char names[2][65],
 	return NULL;
 }
 
-/* The console's own origin: BAKERY_CONSOLE_ORIGIN (behind a proxy that
- * ends TLS), else the request's scheme and Host. -1 when neither is
- * usable. */
+/* Whether host (a Host header: name, then ":port" or nothing) names
+ * this machine's loopback: 127.0.0.1, localhost or [::1]. */
+static int
+loopback_host(const char *host)
+{
+	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		size_t n = strlen(names[i]);
+		if (strncmp(host, names[i], n) == 0 && (!host[n] ||
+		    (host[n] == ':' && host[n + 1] &&
+		     strspn(host + n + 1, "0123456789") == strlen(host + n + 1))))
+			return 1;
+	}
+	return 0;
+}
+
+/* The console's own origin: BAKERY_CONSOLE_ORIGIN (a proxy in front, or
+ * any name but the loopback's), else the request's scheme and Host, which
+ * must then name the loopback: a page of another site whose name was
+ * made to point at 127.0.0.1 (DNS rebinding) sends its own name as Host,
+ * and must not be taken for the console. -1 when neither is usable. */
 static int
 own_origin(console_req *r)
 {
@@ -161,8 +179,10 @@ own_origin(console_req *r)
 	if (set && *set) {
 		size_t len = strlen(set);
 		int secure = strncmp(set, "https://", 8) == 0;
+		size_t scheme = secure ? 8 : 7;
 		if ((!secure && strncmp(set, "http://", 7) != 0) ||
-		    len >= sizeof r->origin || strchr(set + 8, '/') ||
+		    len <= scheme || len >= sizeof r->origin ||
+		    strchr(set + scheme, '/') ||
 		    strspn(set, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		    "0123456789.:-/[]") != len)
 			return -1;
@@ -171,9 +191,7 @@ own_origin(console_req *r)
 		return 0;
 	}
 	const char *host = getenv("HTTP_HOST");
-	if (!host || !*host || strlen(host) > 200 ||
-	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "0123456789.:-[]") != strlen(host))
+	if (!host || strlen(host) > 200 || !loopback_host(host))
 		return -1;
 	snprintf(r->origin, sizeof r->origin, "%s://%s",
 	    r->https ? "https" : "http", host);
@@ -225,6 +243,7 @@ read_form(console_req *r)
 		got += (size_t)k;
 	}
 	int bad = got != (size_t)n || form_parse(buf, got, &r->body);
+	explicit_bzero(buf, got); /* it may hold a password */
 	free(buf);
 	return bad ? 400 : 0;
 }
@@ -271,9 +290,11 @@ dispatch(console_req *r)
 		return console_fail(r, 405, "This method is not served here.");
 	r->method = method;
 	if (own_origin(r)) {
-		bakery_log(LOG_ERROR, "console_refused", "reason", "no usable "
-		    "Host or BAKERY_CONSOLE_ORIGIN", (char *)NULL);
-		return console_fail(r, 400, "The request names no usable host.");
+		bakery_log(LOG_ERROR, "console_refused", "reason", "a Host "
+		    "that is not the loopback's, and no BAKERY_CONSOLE_ORIGIN, or "
+		    "a bad one", (char *)NULL);
+		return console_fail(r, 400, "The request names a host this "
+		    "console does not serve.");
 	}
 	if (!path || !*path) {
 		r->status = 303;
@@ -376,11 +397,7 @@ console_serve(const char *home, const char *queue)
 	answer(&r);
 	ctx_free(&ctx);
 	explicit_bzero(r.token, sizeof r.token);
-	/* A form may hold a password: its copies are wiped. */
-	for (size_t i = 0; i < r.body.n; i++)
-		explicit_bzero(r.body.fields[i].value,
-		    strlen(r.body.fields[i].value));
-	form_free(&r.body);
+	form_free(&r.body); /* wiped: it may hold a password */
 	form_free(&r.query);
 	html_free(&r.page);
 	return r.status >= 500 ? EX_UNAVAILABLE : 0;

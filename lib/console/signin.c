@@ -52,11 +52,13 @@ console_signin(console_req *r)
 		return console_fail(r, 400, "Malformed form.");
 	/* A new session at every sign-in: the one the browser came with,
 	 * if any, ends. */
-	if (r->token[0])
-		session_end(r->ctx, r->token);
 	r->signed_in = 0;
+	int rc = r->token[0] ? session_end(r->ctx, r->token) : 0;
+	if (rc)
+		return console_fail_code(r, rc, "ending the session before a "
+		    "sign-in");
 	account who;
-	int rc = account_signin(r->ctx, name, password, &who);
+	rc = account_signin(r->ctx, name, password, &who);
 	if (rc == EX_NOPERM)
 		return form_page(r, 403, "Wrong name or password.");
 	if (rc == EX_TEMPFAIL) {

@@ -3,6 +3,7 @@
 # every hostile case of its safety rules (bakery-console(1), "What a
 # request must pass"), its accounts and sessions, and the facts it shows
 # against the shell tools'.
+bats_require_minimum_version 1.5.0
 load helpers
 load lighttpd
 
@@ -563,4 +564,126 @@ SH
 	assert_equal "$(bakery-console user list)" ""
 	run bakery-console
 	assert_failure 64
+}
+
+@test "sign-in tries sent at once are slowed as tries in a row: at most 5 of 20 reach the password" {
+	lighttpd_start
+	account ada
+	pids=()
+	for i in $(seq 20); do
+		curl -s -o /dev/null -w '%{http_code}\n' -H "Origin: $BASE" \
+			--data "name=ada&password=wrong-$i-password" "$BASE/console/signin" \
+			>"$BATS_TEST_TMPDIR/try.$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}" # not lighttpd
+	codes=$(cat "$BATS_TEST_TMPDIR"/try.* | sort | uniq -c | awk '{print $2 "=" $1}' | tr '\n' ' ')
+	assert_equal "$(cat "$BATS_TEST_TMPDIR"/try.* | grep -c 403)" 5 "$codes"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR"/try.* | grep -c 429)" 15 "$codes"
+	assert_equal "$(signin ada)" 429
+}
+
+@test "the throttle tells nobody which names exist, and keeps no name typed" {
+	lighttpd_start
+	account ada
+	for _ in 1 2 3 4 5; do
+		assert_equal "$(signin ada wrong-password-1)" 403
+		assert_equal "$(signin nobody wrong-password-1)" 403
+	done
+	# A known and an unknown name are slowed alike, each alone.
+	assert_equal "$(signin ada wrong-password-1)" 429
+	assert_equal "$(signin nobody wrong-password-1)" 429
+	assert_equal "$(signin nobody-else wrong-password-1)" 403
+	account bo
+	assert_equal "$(signin bo)" 303
+	# What the file counts under is a keyed hash, not the name typed.
+	run sqlite3 "$BAKERY_HOME/console.db" 'SELECT DISTINCT name FROM signin_failures'
+	assert_success
+	assert_equal "$(echo "$output" | wc -l)" 3
+	refute_output --partial ada
+	refute_output --partial nobody
+	assert_equal "$(echo "$output" | grep -cvE '^[0-9a-f]{64}$')" 0
+	# A right password afterwards leaves no failure of its own.
+	before=$(sqlite3 "$BAKERY_HOME/console.db" 'SELECT count(*) FROM signin_failures')
+	account cy
+	assert_equal "$(signin cy)" 303
+	assert_equal "$(sqlite3 "$BAKERY_HOME/console.db" 'SELECT count(*) FROM signin_failures')" "$before"
+}
+
+@test "a Host that is not the loopback's is 400 unless BAKERY_CONSOLE_ORIGIN names it (DNS rebinding)" {
+	lighttpd_start
+	account ada
+	port=${BASE##*:}
+	for host in "evil.example:$port" evil.example "127.0.0.1.evil.example:$port"; do
+		assert_equal "$host $(curl -s -o "$RESPONSE" -w '%{http_code}' -H "Host: $host" \
+			"$BASE/console/signin")" "$host 400"
+		assert_equal "$host $(curl -s -o /dev/null -w '%{http_code}' -H "Host: $host" \
+			-H "Origin: http://$host" --data "name=ada&password=$PASSWORD" \
+			"$BASE/console/signin")" "$host 400"
+	done
+	grep -q 'names a host this console does not serve' "$RESPONSE"
+	assert_equal "$(sqlite3 "$BAKERY_HOME/console.db" 'SELECT count(*) FROM sessions')" 0
+	for host in "localhost:$port" "127.0.0.1:$port" "[::1]:$port" localhost; do
+		assert_equal "$host $(curl -s -o /dev/null -w '%{http_code}' -H "Host: $host" \
+			"$BASE/console/signin")" "$host 200"
+	done
+	# Shapes a server may pass on as they came.
+	for host in "localhost:$port.evil" "localhost:" "localhost:$port:1" "localhost.:$port" ""; do
+		run --separate-stderr env GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET \
+			PATH_INFO=/signin HTTP_HOST="$host" bakery-console
+		assert_equal "$host ${lines[0]}" "$host "$'Status: 400 Bad Request\r'
+	done
+	lighttpd_stop
+	LIGHTTPD_ORIGIN=http://bakery.example lighttpd_start
+	code=$(curl -s -o /dev/null -w '%{http_code}' -H "Host: bakery.example" "$BASE/console/signin")
+	assert_equal "$code" 200
+}
+
+@test "a BAKERY_CONSOLE_ORIGIN of another form is 400 on every request" {
+	for origin in http:// https:// ftp://x http://x/ 'http://x y' http; do
+		run --separate-stderr env BAKERY_CONSOLE_ORIGIN="$origin" GATEWAY_INTERFACE=CGI/1.1 \
+			REQUEST_METHOD=GET PATH_INFO=/signin HTTP_HOST=127.0.0.1 bakery-console
+		assert_line --index 0 $'Status: 400 Bad Request\r'
+	done
+	run --separate-stderr env BAKERY_CONSOLE_ORIGIN=https://bakery.example GATEWAY_INTERFACE=CGI/1.1 \
+		REQUEST_METHOD=GET PATH_INFO=/signin HTTP_HOST=127.0.0.1 bakery-console
+	assert_line --index 0 $'Status: 200 OK\r'
+}
+
+@test "under a web server no argument is read: a query passed as operands changes nothing" {
+	run --separate-stderr env GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET QUERY_STRING=user+add+eve \
+		bakery-console user add eve <<<'a-long-password'
+	assert_failure 64
+	assert_line --index 0 $'Status: 400 Bad Request\r'
+	assert_equal "$(bakery-console user list)" ""
+	mkdir "$BATS_TEST_TMPDIR/other"
+	run --separate-stderr env GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET PATH_INFO=/signin \
+		HTTP_HOST=127.0.0.1 bakery-console --home "$BATS_TEST_TMPDIR/other"
+	assert_failure 64
+	assert_line --index 0 $'Status: 400 Bad Request\r'
+}
+
+@test "an account whose sandbox in console.db is not a name never reaches a Location" {
+	signed ada
+	sqlite3 "$BAKERY_HOME/console.db" "UPDATE accounts SET sandbox = 'x'||char(13,10)||'Set-Cookie: a=b' WHERE name = 'ada'"
+	assert_equal "$(get ada '')" 503
+	run grep -ci 'set-cookie: a=b' "$BATS_TEST_TMPDIR/headers"
+	assert_output 0
+	assert_equal "$(signin ada)" 503
+	assert_equal "$(header Location)" ""
+	grep -q "has a bad" "$LIGHTTPD_DIR/stderr"
+}
+
+@test "a dead letter named twice in one redrive is 400 and nothing is sent" {
+	signed ada
+	bakery-fault -s ada set refuses:kitchen
+	id=$(bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	get ada s/ada/dead >/dev/null
+	placed=$(bakery-dlq -s ada list | jq -r 'select(.type == "OrderPlaced").id')
+	assert_equal "$(post ada s/ada/dead/redrive "csrf=$(csrf ada)&id=$placed&id=$placed")" 400
+	grep -q 'named twice' "$RESPONSE"
+	assert_equal "$(bakery-queue peek)" ""
+	assert_equal "$(bakery-dlq -s ada list | jq -r .id)" "$placed"
+	[ -n "$id" ]
 }
