@@ -76,8 +76,8 @@ $(error NATS_SERVER is 'cached' or 'system', not '$(NATS_SERVER)')
 endif
 export NATS_SERVER
 override CFLAGS += $(SQLITE_CPPFLAGS) -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
-# libcrypto, libcurl and libnats are not linked: lib/lazy.c loads each on
-# first use, by the soname the linker would have recorded (lib/lazy.h).
+# libcrypto, libcurl and libnats are not linked: lib/lazy/lazy.c loads each on
+# first use, by the soname the linker would have recorded (lib/lazy/lazy.h).
 LDLIBS = $(SQLITE_LDLIBS) -ljq -lpthread -ldl
 soname = $(shell objdump -p "$$($(CC) -print-file-name=lib$(1).so)" \
 	2>/dev/null | sed -n 's/^ *SONAME *//p')
@@ -88,7 +88,7 @@ override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
 	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console
-LIB_SRC = $(wildcard lib/*.c lib/objects/*.c lib/console/*.c)
+LIB_SRC = $(wildcard lib/*/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=build/tests/%.t)
@@ -104,7 +104,7 @@ build/flags: FORCE $(SQLITE_SOURCE)
 	@echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' | cmp -s - $@ || \
 		echo '$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS)' > $@
 
-build/%.o: %.c build/flags $(wildcard lib/*.h lib/console/*.h)
+build/%.o: %.c build/flags $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -116,7 +116,7 @@ bin/%: build/cmd/%.o build/libbakery.a
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
-# The console hashes passwords with libcrypt (lib/account.h); no other
+# The console hashes passwords with libcrypt (lib/web/account.h); no other
 # program needs it.
 bin/bakery-console: LDLIBS += -lcrypt
 
@@ -289,7 +289,7 @@ crash-other:
 	build-$(SQLITE_OTHER)/tests/crash-matrix.sh
 
 # Power cut at every sync of every step of an order's path
-# (tests/powercut.sh, lib/testvfs.c): BAKERY_SYNC=normal and
+# (tests/powercut.sh, lib/store/testvfs.c): BAKERY_SYNC=normal and
 # BAKERY_POWERCUT_MODE=torn from the command line or the environment;
 # make check cuts at every POWERCUT_CHECK_EVERY-th sync.
 POWERCUT_CHECK_EVERY ?= 5
@@ -352,7 +352,7 @@ FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
 # harnesses run without leak detection (make valgrind covers bakery's own).
 FUZZ_NO_LEAKS = envelope lines webhook
 
-build/fuzz/%.o: %.c build/flags $(wildcard lib/*.h)
+build/fuzz/%.o: %.c build/flags $(wildcard lib/*/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
@@ -415,14 +415,16 @@ test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
 # that exports in a test.
 SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 	tests/cli/helpers.bash tests/cli/lighttpd.bash tests/cli/*.bats .ci/run completions/bakery.bash \
-	mk/layers mk/kinds share/examples/* debian/dlopen-depends debian/bakery.postinst \
+	mk/layers mk/kinds mk/exits share/examples/* debian/dlopen-depends debian/bakery.postinst \
 	debian/bakery.prerm debian/bakery.postrm
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/;
-# and no kind of object named below the domain (mk/kinds).
+# no exit below cmd/ but where lib/base/util.h says (mk/exits); and no kind
+# of object named below the domain (mk/kinds).
 layers:
 	mk/layers docs/design.md
+	mk/exits
 	mk/kinds docs/design.md
 .PHONY: test lint layers
 
@@ -520,13 +522,13 @@ uninstall:
 # sources, build/deb/bakery-VERSION/, so that its clean step leaves this
 # tree's build/ and bin/ alone and its results land in build/deb/. The
 # pinned SQLite is readied first: the package build fetches nothing.
-VERSION = $(shell sed -n 's/^\#define BAKERY_VERSION "\(.*\)"/\1/p' lib/util.h)
+VERSION = $(shell sed -n 's/^\#define BAKERY_VERSION "\(.*\)"/\1/p' lib/base/util.h)
 DEB_COPY = Makefile mk cmd lib share docs completions debian
 DEB = build/deb/bakery_$(VERSION)_$(shell dpkg --print-architecture).deb
 # Built again only when a file it is made of changed.
 $(DEB): $(shell find $(DEB_COPY) -type f) | sqlite-cache
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = '$(VERSION)' ] || { \
-		echo "make deb: error: debian/changelog says $$v, lib/util.h $(VERSION)" >&2; exit 1; }
+		echo "make deb: error: debian/changelog says $$v, lib/base/util.h $(VERSION)" >&2; exit 1; }
 	rm -rf build/deb && mkdir -p build/deb/bakery-$(VERSION)
 	cp -Rp $(DEB_COPY) build/deb/bakery-$(VERSION)/
 	cd build/deb/bakery-$(VERSION) && SQLITE_CACHE=$(abspath $(SQLITE_CACHE)) \

@@ -1,10 +1,10 @@
 /*
  * bakery-backup — a consistent copy of the whole home, taken while it
- * runs, into a new folder (lib/backup.h). The copy is a home.
+ * runs, into a new folder (lib/ops/backup.h). The copy is a home.
  */
-#include "../lib/backup.h"
-#include "../lib/cli.h"
-#include "../lib/util.h"
+#include "../lib/ops/backup.h"
+#include "../lib/cli/cli.h"
+#include "../lib/base/util.h"
 
 #define USAGE \
 	"usage: bakery-backup DIR\n" \

@@ -4,13 +4,13 @@
  *
  * Under a web server (GATEWAY_INTERFACE set) it serves one request of
  * the console's pages (lib/console/console.h says what each request must
- * pass); otherwise it manages the accounts (lib/account.h) in the home.
+ * pass); otherwise it manages the accounts (lib/web/account.h) in the home.
  */
 #define _GNU_SOURCE
-#include "../lib/account.h"
-#include "../lib/cli.h"
+#include "../lib/web/account.h"
+#include "../lib/cli/cli.h"
 #include "../lib/console/console.h"
-#include "../lib/util.h"
+#include "../lib/base/util.h"
 
 #include <errno.h>
 #include <stdio.h>

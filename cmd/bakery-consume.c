@@ -1,15 +1,15 @@
 /*
  * bakery-consume — deliver queued events to their subscribers.
  */
-#include "../lib/cli.h"
-#include "../lib/loop.h"
-#include "../lib/consume.h"
-#include "../lib/envelope.h"
-#include "../lib/external.h"
-#include "../lib/keep.h"
-#include "../lib/routing.h"
-#include "../lib/subscriber.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/loop.h"
+#include "../lib/flow/consume.h"
+#include "../lib/core/envelope.h"
+#include "../lib/net/external.h"
+#include "../lib/store/keep.h"
+#include "../lib/flow/routing.h"
+#include "../lib/flow/subscriber.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

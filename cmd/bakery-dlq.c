@@ -2,9 +2,9 @@
  * bakery-dlq — move dead-lettered messages into their sandbox's dead
  * letters, and list or show them.
  */
-#include "../lib/cli.h"
-#include "../lib/deadletter.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/deadletter.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,11 +1,11 @@
 /*
  * bakery-doctor — checks a home as an operator would before trusting it:
  * one line per check, exit 0 only when every check passes. Reads, never
- * writes (lib/doctor.h).
+ * writes (lib/ops/doctor.h).
  */
-#include "../lib/cli.h"
-#include "../lib/doctor.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/ops/doctor.h"
+#include "../lib/base/util.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
  * bakery-fault — set, clear and list a sandbox's faults.
  */
-#include "../lib/cli.h"
-#include "../lib/faults.h"
-#include "../lib/subscriber.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/faults.h"
+#include "../lib/flow/subscriber.h"
+#include "../lib/base/util.h"
 
 #include <string.h>
 

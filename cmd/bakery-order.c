@@ -2,16 +2,16 @@
  * bakery-order — place, pay, show and list orders; mark a flagged payment
  * refunded.
  */
-#include "../lib/batch.h"
-#include "../lib/cli.h"
-#include "../lib/envelope.h"
-#include "../lib/gateway.h"
-#include "../lib/keep.h"
-#include "../lib/order.h"
-#include "../lib/outbox.h"
-#include "../lib/payments.h"
-#include "../lib/refunds.h"
-#include "../lib/util.h"
+#include "../lib/orders/batch.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/envelope.h"
+#include "../lib/net/gateway.h"
+#include "../lib/store/keep.h"
+#include "../lib/orders/order.h"
+#include "../lib/core/outbox.h"
+#include "../lib/orders/payments.h"
+#include "../lib/orders/refunds.h"
+#include "../lib/base/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

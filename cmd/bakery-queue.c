@@ -2,11 +2,11 @@
  * bakery-queue — plumbing: create or check the queue, send envelopes,
  * peek, stats.
  */
-#include "../lib/cli.h"
-#include "../lib/envelope.h"
-#include "../lib/outbox.h"
-#include "../lib/queue.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/envelope.h"
+#include "../lib/core/outbox.h"
+#include "../lib/queue/queue.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

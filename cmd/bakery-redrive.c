@@ -2,12 +2,12 @@
  * bakery-redrive — send dead letters back to the queue, same envelope,
  * same id; each row is deleted only after the queue accepted it.
  */
-#include "../lib/cli.h"
-#include "../lib/deadletter.h"
-#include "../lib/envelope.h"
-#include "../lib/json.h"
-#include "../lib/progress.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/deadletter.h"
+#include "../lib/core/envelope.h"
+#include "../lib/base/json.h"
+#include "../lib/core/progress.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

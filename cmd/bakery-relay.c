@@ -1,15 +1,15 @@
 /*
  * bakery-relay — send objects' outboxes to the queue; fire due alarms.
  */
-#include "../lib/cli.h"
-#include "../lib/loop.h"
-#include "../lib/alarm.h"
-#include "../lib/envelope.h"
-#include "../lib/keep.h"
-#include "../lib/object.h"
-#include "../lib/progress.h"
-#include "../lib/relay.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/loop.h"
+#include "../lib/core/alarm.h"
+#include "../lib/core/envelope.h"
+#include "../lib/store/keep.h"
+#include "../lib/core/object.h"
+#include "../lib/core/progress.h"
+#include "../lib/flow/relay.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

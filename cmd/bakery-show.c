@@ -1,10 +1,10 @@
 /*
  * bakery-show — one object as JSON, or the sandbox's objects.
  */
-#include "../lib/cli.h"
-#include "../lib/object.h"
-#include "../lib/subscriber.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/object.h"
+#include "../lib/flow/subscriber.h"
+#include "../lib/base/util.h"
 
 #define USAGE \
 	"usage: bakery-show ADDRESS...\n" \

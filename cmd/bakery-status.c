@@ -2,10 +2,10 @@
  * bakery-status — one screen for an operator: outboxes, alarms, the
  * queue's depth and the dead letters of every sandbox. Reads, never writes.
  */
-#include "../lib/cli.h"
-#include "../lib/envelope.h"
-#include "../lib/status.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/envelope.h"
+#include "../lib/ops/status.h"
+#include "../lib/base/util.h"
 
 #include <stdlib.h>
 #include <string.h>

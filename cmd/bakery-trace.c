@@ -3,10 +3,10 @@
  * applied by each subscriber, dead-lettered, redriven; or every event of
  * one order. Reads, never writes.
  */
-#include "../lib/cli.h"
-#include "../lib/envelope.h"
-#include "../lib/trace.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/envelope.h"
+#include "../lib/flow/trace.h"
+#include "../lib/base/util.h"
 
 #include <string.h>
 

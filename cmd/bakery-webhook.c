@@ -10,12 +10,12 @@
  * sent, so Stripe never waits on the queue, and the server's SIGTERM at
  * the end of the answer is ignored until that send is done.
  */
-#include "../lib/billing.h"
-#include "../lib/cli.h"
-#include "../lib/outbox.h"
-#include "../lib/queue.h"
-#include "../lib/stripe.h"
-#include "../lib/util.h"
+#include "../lib/orders/billing.h"
+#include "../lib/cli/cli.h"
+#include "../lib/core/outbox.h"
+#include "../lib/queue/queue.h"
+#include "../lib/net/stripe.h"
+#include "../lib/base/util.h"
 
 #include <errno.h>
 #include <limits.h>

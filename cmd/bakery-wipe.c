@@ -2,10 +2,10 @@
  * bakery-wipe — reset one sandbox (-s) or every sandbox (--all, the
  * daily wipe), resumably; --dry-run says what would go.
  */
-#include "../lib/cli.h"
-#include "../lib/store.h"
-#include "../lib/util.h"
-#include "../lib/wipe.h"
+#include "../lib/cli/cli.h"
+#include "../lib/store/store.h"
+#include "../lib/base/util.h"
+#include "../lib/ops/wipe.h"
 
 #include <stdlib.h>
 

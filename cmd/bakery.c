@@ -4,8 +4,8 @@
  * the command's page with man(1) when man has it, else its usage.
  */
 #define _GNU_SOURCE
-#include "../lib/cli.h"
-#include "../lib/util.h"
+#include "../lib/cli/cli.h"
+#include "../lib/base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -58,11 +58,11 @@
 #include <jv.h>
 #include <sqlite3.h>
 
-#include "../lib/kind.h"
-#include "../lib/ctx.h"
-#include "../lib/routing.h"
-#include "../lib/store.h"
-#include "../lib/util.h"
+#include "../lib/core/kind.h"
+#include "../lib/store/ctx.h"
+#include "../lib/flow/routing.h"
+#include "../lib/store/store.h"
+#include "../lib/base/util.h"
 
 static sqlite3 *mem;
 static int verbose;
@@ -388,7 +388,7 @@ compute_routes(bakery_ctx *home)
 		const char *sandbox = (const char *)sqlite3_column_text(st, 1);
 		const char *text = (const char *)sqlite3_column_text(st, 2);
 		jv env = jv_parse(text);
-		char addresses[ROUTING_MAX_SUBSCRIBERS][130];
+		char addresses[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 		size_t n = 0;
 		if (jv_is_valid(env) && routing_subscribers(home, env, addresses, &n)
 			== 0)

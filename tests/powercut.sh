@@ -4,7 +4,7 @@
 # consume1, ack, dlq, redrive, wipe, resume) it builds the step's starting home once, runs the
 # step on a copy counting its syncs (BAKERY_POWERCUT_LOG), then for each
 # k = 1..N runs it again on a fresh copy with the power cut at its k-th sync
-# (BAKERY_POWERCUT_AT=k, lib/testvfs.c: every unsynced write of every SQLite
+# (BAKERY_POWERCUT_AT=k, lib/store/testvfs.c: every unsynced write of every SQLite
 # file undone, files created since their folder's sync removed, SIGKILL),
 # and once more cut at the step's exit (BAKERY_POWERCUT_AT=exit). Each cut
 # home is recovered with the timers' own commands (bakery-wipe --resume,
@@ -258,7 +258,7 @@ failures=0 points=0 cuts=0 lost=0 twice=0 corrupt=0 stuck=0
 T0=$(date +%s)
 export BAKERY_NOW=$T0
 # Each run before the cut is in one boot, and the recovery after it in
-# another (BAKERY_BOOT_ID, lib/alarm.c).
+# another (BAKERY_BOOT_ID, lib/core/alarm.c).
 export BAKERY_BOOT_ID=powercut-before
 for step in $STEPS; do
 	echo "$step" | grep -qx "${POWERCUT_ONLY:-.*}" || continue

@@ -4,10 +4,10 @@
  * customer's receipts; what bakery-show shows of them (console.h).
  */
 #include "console.h"
-#include "../envelope.h"
-#include "../object.h"
-#include "../subscriber.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../core/object.h"
+#include "../flow/subscriber.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <string.h>

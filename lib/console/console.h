@@ -38,10 +38,10 @@
 #ifndef BAKERY_CONSOLE_H
 #define BAKERY_CONSOLE_H
 
-#include "../ctx.h"
-#include "../form.h"
-#include "../html.h"
-#include "../session.h"
+#include "../store/ctx.h"
+#include "../web/form.h"
+#include "../web/html.h"
+#include "../web/session.h"
 
 /* The largest form body read; a larger one is 413 and is not read. */
 #define CONSOLE_MAX_BODY (64 * 1024)

@@ -6,9 +6,9 @@
  * again, the row removed once the queue took it (console.h).
  */
 #include "console.h"
-#include "../deadletter.h"
-#include "../envelope.h"
-#include "../util.h"
+#include "../core/deadletter.h"
+#include "../core/envelope.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <string.h>

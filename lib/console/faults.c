@@ -4,11 +4,11 @@
  * queue-refuses (console.h, faults.h).
  */
 #include "console.h"
-#include "../envelope.h"
-#include "../faults.h"
-#include "../kind.h"
-#include "../subscriber.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../core/faults.h"
+#include "../core/kind.h"
+#include "../flow/subscriber.h"
+#include "../base/util.h"
 
 #include <ctype.h>
 #include <stdio.h>

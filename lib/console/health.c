@@ -4,9 +4,9 @@
  * queue, every sandbox) for an operator (console.h, status.h).
  */
 #include "console.h"
-#include "../envelope.h"
-#include "../status.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../ops/status.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <string.h>

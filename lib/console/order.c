@@ -4,14 +4,14 @@
  * it, waits to retry, or holds it as a dead letter (console.h).
  */
 #include "console.h"
-#include "../envelope.h"
-#include "../gateway.h"
-#include "../order.h"
-#include "../outbox.h"
-#include "../payments.h"
-#include "../subscriber.h"
-#include "../trace.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../net/gateway.h"
+#include "../orders/order.h"
+#include "../core/outbox.h"
+#include "../orders/payments.h"
+#include "../flow/subscriber.h"
+#include "../flow/trace.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

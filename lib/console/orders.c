@@ -3,11 +3,11 @@
  * sandbox's orders (console.h).
  */
 #include "console.h"
-#include "../envelope.h"
-#include "../menu.h"
-#include "../order.h"
-#include "../outbox.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../core/menu.h"
+#include "../orders/order.h"
+#include "../core/outbox.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
  */
 #define _GNU_SOURCE
 #include "console.h"
-#include "../envelope.h"
-#include "../queue.h"
-#include "../util.h"
+#include "../core/envelope.h"
+#include "../queue/queue.h"
+#include "../base/util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -100,7 +100,7 @@ enum match { NO_PAGE, BAD_NAME, OTHER_METHOD, MATCHED };
 /* Matches path (PATH_INFO without its leading '/', a trailing '/'
  * allowed) against p's pattern; names go to arg[]. */
 static enum match
-match_pattern(const char *path, const char *pattern, char names[2][65])
+match_pattern(const char *path, const char *pattern, char names[2][BAKERY_NAME_SIZE])
 {
 	int bad = 0, n = 0;
 	for (;;) {
@@ -108,7 +108,7 @@ match_pattern(const char *path, const char *pattern, char names[2][65])
 		if (tlen == 1 && pattern[0] == '*') {
 			if (plen == 0)
 				return NO_PAGE;
-			if (plen > 64 || n == 2)
+			if (plen > BAKERY_NAME_MAX || n == 2)
 				bad = 1;
 			else {
 				memcpy(names[n], path, plen);
@@ -132,7 +132,7 @@ match_pattern(const char *path, const char *pattern, char names[2][65])
 
 /* The page for method and path; *why when none. */
 static const struct page *
-find_page(const char *method, const char *path, char names[2][65],
+find_page(const char *method, const char *path, char names[2][BAKERY_NAME_SIZE],
     enum match *why)
 {
 	*why = NO_PAGE;
@@ -303,7 +303,7 @@ dispatch(console_req *r)
 	}
 	if (path[0] != '/' || strlen(path) > 400)
 		return console_fail(r, 404, "There is no such page.");
-	char names[2][65] = { "", "" };
+	char names[2][BAKERY_NAME_SIZE] = { "", "" };
 	enum match why;
 	const struct page *p = find_page(method, path + 1, names, &why);
 	if (!p)

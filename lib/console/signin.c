@@ -4,7 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "console.h"
-#include "../util.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <string.h>

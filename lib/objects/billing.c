@@ -1,10 +1,10 @@
 /*
  * billing.c — Billing's record of an order's payments (billing/ORDER):
  * which payment counts and which is flagged, and the attempts at paying
- * through Stripe's API (lib/billing.c). It hears no event; it records
+ * through Stripe's API (lib/orders/billing.c). It hears no event; it records
  * PaymentSucceeded.
  */
-#include "../kind.h"
+#include "../core/kind.h"
 
 const object_kind billing_kind = {
 	.name = "billing",

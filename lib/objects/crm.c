@@ -5,8 +5,8 @@
  * bakery-show shows them as state.customers, {"ID":{"orders",
  * "total_cents","last_order"}}.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
 
 static int
 crm_apply(bakery_object *o, jv env, const char *type, char *error,

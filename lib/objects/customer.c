@@ -2,8 +2,8 @@
  * customer.c — one customer's record: the orders they paid.
  * State: {"customer","orders":[{"order","day","total_cents"}]}.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
 
 static int
 customer_apply(bakery_object *o, jv env, const char *type, char *error,

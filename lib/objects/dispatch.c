@@ -3,8 +3,8 @@
  * that asked for delivery (an order collected at the shop has none).
  * State: {"day","stops":[{"order","customer","address","status"}]}.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
 
 static int
 dispatch_apply(bakery_object *o, jv env, const char *type, char *error,

@@ -3,8 +3,8 @@
  * State: {"customer","receipts":[{"order","items","total_cents",
  * "currency","payment_intent","paid_at"}]}.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
 
 static int
 inbox_apply(bakery_object *o, jv env, const char *type, char *error,

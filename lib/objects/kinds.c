@@ -3,7 +3,7 @@
  * list of kinds (kind.h). A kind is its file lib/objects/KIND.c, which
  * defines KIND_kind, and its line here.
  */
-#include "../kind.h"
+#include "../core/kind.h"
 
 #define EACH_KIND(X) \
 	X(order) \

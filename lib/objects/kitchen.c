@@ -8,9 +8,9 @@
  * An OrderPaid for an order without a card is not applicable yet (409):
  * the board must learn of the order before it bakes it.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
-#include "../util.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <string.h>

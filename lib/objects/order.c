@@ -5,13 +5,13 @@
  * "qty","price_cents"}],"total_cents","currency","placed_at","paid_at",
  * "payment_intent"}.
  */
-#include "../order.h"
-#include "../billing.h"
-#include "../envelope.h"
-#include "../menu.h"
-#include "../stripe.h"
-#include "../subscriber.h"
-#include "../util.h"
+#include "../orders/order.h"
+#include "../orders/billing.h"
+#include "../core/envelope.h"
+#include "../core/menu.h"
+#include "../net/stripe.h"
+#include "../flow/subscriber.h"
+#include "../base/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  * without a hold reserves directly, and a late OrderPlaced for a reserved
  * order holds nothing.
  */
-#include "../subscriber.h"
-#include "../envelope.h"
+#include "../flow/subscriber.h"
+#include "../core/envelope.h"
 
 #include <string.h>
 

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../lib/ctx.h"
-#include "../../lib/util.h"
+#include "../../lib/store/ctx.h"
+#include "../../lib/base/util.h"
 
 static inline double
 bench_now(void)

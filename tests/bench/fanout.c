@@ -12,9 +12,9 @@
  */
 #include "bench.h"
 
-#include "../../lib/envelope.h"
-#include "../../lib/order.h"
-#include "../../lib/outbox.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/orders/order.h"
+#include "../../lib/core/outbox.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
  * bakery-consume does for each object: open, BEGIN IMMEDIATE, a savepoint
  * per event with its seen check, apply and mark seen, one commit, close,
  * the connection kept open for the next batch as bakery-consume's loop
- * keeps it, lib/keep.h) and acks the batch, as bakery-consume does, until
+ * keeps it, lib/store/keep.h) and acks the batch, as bakery-consume does, until
  * N messages are acked.
  * Messages already in the queue (a backlog, B5) are taken first, oldest
  * first, like any consumer would.
@@ -19,12 +19,12 @@
  */
 #include "bench.h"
 
-#include "../../lib/envelope.h"
-#include "../../lib/keep.h"
-#include "../../lib/object.h"
-#include "../../lib/outbox.h"
-#include "../../lib/queue.h"
-#include "../../lib/subscriber.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/store/keep.h"
+#include "../../lib/core/object.h"
+#include "../../lib/core/outbox.h"
+#include "../../lib/queue/queue.h"
+#include "../../lib/flow/subscriber.h"
 
 #include <string.h>
 

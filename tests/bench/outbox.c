@@ -10,7 +10,7 @@
  */
 #include "bench.h"
 
-#include "../../lib/object.h"
+#include "../../lib/core/object.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
 # syncs that synchronous=FULL promises in the journal mode bakery runs (a
 # rollback journal on an SQLite with the WAL-reset race, WAL on a fixed
 # one: bakery-order -V), and BAKERY_SYNC=normal leaves some out (strace);
-# the power-cut VFS of lib/testvfs.c loses what was not synced; the
+# the power-cut VFS of lib/store/testvfs.c loses what was not synced; the
 # power-cut matrix (tests/powercut.sh) finds a loss when a sync is skipped.
 load helpers
 bats_require_minimum_version 1.5.0
@@ -73,7 +73,7 @@ journal() {
 	[ "$committed" -lt "$queued" ]
 }
 
-# The power cut of lib/testvfs.c, on a place in a warm home (its files
+# The power cut of lib/store/testvfs.c, on a place in a warm home (its files
 # exist). cut_log: the syncs of one place, "sync K PATH", the home put back
 # as it was after; cut_at K [VAR=VALUE...]: the place with the power cut at
 # its K-th sync (or exit), which must die by SIGKILL.
@@ -267,7 +267,7 @@ wal_syncs() {
 	# The order's first commit is in its file, made with it; the relayed
 	# mark after the send is at NORMAL. The alarm index's commits are not
 	# synced: the next boot's first alarm run restores what a power loss
-	# took (lib/alarm.c).
+	# took (lib/core/alarm.c).
 	[ -z "$(echo "$output" | grep '^sandboxes/default/order/.*-wal ')" ]
 	[ -z "$(echo "$output" | grep '^alarms.db-wal')" ]
 	# The consumer's commit at the order (OrderPaid recorded) goes into a

@@ -11,7 +11,7 @@ wal_only() {
 	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only"
 }
 
-# WAL_PAGES (lib/store.c) frames and one transaction's more, of
+# WAL_PAGES (lib/store/wal.c) frames and one transaction's more, of
 # 4,096-byte pages and their 24-byte frame headers, and the WAL's header.
 PAGES=128
 bound() { echo $((32 + (PAGES + 32) * (4096 + 24))); }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/envelope.h"
-#include "../../lib/routing.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/flow/routing.h"
 
 /* The routes of the search (routing.h), loaded on the first input. */
 static bakery_ctx ctx;
@@ -22,7 +22,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)envelope_str(env, "id");
 		(void)envelope_data_str(env, "order");
 		(void)envelope_time_ms(env);
-		char addresses[ROUTING_MAX_SUBSCRIBERS][130];
+		char addresses[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 		size_t n;
 		(void)routing_subscribers(&ctx, env, addresses, &n);
 		char *text = envelope_dump(env);

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../lib/envelope.h"
-#include "../../lib/util.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/base/util.h"
 
 static int
 one_line(void *arg, const char *line, size_t len, long lineno)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/menu.h"
+#include "../../lib/core/menu.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/stripe.h"
+#include "../../lib/net/stripe.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

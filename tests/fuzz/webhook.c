@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/billing.h"
-#include "../../lib/envelope.h"
-#include "../../lib/stripe.h"
-#include "../../lib/util.h"
+#include "../../lib/orders/billing.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/net/stripe.h"
+#include "../../lib/base/util.h"
 
 #define SECRET "whsec_fuzz"
 

@@ -5,8 +5,8 @@
 #define _GNU_SOURCE
 #include "tap.h"
 #include "helpers.h"
-#include "../../lib/deadletter.h"
-#include "../../lib/util.h"
+#include "../../lib/core/deadletter.h"
+#include "../../lib/base/util.h"
 
 #define T0 1800000000LL
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/envelope.h"
-#include "../../lib/util.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/base/util.h"
 
 static const char *valid =
     "{\"specversion\":\"1.0\",\"id\":\"evt_1\",\"type\":\"OrderPlaced\","

@@ -6,8 +6,8 @@
 #define _GNU_SOURCE
 #include "tap.h"
 
-#include "../../lib/external.h"
-#include "../../lib/util.h"
+#include "../../lib/net/external.h"
+#include "../../lib/base/util.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/file.h"
+#include "../../lib/store/file.h"
 
 static char dir[] = "/tmp/bakery-file-XXXXXX";
 

@@ -15,7 +15,7 @@
 #include <sqlite3.h>
 
 /* An object's connection, opened again if its first commit made its file
- * (object_connect, lib/object.h). */
+ * (object_connect, lib/core/object.h). */
 #define OBJECT_DB(o) (object_connect(o), (o)->db)
 
 /* A fresh folder under $TMPDIR (or /tmp); caller frees. */

@@ -1,14 +1,14 @@
 /*
  * html.c — values written into a page stay text; forms and cookies are
- * read strictly (lib/html.h, lib/form.h).
+ * read strictly (lib/web/html.h, lib/web/form.h).
  */
 #include "tap.h"
 
 #include <stdlib.h>
 
-#include "../../lib/form.h"
-#include "../../lib/html.h"
-#include "../../lib/util.h"
+#include "../../lib/web/form.h"
+#include "../../lib/web/html.h"
+#include "../../lib/base/util.h"
 
 static void
 escaped(const char *value, const char *want, const char *what)

@@ -9,8 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../lib/json.h"
-#include "../../lib/util.h"
+#include "../../lib/base/json.h"
+#include "../../lib/base/util.h"
 
 /* Whether json_dump and libjq write v (consumed) the same. */
 static int

@@ -9,7 +9,7 @@
 
 #include <time.h>
 
-#include "../../lib/keep.h"
+#include "../../lib/store/keep.h"
 
 static char *home;
 

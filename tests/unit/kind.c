@@ -7,15 +7,15 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/ctx.h"
-#include "../../lib/kind.h"
-#include "../../lib/object.h"
-#include "../../lib/util.h"
+#include "../../lib/store/ctx.h"
+#include "../../lib/core/kind.h"
+#include "../../lib/core/object.h"
+#include "../../lib/base/util.h"
 
 static void
 bad_address(const char *address, const char *want)
 {
-	char kind[65], key[65];
+	char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE];
 	is_int(kind_parse_address(address, kind, key, NULL), EX_USAGE,
 	    "address '%s' is a usage error", address);
 	ok(strstr(bakery_error(), want) != NULL, "  and says '%s' (%s)", want,
@@ -25,7 +25,7 @@ bad_address(const char *address, const char *want)
 static void
 addresses(void)
 {
-	char kind[65], key[65], n65[66];
+	char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE], n65[66];
 	const object_kind *k = NULL;
 	is_int(kind_parse_address("order/ord_1", kind, key, &k), 0,
 	    "order/ord_1 parses");

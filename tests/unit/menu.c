@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../lib/menu.h"
-#include "../../lib/util.h"
+#include "../../lib/core/menu.h"
+#include "../../lib/base/util.h"
 
 static const char good[] =
     "# The bakery's menu\n"

@@ -4,7 +4,7 @@
  * message is acked) or refused (it stays unacked and comes back).
  */
 #include "tap.h"
-#include "../../lib/queue-internal.h"
+#include "../../lib/queue/queue-internal.h"
 
 #define ERR(code, rest) \
 	"{\"type\":\"io.nats.jetstream.api.v1.stream_msg_delete_response\"," \

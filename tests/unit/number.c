@@ -6,7 +6,7 @@
 
 #include <limits.h>
 
-#include "../../lib/util.h"
+#include "../../lib/base/util.h"
 
 /* Whether s parses within [min, max] to want. */
 static int

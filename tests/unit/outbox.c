@@ -5,12 +5,12 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/envelope.h"
-#include "../../lib/faults.h"
-#include "../../lib/object.h"
-#include "../../lib/outbox.h"
-#include "../../lib/queue-internal.h"
-#include "../../lib/util.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/core/faults.h"
+#include "../../lib/core/object.h"
+#include "../../lib/core/outbox.h"
+#include "../../lib/queue/queue-internal.h"
+#include "../../lib/base/util.h"
 
 #define T0 1800000000LL
 

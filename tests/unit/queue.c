@@ -5,9 +5,9 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/faults.h"
-#include "../../lib/queue-internal.h"
-#include "../../lib/util.h"
+#include "../../lib/core/faults.h"
+#include "../../lib/queue/queue-internal.h"
+#include "../../lib/base/util.h"
 
 #define T0 1800000000LL
 

@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../lib/util.h"
+#include "../../lib/base/util.h"
 
 static int
 compare(const void *a, const void *b)

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../lib/ctx.h"
-#include "../../lib/envelope.h"
-#include "../../lib/routing.h"
-#include "../../lib/store.h"
-#include "../../lib/subscriber.h"
-#include "../../lib/util.h"
+#include "../../lib/store/ctx.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/flow/routing.h"
+#include "../../lib/store/store.h"
+#include "../../lib/flow/subscriber.h"
+#include "../../lib/base/util.h"
 
 /* The context whose routes the tests read (share/routes, loaded on first
  * use when BAKERY_ROUTES names it, or by routes_are_whole). */
@@ -29,7 +29,7 @@ static void
 expect(const char *type, const char *data_json, const char *const *want)
 {
 	jv env = event(type, data_json);
-	char addr[ROUTING_MAX_SUBSCRIBERS][130];
+	char addr[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 	size_t n = 99;
 	is_int(routing_subscribers(&ctx, env, addr, &n), 0, "%s routes", type);
 	size_t w = 0;
@@ -45,7 +45,7 @@ static void
 refuses(const char *type, const char *data_json, const char *what)
 {
 	jv env = event(type, data_json);
-	char addr[ROUTING_MAX_SUBSCRIBERS][130];
+	char addr[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 	size_t n;
 	is_int(routing_subscribers(&ctx, env, addr, &n), EX_DATAERR,
 	    "%s %s is EX_DATAERR", type, what);
@@ -296,7 +296,7 @@ main(void)
 	refuses("PaymentSucceeded", "{}", "without data.order");
 
 	jv notype = jv_parse("{\"data\":{}}");
-	char addr[ROUTING_MAX_SUBSCRIBERS][130];
+	char addr[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 	size_t n;
 	is_int(routing_subscribers(&ctx, notype, addr, &n), EX_DATAERR,
 	    "an envelope without a type is EX_DATAERR");

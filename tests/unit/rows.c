@@ -7,10 +7,10 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/envelope.h"
-#include "../../lib/object.h"
-#include "../../lib/subscriber.h"
-#include "../../lib/util.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/core/object.h"
+#include "../../lib/flow/subscriber.h"
+#include "../../lib/base/util.h"
 
 #define DAY "2027-01-15"
 #define CARDS 1000

@@ -6,8 +6,8 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/object.h"
-#include "../../lib/util.h"
+#include "../../lib/core/object.h"
+#include "../../lib/base/util.h"
 
 /* Sets the state to json in a transaction of its own; returns the rows
  * the commit changed (-1 when it failed). */

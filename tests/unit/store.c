@@ -7,9 +7,9 @@
 
 #include <sys/stat.h>
 
-#include "../../lib/ctx.h"
-#include "../../lib/kind.h"
-#include "../../lib/util.h"
+#include "../../lib/store/ctx.h"
+#include "../../lib/core/kind.h"
+#include "../../lib/base/util.h"
 
 static int
 mode_of(const char *path)

@@ -4,9 +4,9 @@
 #define _GNU_SOURCE
 #include "tap.h"
 
-#include "../../lib/lazy.h"
-#include "../../lib/stripe.h"
-#include "../../lib/util.h"
+#include "../../lib/lazy/lazy.h"
+#include "../../lib/net/stripe.h"
+#include "../../lib/base/util.h"
 
 #ifdef LAZY_CRYPTO_SONAME
 #define LAZY_TEST_CRYPTO LAZY_CRYPTO_SONAME

@@ -5,14 +5,14 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/envelope.h"
-#include "../../lib/faults.h"
-#include "../../lib/object.h"
-#include "../../lib/outbox.h"
-#include "../../lib/queue.h"
-#include "../../lib/subscriber.h"
-#include "../../lib/util.h"
-#include "../../lib/wal.h"
+#include "../../lib/core/envelope.h"
+#include "../../lib/core/faults.h"
+#include "../../lib/core/object.h"
+#include "../../lib/core/outbox.h"
+#include "../../lib/queue/queue.h"
+#include "../../lib/flow/subscriber.h"
+#include "../../lib/base/util.h"
+#include "../../lib/store/wal.h"
 
 #define DAY "2027-01-15"
 

@@ -1,0 +1,276 @@
+/*
+ * deadletter.c — store, list and redrive dead letters.
+ */
+#include "deadletter.h"
+#include "envelope.h"
+#include "loop.h"
+#include "../queue/queue.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int
+deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
+    const char *type, const char *envelope, const char *error, int attempts)
+{
+	sqlite3 *db;
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_CREATE, &db);
+	if (rc)
+		return rc;
+	static const char *const sql[] = {
+		"INSERT INTO dead_letters(event_id, type, envelope, error,"
+		" attempts, stored_at, updated_at)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+		" ON CONFLICT (event_id) DO UPDATE SET"
+		" envelope = excluded.envelope, error = excluded.error,"
+		" attempts = excluded.attempts, times = times + 1,"
+		" updated_at = excluded.updated_at",
+	};
+	rc = db_run(db, "cannot store dead letter", 1, sql, "ttttii", id,
+	    type, envelope, error, (int64_t)attempts, bakery_now_ms());
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
+    jv *line)
+{
+	jv env = jv_parse(m->body);
+	const char *type = envelope_str(env, "type");
+	const char *error = m->last_error ? m->last_error : "";
+	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
+	    m->body, error, m->attempts);
+	if (!rc) {
+		bakery_crash_point("dlq.after_store");
+		rc = queue_ack(q, QUEUE_DLQ, m);
+		if (rc == EX_TEMPFAIL)
+			rc = 0; /* another drainer stored it too: same row */
+	}
+	if (!rc) {
+		jv l = jv_object();
+		l = jv_object_set(l, jv_string("id"), jv_string(m->id));
+		l = jv_object_set(l, jv_string("type"),
+		    type ? jv_string(type) : jv_null());
+		l = jv_object_set(l, jv_string("sandbox"),
+		    jv_string(m->sandbox));
+		l = jv_object_set(l, jv_string("error"), jv_string(error));
+		l = jv_object_set(l, jv_string("attempts"),
+		    jv_number(m->attempts));
+		*line = l;
+	}
+	jv_free(env);
+	return rc;
+}
+
+static jv
+row_to_jv(sqlite3_stmt *st, const char *sandbox)
+{
+	char stored[32], updated[32];
+	bakery_format_time(sqlite3_column_int64(st, 6), stored, sizeof stored);
+	bakery_format_time(sqlite3_column_int64(st, 7), updated, sizeof updated);
+	jv d = jv_object();
+	d = jv_object_set(d, jv_string("id"),
+	    jv_string((const char *)sqlite3_column_text(st, 0)));
+	d = jv_object_set(d, jv_string("type"),
+	    jv_string((const char *)sqlite3_column_text(st, 1)));
+	d = jv_object_set(d, jv_string("sandbox"), jv_string(sandbox));
+	d = jv_object_set(d, jv_string("error"),
+	    jv_string((const char *)sqlite3_column_text(st, 3)));
+	d = jv_object_set(d, jv_string("attempts"),
+	    jv_number(sqlite3_column_int(st, 4)));
+	d = jv_object_set(d, jv_string("times"),
+	    jv_number(sqlite3_column_int(st, 5)));
+	d = jv_object_set(d, jv_string("stored_at"), jv_string(stored));
+	d = jv_object_set(d, jv_string("updated_at"), jv_string(updated));
+	/* A poison message's body may not be JSON: keep it as a string. */
+	const char *body = (const char *)sqlite3_column_text(st, 2);
+	jv env = jv_parse(body);
+	d = jv_object_set(d, jv_string("envelope"),
+	    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
+	return d;
+}
+
+static int
+query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+{
+	sqlite3 *db;
+	*out = jv_array();
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	if (rc == EX_NOINPUT)
+		return 0;
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db,
+	    "SELECT event_id, type, envelope, error, attempts, times,"
+	    " stored_at, updated_at FROM dead_letters"
+	    " WHERE ?1 IS NULL OR event_id = ?1 ORDER BY stored_at, event_id",
+	    -1, &st, NULL);
+	if (src != SQLITE_OK) {
+		rc = db_fail(db, src, "cannot read dead letters");
+		sqlite3_close(db);
+		return rc;
+	}
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	while ((src = sqlite3_step(st)) == SQLITE_ROW)
+		*out = jv_array_append(*out, row_to_jv(st, sandbox));
+	if (src != SQLITE_DONE)
+		rc = db_fail(db, src, "cannot read dead letters");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_drain(bakery_ctx *ctx, const char *only, int follow,
+    void (*each)(void *arg, jv line), void *arg)
+{
+	bakery_queue *q;
+	int rc = queue_get(ctx, &q);
+	if (rc)
+		return rc;
+	loop_catch_signals();
+	queue_message msgs[10];
+	long idle_ms = 0;
+	while (!loop_stopping()) {
+		size_t got;
+		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
+			return rc;
+		for (size_t i = 0; i < got; i++) {
+			jv line;
+			int one = deadletter_take(ctx, q, &msgs[i], &line);
+			if (!one)
+				each(arg, line);
+			else if (!rc)
+				rc = one;
+			queue_message_free(&msgs[i]);
+		}
+		if (rc)
+			return rc;
+		if (got)
+			idle_ms = 0;
+		else if (!follow)
+			break;
+		else
+			loop_idle_wait(&idle_ms);
+	}
+	return 0;
+}
+
+int
+deadletter_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	return query(ctx, sandbox, NULL, out);
+}
+
+int
+deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+{
+	jv all;
+	int rc = query(ctx, sandbox, id, &all);
+	if (rc) {
+		jv_free(all);
+		return rc;
+	}
+	if (jv_array_length(jv_copy(all)) == 0) {
+		jv_free(all);
+		return bakery_fail(EX_NOINPUT, "no such dead letter: '%s'", id);
+	}
+	*out = jv_array_get(all, 0);
+	return 0;
+}
+
+int
+deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
+{
+	sqlite3 *db;
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	if (rc)
+		return rc;
+	static const char *const sql[] = {
+		"DELETE FROM dead_letters WHERE event_id = ?",
+	};
+	rc = db_run(db, "cannot delete dead letter", 1, sql, "t", id);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* The row goes and a note of the redrive stays, in one transaction: the
+ * note keeps the dead letter as it was (its error, its deliveries), which
+ * bakery-trace shows after the redrive. */
+static int
+forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
+    const char *type)
+{
+	sqlite3 *db;
+	int rc = home_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	if (rc)
+		return rc;
+	static const char *const sql[] = {
+		"INSERT INTO redrives(event_id, type, last_at)"
+		" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
+		" SET times = times + 1, last_at = excluded.last_at",
+		/* A row another redrive deleted meanwhile leaves the note
+		 * of the dead letter it kept. */
+		"UPDATE redrives SET (dead_error, dead_attempts, dead_times,"
+		" dead_stored_at, dead_updated_at) = (SELECT error, attempts,"
+		" times, stored_at, updated_at FROM dead_letters"
+		" WHERE event_id = ?1) WHERE event_id = ?1 AND EXISTS"
+		" (SELECT 1 FROM dead_letters WHERE event_id = ?1)",
+		"DELETE FROM dead_letters WHERE event_id = ?1",
+	};
+	rc = db_run(db, "cannot forget dead letter", 3, sql, "tti", id,
+	    type ? type : "", bakery_now_ms());
+	sqlite3_close(db);
+	return rc;
+}
+
+int
+deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
+    jv *redriven)
+{
+	jv d;
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = deadletter_get(ctx, sandbox, id, &d);
+	if (rc)
+		return rc;
+	jv env = jv_object_get(jv_copy(d), jv_string("envelope"));
+	char *body = jv_get_kind(env) == JV_KIND_STRING
+	    ? bakery_xstrdup(jv_string_value(env)) : envelope_dump(env);
+	jv_free(env);
+	jv checked;
+	if (envelope_parse(body, strlen(body), &checked)) {
+		/* Sending it again would only poison the queue again. */
+		rc = bakery_fail(EX_DATAERR, "cannot redrive '%s': %s", id,
+		    bakery_error());
+		free(body);
+		jv_free(d);
+		return rc;
+	}
+	bakery_queue *q;
+	/* A redrive: on NATS a fresh message id, so the duplicate window that
+	 * swallows a relay's repeat does not swallow this. */
+	queue_item item = { id, sandbox, body, envelope_time_ms(checked), 0, 1 };
+	if (!(rc = queue_get(ctx, &q)))
+		rc = queue_send(q, QUEUE_EVENTS, &item, 1);
+	free(body);
+	jv_free(checked);
+	if (!rc && !item.accepted)
+		rc = bakery_fail(EX_UNAVAILABLE, "queue did not accept '%s'", id);
+	if (!rc) {
+		/* A crash here sends it twice at worst, never zero times. */
+		bakery_crash_point("redrive.after_send");
+		rc = forget_redriven(ctx, sandbox, id, envelope_str(d, "type"));
+	}
+	if (rc) {
+		jv_free(d);
+		return rc;
+	}
+	*redriven = d;
+	return 0;
+}

@@ -1,0 +1,92 @@
+/*
+ * kind.h — a kind of object, described once.
+ *
+ * Each kind lives in one file of the domain, lib/objects/KIND.c, which
+ * declares a `const object_kind KIND_kind`: its name, where its key comes
+ * from, the event types it hears and its apply function, the tables of
+ * its own with their migrations, and the rows bakery-show puts back into
+ * its state. lib/objects/kinds.c lists them in object_kinds[], the only
+ * list of kinds: routing, the subscribers, the walk of a sandbox's
+ * folders and bakery-show read it. This layer reads the descriptors
+ * without knowing any kind by name.
+ *
+ * An object's file has the schema every kind shares (object_schema: the
+ * state, events and their outbox, seen, command keys, the alarm) and its
+ * kind's own tables. Both are versioned together: migration v -> v+1 of
+ * a kind's file is the shared one's, then the kind's own, in one
+ * transaction (kind_schema).
+ */
+#ifndef BAKERY_KIND_H
+#define BAKERY_KIND_H
+
+#include <stddef.h>
+
+#include <jv.h>
+
+#include "../store/store.h"
+
+/* The object schema's version: the migrations every kind's file has had. */
+#define OBJECT_SCHEMA_VERSION 3
+
+struct bakery_object;
+
+/* Applies env (of the given type) inside the object's transaction, after
+ * the seen check; answers as answer.h says and, when not 2xx, fills
+ * error. */
+typedef int (*kind_apply_fn)(struct bakery_object *o, jv env,
+    const char *type, char *error, size_t size);
+
+/* Rows of a kind's own table shown inside the state as state.FIELD. Each
+ * row is an object whose fields are the columns, named as the query
+ * names them and read as types says, a letter a column: 'v' the SQL value
+ * (text, a number), 'j' JSON text, 't' a time in ms, and, first only,
+ * 'k' the key of the row in an object (the state field is then an object,
+ * not an array). A NULL leaves its field out. */
+typedef struct kind_rows {
+	const char *field, *types, *sql;
+} kind_rows;
+
+typedef struct object_kind {
+	const char *name;
+	/* Its key in a built-in route: a field of the event's data, or a
+	 * fixed key (one object a sandbox). */
+	const char *key_field;
+	const char *key;
+	/* The event types it can apply; none for a kind that hears
+	 * nothing (billing) or is heard through the routes file
+	 * (external). */
+	const char *hears[4];
+	kind_apply_fn apply;
+	int create; /* 0: the object must exist to apply (409 if not) */
+	/* Arrays its state always shows, even before anything applied. */
+	const char *const *arrays;
+	/* It records events of its own (bakery-trace looks there). */
+	int records;
+	/* Its own tables: the whole of them for a new file, and its part
+	 * of each migration v -> v+1 (NULL: none). */
+	const char *tables;
+	const char *migrations[OBJECT_SCHEMA_VERSION];
+	/* Shown inside the state; ends with a row whose field is NULL. */
+	kind_rows rows[4];
+} object_kind;
+
+/* Every kind, ending with NULL: defined by the domain
+ * (lib/objects/kinds.c). */
+extern const object_kind *const object_kinds[];
+
+/* The schema every object's file has: what bakery-status, bakery-trace
+ * and the checker read. */
+extern const schema_def object_schema;
+
+/* The kind named name, or NULL. */
+const object_kind *kind_find(const char *name);
+
+/* The schema of a file of kind k: object_schema with k's tables. */
+const schema_def *kind_schema(const object_kind *k);
+
+/* Splits "KIND/KEY" into kind and key (each 65 bytes): EX_USAGE for an
+ * unknown kind or a bad key. *k (if not NULL) receives the kind. */
+int kind_parse_address(const char *address, char *kind, char *key,
+    const object_kind **k);
+
+#endif

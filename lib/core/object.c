@@ -1,0 +1,772 @@
+/*
+ * object.c — one object's file: state, events, outbox, seen, alarm.
+ */
+#define _GNU_SOURCE
+#include "object.h"
+#include "alarm.h"
+#include "envelope.h"
+#include "../base/json.h"
+#include "../store/keep.h"
+#include "../base/util.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The object's file, with its kind's schema: SANDBOX/KIND/KEY.db. A
+ * connection a long-running program kept (keep.h) is taken again when
+ * the file at the path is still the one it has open: checked under the
+ * sandbox's lock, so no wipe moves the folder aside until object_close. */
+static int
+open_file(bakery_ctx *ctx, bakery_object *o, int create)
+{
+	char *path = home_object_path(ctx, o->sandbox, o->address);
+	if (ctx->kept && keep_take(ctx->kept, path, &o->db, &o->stmts)) {
+		free(path);
+		return 0;
+	}
+	int rc = create ? db_open_new(ctx, path, kind_schema(o->desc),
+	    &o->made, &o->db) : db_open(ctx, path, kind_schema(o->desc),
+	    DB_OPEN_EXISTING, &o->db);
+	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
+		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", o->address);
+	free(path);
+	return rc;
+}
+
+int
+object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
+    int create, bakery_object **out)
+{
+	*out = NULL;
+	bakery_object *o = bakery_xmalloc(sizeof *o);
+	memset(o, 0, sizeof *o);
+	o->ctx = ctx;
+	o->state = jv_null();
+	o->lock_fd = -1;
+	if (!sandbox)
+		sandbox = ctx->sandbox;
+	int rc = kind_parse_address(address, o->kind, o->key, &o->desc);
+	if (!rc && !bakery_name_valid(sandbox))
+		rc = bakery_fail(EX_USAGE, "bad sandbox name: '%s'", sandbox);
+	if (!rc) {
+		snprintf(o->sandbox, sizeof o->sandbox, "%s", sandbox);
+		snprintf(o->address, sizeof o->address, "%s", address);
+		rc = home_lock_sandbox(ctx, sandbox, 0, create, &o->lock_fd);
+		o->floor_ms = home_lock_floor(o->lock_fd);
+	}
+	if (!rc)
+		rc = open_file(ctx, o, create);
+	if (!rc && !sqlite3_get_autocommit(o->db)) {
+		o->schema_pending = o->unborn = 1;
+		rc = db_exec(o->db, "SAVEPOINT schema");
+	}
+	if (rc) {
+		object_close(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+void
+object_close(bakery_object *o)
+{
+	if (!o)
+		return;
+	if (o->made) {
+		/* Never committed: its private copy goes, nothing was at
+		 * its path. */
+		db_stmts_free(&o->stmts);
+		sqlite3_close(o->db);
+		o->db = NULL;
+		wal_new_end(o->made);
+	}
+	if (o->db && o->ctx->kept && !o->unborn) {
+		/* Kept for the next open, outside any transaction; the
+		 * sandbox's lock is given back below all the same, so an
+		 * idle consumer never holds up a wipe. */
+		db_rollback(o->db);
+		char *path = home_object_path(o->ctx, o->sandbox, o->address);
+		if (sqlite3_get_autocommit(o->db)) {
+			keep_put(o->ctx->kept, path, o->db, &o->stmts);
+			o->db = NULL;
+		}
+		free(path);
+	}
+	if (o->db) {
+		db_stmts_free(&o->stmts);
+		db_rollback(o->db);
+		if (o->unborn) {
+			/* Its first commit failed (a full disk): no empty
+			 * file is left to be listed as an object. */
+			char *path = home_object_path(o->ctx, o->sandbox,
+			    o->address);
+			wal_drop_unborn(o->db, path);
+			free(path);
+		}
+		sqlite3_close(o->db);
+	}
+	home_unlock_sandbox(o->lock_fd);
+	jv_free(o->state);
+	free(o);
+}
+
+int
+object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
+{
+	int rc = object_connect(o);
+	if (rc) {
+		*st = NULL;
+		return rc;
+	}
+	rc = db_prepare(o->db, &o->stmts, sql, st);
+	if (rc == SQLITE_OK)
+		return 0;
+	char *what = bakery_xasprintf("cannot use '%s'", o->address);
+	rc = db_fail(o->db, rc, what);
+	free(what);
+	return rc;
+}
+
+void
+object_finish(bakery_object *o, sqlite3_stmt *st)
+{
+	db_release(&o->stmts, st);
+}
+
+static int
+step_done(bakery_object *o, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+	object_finish(o, st);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	char *what = bakery_xasprintf("cannot write '%s'", o->address);
+	rc = db_fail(o->db, rc, what);
+	free(what);
+	return rc;
+}
+
+int
+object_load(bakery_object *o)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, "SELECT json FROM state WHERE id = 1", &st);
+	if (rc)
+		return rc;
+	jv_free(o->state);
+	o->state = jv_null();
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		o->state = jv_parse((const char *)sqlite3_column_text(st, 0));
+		if (!jv_is_valid(o->state)) {
+			jv_free(o->state);
+			o->state = jv_null();
+			object_finish(o, st);
+			return bakery_fail(EX_SOFTWARE,
+			    "corrupt state in '%s'", o->address);
+		}
+	}
+	object_finish(o, st);
+	if (src != SQLITE_ROW && src != SQLITE_DONE)
+		return db_fail(o->db, src, "cannot read state");
+	return 0;
+}
+
+int
+object_begin(bakery_object *o)
+{
+	/* A new file's schema transaction is this one already. */
+	int rc = o->schema_pending ? 0 : object_connect(o);
+	if (!rc && !o->schema_pending)
+		rc = db_begin(o->db);
+	if (rc)
+		return rc;
+	o->dirty = 0;
+	o->recorded = 0;
+	if ((rc = object_load(o)))
+		db_rollback(o->db);
+	return rc;
+}
+
+void
+object_rollback(bakery_object *o)
+{
+	/* The change goes; a new file's schema stays, as it would have had
+	 * it been committed on its own. A file that holds nothing but its
+	 * schema is still unborn: object_close leaves it to
+	 * wal_drop_unborn, which removes one made whole in WAL (nothing
+	 * in its -wal) and keeps one given its schema here. */
+	if (o->schema_pending && o->db && !sqlite3_get_autocommit(o->db) &&
+	    (db_exec(o->db, "ROLLBACK TO schema") || db_commit(o->db)))
+		bakery_log(LOG_WARN, "schema_error", "object", o->address,
+		    "error", bakery_error(), (char *)NULL);
+	o->schema_pending = 0;
+	if (o->db)
+		db_rollback(o->db);
+	o->dirty = 0;
+	o->recorded = 0;
+}
+
+/* The transaction is gone when SQLite rolled it back by itself. */
+static int
+still_begun(bakery_object *o)
+{
+	if (!sqlite3_get_autocommit(o->db))
+		return 0;
+	return bakery_fail(EX_TEMPFAIL,
+	    "the transaction on '%s' was rolled back", o->address);
+}
+
+int
+object_savepoint(bakery_object *o, object_saved *sp)
+{
+	sp->state = jv_copy(o->state);
+	sp->dirty = o->dirty;
+	sp->recorded = o->recorded;
+	int rc = still_begun(o);
+	if (!rc)
+		rc = db_exec(o->db, "SAVEPOINT apply");
+	if (rc) {
+		jv_free(sp->state);
+		sp->state = jv_invalid();
+	}
+	return rc;
+}
+
+int
+object_release(bakery_object *o, object_saved *sp)
+{
+	jv_free(sp->state);
+	sp->state = jv_invalid();
+	int rc = still_begun(o);
+	return rc ? rc : db_exec(o->db, "RELEASE apply");
+}
+
+int
+object_rollback_to(bakery_object *o, object_saved *sp)
+{
+	jv_free(o->state);
+	o->state = sp->state;
+	o->dirty = sp->dirty;
+	o->recorded = sp->recorded;
+	sp->state = jv_invalid();
+	int rc = still_begun(o);
+	return rc ? rc : db_exec(o->db, "ROLLBACK TO apply; RELEASE apply");
+}
+
+void
+object_set_state(bakery_object *o, jv state)
+{
+	/* A state set to what it holds changes nothing to write: commit
+	 * dumps and stores it only when it changed (an event applied again
+	 * to a list that has it, a kind that keeps rows and leaves it {}). */
+	if (!jv_equal(jv_copy(o->state), jv_copy(state)))
+		o->dirty = 1;
+	jv_free(o->state);
+	o->state = state;
+}
+
+int
+object_exec(bakery_object *o, const char *sql, jv args, int *changes)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, sql, &st);
+	if (rc) {
+		jv_free(args);
+		return rc;
+	}
+	jv_array_foreach(args, i, v) {
+		int at = i + 1;
+		double d;
+		switch (jv_get_kind(v)) {
+		case JV_KIND_STRING:
+			sqlite3_bind_text(st, at, jv_string_value(v), -1,
+			    SQLITE_TRANSIENT);
+			break;
+		case JV_KIND_NUMBER:
+			d = jv_number_value(v);
+			if (d > -9e18 && d < 9e18 &&
+			    d == (double)(sqlite3_int64)d)
+				sqlite3_bind_int64(st, at, (sqlite3_int64)d);
+			else
+				sqlite3_bind_double(st, at, d);
+			break;
+		case JV_KIND_ARRAY:
+		case JV_KIND_OBJECT: {
+			size_t len;
+			char *text = json_dump(jv_copy(v), &len);
+			sqlite3_bind_text64(st, at, text, len, free, SQLITE_UTF8);
+			break;
+		}
+		default:
+			break; /* null, invalid: NULL */
+		}
+		jv_free(v);
+	}
+	jv_free(args);
+	rc = step_done(o, st);
+	if (changes)
+		*changes = rc ? 0 : sqlite3_changes(o->db);
+	return rc;
+}
+
+int
+object_seen(bakery_object *o, const char *event_id)
+{
+	sqlite3_stmt *st;
+	if (object_prepare(o, "SELECT 1 FROM seen WHERE event_id = ?", &st))
+		return 0;
+	sqlite3_bind_text(st, 1, event_id, -1, SQLITE_STATIC);
+	int seen = sqlite3_step(st) == SQLITE_ROW;
+	object_finish(o, st);
+	return seen;
+}
+
+int
+object_mark_seen(bakery_object *o, const char *event_id, const char *type)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o,
+	    "INSERT INTO seen(event_id, type, applied_at) VALUES (?, ?, ?)",
+	    &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, event_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, bakery_now_ms());
+	return step_done(o, st);
+}
+
+int
+object_command_result(bakery_object *o, const char *key, jv *result)
+{
+	sqlite3_stmt *st;
+	*result = jv_null();
+	if (object_prepare(o, "SELECT result FROM commands_seen WHERE key = ?", &st))
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	int found = sqlite3_step(st) == SQLITE_ROW;
+	if (found) {
+		jv_free(*result);
+		*result = jv_parse((const char *)sqlite3_column_text(st, 0));
+	}
+	object_finish(o, st);
+	return found;
+}
+
+int
+object_remember_command(bakery_object *o, const char *key, jv result)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o,
+	    "INSERT INTO commands_seen(key, result, at) VALUES (?, ?, ?)", &st);
+	if (rc) {
+		jv_free(result);
+		return rc;
+	}
+	size_t len;
+	char *s = json_dump(result, &len);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text64(st, 2, s, len, free, SQLITE_UTF8);
+	sqlite3_bind_int64(st, 3, bakery_now_ms());
+	return step_done(o, st);
+}
+
+int
+object_record(bakery_object *o, const char *type, jv data, jv *out)
+{
+	/* Never before the sandbox's last fence, whatever the wall clock
+	 * says: the event would be dropped as one from before the wipe. */
+	int64_t now = bakery_now_ms();
+	if (now < o->floor_ms)
+		now = o->floor_ms;
+	jv env = envelope_new_at(o->sandbox, o->address, type, data,
+	    now);
+	char *line = envelope_dump(env);
+	const char *id = envelope_str(env, "id");
+	sqlite3_stmt *st;
+	int rc = object_prepare(o,
+	    "INSERT INTO events(id, type, envelope, recorded_at)"
+	    " VALUES (?1, ?2, ?3, ?4)", &st); /* and so in the outbox */
+	if (!rc) {
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, line, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, now);
+		rc = step_done(o, st);
+	}
+	free(line);
+	if (!rc)
+		o->recorded++;
+	if (out && !rc)
+		*out = env;
+	else
+		jv_free(env);
+	return rc;
+}
+
+/* Arms the alarm when the outbox holds rows. A command's arming is never
+ * counted against the guard (alarm.c counts the alarm's own re-arms).
+ *
+ * The rule that keeps alarms findable: an armed alarm always has an index
+ * entry firing no later than it. So an alarm that was disarmed gets its
+ * entry written here, inside this transaction and before the commit,
+ * unless the entry its last arming left fires no later (read under this
+ * transaction's write lock, which an alarm run must hold to remove it);
+ * one already armed keeps the earlier of its time and the new one, and
+ * its entry stands. A file being made has no write lock an alarm run can
+ * take: an entry found for it is one an alarm run may be removing as an
+ * object's with no file (relay.c, drop_if_unborn), so it always writes
+ * its own, a new generation that a run which read the old one leaves. */
+static int
+arm_if_needed(bakery_object *o)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o,
+	    "SELECT EXISTS (SELECT 1 FROM events WHERE relayed_at IS NULL),"
+	    " (SELECT fire_at FROM alarm WHERE id = 1)", &st);
+	if (rc)
+		return rc;
+	int rows = 0, armed = 0;
+	int64_t fire_at = bakery_now_ms() + (int64_t)o->ctx->alarm_delay_s * 1000;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		rows = sqlite3_column_int(st, 0);
+		armed = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		if (armed && sqlite3_column_int64(st, 1) < fire_at)
+			fire_at = sqlite3_column_int64(st, 1);
+	}
+	object_finish(o, st);
+	if (rows == 0)
+		return 0;
+	if (!armed && (o->unborn || !alarm_index_covers(o->ctx, o->sandbox,
+			  o->address, fire_at)) &&
+	    (rc = alarm_index_add(o->ctx, o->sandbox, o->address, fire_at)))
+		return rc;
+	if ((rc = object_prepare(o,
+		 "INSERT INTO alarm(id, fire_at) VALUES (1, ?1)"
+		 " ON CONFLICT (id) DO UPDATE SET fire_at = ?1", &st)))
+		return rc;
+	sqlite3_bind_int64(st, 1, fire_at);
+	return step_done(o, st);
+}
+
+int
+object_alarm_get(bakery_object *o, object_alarm *a)
+{
+	memset(a, 0, sizeof *a);
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, "SELECT fire_at, rearms_today, rearm_day FROM alarm"
+			    " WHERE id = 1", &st);
+	if (rc)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		a->fire_at = sqlite3_column_int64(st, 0);
+		a->rearms = sqlite3_column_int(st, 1);
+		const char *day = (const char *)sqlite3_column_text(st, 2);
+		snprintf(a->day, sizeof a->day, "%s", day ? day : "");
+	}
+	object_finish(o, st);
+	return 0;
+}
+
+long
+object_rearms_today(const char *day, long rearms, int64_t now_ms)
+{
+	/* A day after today is one a clock step back left: its count
+	 * stands until the clock reaches past it (alarm_day_over). */
+	return day && !alarm_day_over(day, now_ms) ? rearms : 0;
+}
+
+int
+object_alarm_set(bakery_object *o, const object_alarm *a)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o,
+	    "INSERT INTO alarm(id, fire_at, rearms_today, rearm_day)"
+	    " VALUES (1, ?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET"
+	    " fire_at = ?1, rearms_today = ?2, rearm_day = ?3", &st);
+	if (rc)
+		return rc;
+	if (a->fire_at)
+		sqlite3_bind_int64(st, 1, a->fire_at);
+	sqlite3_bind_int(st, 2, a->rearms);
+	sqlite3_bind_text(st, 3, a->day, -1, SQLITE_STATIC);
+	return step_done(o, st);
+}
+
+int
+object_arm(bakery_object *o)
+{
+	int rc = object_connect(o);
+	if (rc)
+		return rc;
+	rc = db_begin(o->db);
+	if (!rc)
+		rc = arm_if_needed(o);
+	if (!rc)
+		rc = db_commit(o->db);
+	db_rollback(o->db);
+	return rc;
+}
+
+/* A new file's first commit, made in its private copy, is given its path;
+ * the object goes on with the file there, opened when next used
+ * (object_connect): a subscriber's new file is most often used no more. */
+static int
+settle(bakery_object *o)
+{
+	db_stmts_free(&o->stmts);
+	int rc = wal_new_settle(o->made, &o->db);
+	wal_new_end(o->made);
+	o->made = NULL;
+	o->reconnect = !rc;
+	return rc;
+}
+
+int
+object_connect(bakery_object *o)
+{
+	if (o->db || !o->reconnect)
+		return 0;
+	int rc = open_file(o->ctx, o, 0);
+	o->reconnect = rc != 0;
+	return rc;
+}
+
+int
+object_commit(bakery_object *o)
+{
+	int rc = 0;
+	if (o->dirty) {
+		sqlite3_stmt *st;
+		if (!(rc = object_prepare(o,
+			  "INSERT INTO state(id, address, json) VALUES (1, ?1, ?2)"
+			  " ON CONFLICT (id) DO UPDATE SET json = ?2", &st))) {
+			size_t len;
+			char *s = json_dump(jv_copy(o->state), &len);
+			sqlite3_bind_text(st, 1, o->address, -1, SQLITE_STATIC);
+			sqlite3_bind_text64(st, 2, s, len, free, SQLITE_UTF8);
+			rc = step_done(o, st);
+		}
+	}
+	if (!rc && o->recorded)
+		rc = arm_if_needed(o);
+	if (!rc)
+		rc = db_commit(o->db);
+	if (!rc && o->made)
+		rc = settle(o);
+	if (rc)
+		object_rollback(o);
+	else
+		o->unborn = 0;
+	o->schema_pending = 0;
+	o->dirty = 0;
+	return rc;
+}
+
+int
+object_events(bakery_object *o, jv *out)
+{
+	*out = jv_array();
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, "SELECT envelope FROM events ORDER BY seq", &st);
+	if (rc)
+		return rc;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		*out = jv_array_append(*out,
+		    jv_parse((const char *)sqlite3_column_text(st, 0)));
+	object_finish(o, st);
+	return 0;
+}
+
+static jv
+column_jv(sqlite3_stmt *st, int col, char type)
+{
+	/* The type first: reading a number as text converts it. */
+	if (type == 'v' && sqlite3_column_type(st, col) == SQLITE_INTEGER)
+		return jv_number((double)sqlite3_column_int64(st, col));
+	if (type == 'v' && sqlite3_column_type(st, col) == SQLITE_FLOAT)
+		return jv_number(sqlite3_column_double(st, col));
+	if (type == 't')
+		return db_column_time(st, col);
+	const char *text = (const char *)sqlite3_column_text(st, col);
+	jv v = type == 'j' ? jv_parse(text) : jv_string(text);
+	if (!jv_is_valid(v)) { /* not JSON: a string kept as it came */
+		jv_free(v);
+		v = jv_string(text);
+	}
+	return v;
+}
+
+/* Sets (*state).FIELD to the rows of r; *state becomes an object. */
+static int
+add_state_rows(bakery_object *o, const kind_rows *r, jv *state)
+{
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, r->sql, &st);
+	if (rc)
+		return rc;
+	int keyed = r->types[0] == 'k';
+	jv all = keyed ? jv_object() : jv_array();
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		jv row = jv_object();
+		for (int i = keyed; r->types[i]; i++)
+			if (sqlite3_column_type(st, i) != SQLITE_NULL)
+				row = jv_object_set(row,
+				    jv_string(sqlite3_column_name(st, i)),
+				    column_jv(st, i, r->types[i]));
+		if (keyed)
+			all = jv_object_set(all, jv_string((const char *)
+			    sqlite3_column_text(st, 0)), row);
+		else
+			all = jv_array_append(all, row);
+	}
+	object_finish(o, st);
+	if (src != SQLITE_DONE) {
+		jv_free(all);
+		return db_fail(o->db, src, "cannot read state");
+	}
+	if (jv_get_kind(*state) != JV_KIND_OBJECT) {
+		jv_free(*state);
+		*state = jv_object();
+	}
+	*state = jv_object_set(*state, jv_string(r->field), all);
+	return 0;
+}
+
+int
+object_show(bakery_object *o, jv *out)
+{
+	int rc = object_load(o);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st;
+	jv state = jv_copy(o->state);
+	const kind_rows *rows = o->desc->rows;
+	for (size_t i = 0; i < sizeof o->desc->rows / sizeof *rows &&
+	     rows[i].field; i++)
+		if ((rc = add_state_rows(o, &rows[i], &state))) {
+			jv_free(state);
+			return rc;
+		}
+	jv seen = jv_array();
+	if (!(rc = object_prepare(o, "SELECT event_id FROM seen ORDER BY applied_at,"
+			      " event_id", &st))) {
+		while (sqlite3_step(st) == SQLITE_ROW)
+			seen = jv_array_append(seen, jv_string(
+			    (const char *)sqlite3_column_text(st, 0)));
+		object_finish(o, st);
+	}
+	jv outbox = jv_array();
+	if (!rc && !(rc = object_prepare(o,
+			 "SELECT event_id, attempts, created_at, last_error,"
+			 " json_extract(envelope, '$.type') FROM outbox"
+			 " ORDER BY seq", &st))) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			jv r = jv_object();
+			r = jv_object_set(r, jv_string("id"), jv_string(
+			    (const char *)sqlite3_column_text(st, 0)));
+			r = jv_object_set(r, jv_string("type"), jv_string(
+			    (const char *)sqlite3_column_text(st, 4)));
+			r = jv_object_set(r, jv_string("attempts"),
+			    jv_number(sqlite3_column_int(st, 1)));
+			r = jv_object_set(r, jv_string("created_at"),
+			    db_column_time(st, 2));
+			const char *e = (const char *)sqlite3_column_text(st, 3);
+			r = jv_object_set(r, jv_string("last_error"),
+			    e ? jv_string(e) : jv_null());
+			outbox = jv_array_append(outbox, r);
+		}
+		object_finish(o, st);
+	}
+	jv alarm = jv_null();
+	if (!rc && !(rc = object_prepare(o,
+			 "SELECT fire_at, rearms_today, rearm_day FROM alarm"
+			 " WHERE id = 1", &st))) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			jv_free(alarm);
+			alarm = jv_object();
+			alarm = jv_object_set(alarm, jv_string("fire_at"),
+			    db_column_time(st, 0));
+			const char *day = (const char *)sqlite3_column_text(st, 2);
+			long rearms = object_rearms_today(day,
+			    sqlite3_column_int(st, 1), bakery_now_ms());
+			alarm = jv_object_set(alarm, jv_string("rearms_today"),
+			    jv_number(rearms));
+		}
+		object_finish(o, st);
+	}
+	jv o_ = jv_object();
+	o_ = jv_object_set(o_, jv_string("address"), jv_string(o->address));
+	o_ = jv_object_set(o_, jv_string("sandbox"), jv_string(o->sandbox));
+	o_ = jv_object_set(o_, jv_string("state"), state);
+	o_ = jv_object_set(o_, jv_string("seen"), seen);
+	o_ = jv_object_set(o_, jv_string("outbox"), outbox);
+	o_ = jv_object_set(o_, jv_string("alarm"), alarm);
+	if (rc) {
+		jv_free(o_);
+		return rc;
+	}
+	*out = o_;
+	return 0;
+}
+
+int
+object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	*out = jv_array();
+	char *dir = home_sandbox_dir(ctx, sandbox);
+	DIR *d = opendir(dir);
+	if (!d) {
+		free(dir);
+		return 0; /* a sandbox nobody used has no objects */
+	}
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *kind;
+	while ((kind = readdir(d))) {
+		if (!kind_find(kind->d_name))
+			continue;
+		char *sub = bakery_xasprintf("%s/%s", dir, kind->d_name);
+		DIR *k = opendir(sub);
+		struct dirent *f;
+		while (k && (f = readdir(k))) {
+			size_t len = strlen(f->d_name);
+			if (len < 4 || strcmp(f->d_name + len - 3, ".db") != 0)
+				continue;
+			/* An empty file is no object (a creation under way,
+			 * or one a crash of an older bakery left): said, and
+			 * not listed. */
+			struct stat sb;
+			char *file = bakery_xasprintf("%s/%s", sub, f->d_name);
+			int empty = stat(file, &sb) == 0 && sb.st_size == 0;
+			if (empty)
+				bakery_log(LOG_WARN, "not_an_object", "file", file,
+				    "reason", "empty file", (char *)NULL);
+			free(file);
+			if (empty)
+				continue;
+			names = bakery_xrealloc(names, (n + 1) * sizeof *names);
+			names[n++] = bakery_xasprintf("%s/%.*s", kind->d_name,
+			    (int)(len - 3), f->d_name);
+		}
+		if (k)
+			closedir(k);
+		free(sub);
+	}
+	closedir(d);
+	free(dir);
+	if (n) /* qsort must not be given NULL, even for nothing */
+		qsort(names, n, sizeof *names, bakery_compare_strings);
+	for (size_t i = 0; i < n; i++) {
+		*out = jv_array_append(*out, jv_string(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}

@@ -1,0 +1,783 @@
+/*
+ * subscriber.c — apply an event at each routed object, idempotently.
+ */
+#include "subscriber.h"
+#include "../store/ctx.h"
+#include "../core/envelope.h"
+#include "../net/external.h"
+#include "../core/faults.h"
+#include "../core/menu.h"
+#include "../orders/order.h"
+#include "../core/outbox.h"
+#include "../queue/queue.h"
+#include "routing.h"
+#include "../base/util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const object_kind *
+subscriber_find(const char *kind)
+{
+	const object_kind *k = kind_find(kind);
+	return k && k->apply ? k : NULL;
+}
+
+/* "kitchen" -> "Kitchen": how the error names the subscriber. */
+static void
+answered(apply_result *r, const char *kind, int status, const char *why)
+{
+	r->status = status;
+	r->final = 0;
+	int n = snprintf(r->error, sizeof r->error, "%c%s answered %d",
+	    toupper((unsigned char)kind[0]), kind + 1, status);
+	if (why && *why && n > 0 && (size_t)n < sizeof r->error)
+		snprintf(r->error + n, sizeof r->error - (size_t)n, ": %s", why);
+}
+
+/* The sandbox's fence (ms), the time its last wipe set in the queue
+ * (queue.h, wipe.h): an event recorded before it is dropped. 0 when the
+ * sandbox was never wiped or the queue cannot be had. The wipe sets it
+ * holding the sandbox's lock exclusively, and an open object holds that
+ * lock shared: read once an object is open, it holds for every event
+ * applied there until the object closes. */
+static int64_t
+fence_of(bakery_ctx *ctx, const char *sandbox)
+{
+	bakery_queue *q;
+	return queue_get(ctx, &q) == 0 ? queue_fence(q, sandbox) : 0;
+}
+
+/* Whether env was recorded before fence. */
+static int
+predates(jv env, int64_t fence)
+{
+	int64_t at = envelope_time_ms(env);
+	return at > 0 && at < fence;
+}
+
+/* Why an envelope's id or data is bad ("" when good), found once for
+ * all its subscribers: each of them answers 422 with it. */
+typedef struct envelope_check {
+	char why[200];
+} envelope_check;
+
+static void
+check_envelope(jv env, envelope_check *c)
+{
+	const char *id = envelope_str(env, "id");
+	c->why[0] = '\0';
+	if (!id || !bakery_text_valid(id, 128))
+		snprintf(c->why, sizeof c->why, "bad id");
+	else
+		subscriber_check_data(env, c->why, sizeof c->why);
+}
+
+/* One envelope at one of its subscribers. */
+typedef struct delivery {
+	jv env; /* borrowed */
+	const char *body; /* the text env was parsed from, or NULL */
+	const char *sandbox;
+	const char *address;
+	const envelope_check *check; /* borrowed */
+	apply_result *r;
+} delivery;
+
+/* What a batch reads of a sandbox once, not at each of its deliveries:
+ * its faults (a sandbox file that cannot be read sets none, as
+ * fault_is_set), and its fence as first read (the first look of
+ * answer_early, before any object is open; the fence is read again under
+ * each object's lock). One sandbox at a time: a batch's deliveries are
+ * grouped by sandbox. */
+typedef struct sandbox_reads {
+	char sandbox[BAKERY_NAME_SIZE];
+	jv faults;     /* jv_invalid() until read */
+	int64_t fence; /* -1 until read */
+} sandbox_reads;
+
+static sandbox_reads *
+reads_of(sandbox_reads *s, const char *sandbox)
+{
+	if (strcmp(s->sandbox, sandbox) != 0) {
+		jv_free(s->faults);
+		*s = (sandbox_reads){ "", jv_invalid(), -1 };
+		snprintf(s->sandbox, sizeof s->sandbox, "%s", sandbox);
+	}
+	return s;
+}
+
+/* Whether the sandbox has the fault that makes kind refuse every event
+ * (FAULT_REFUSES kind). */
+static int
+refuses(bakery_ctx *ctx, sandbox_reads *s, const char *sandbox,
+    const char *kind)
+{
+	sandbox_reads *f = reads_of(s, sandbox);
+	if (!jv_is_valid(f->faults) && fault_list(ctx, sandbox, &f->faults)) {
+		jv_free(f->faults);
+		f->faults = jv_array();
+	}
+	char name[80];
+	snprintf(name, sizeof name, FAULT_REFUSES "%s", kind);
+	int set = 0;
+	jv_array_foreach(f->faults, i, one) {
+		const char *n = envelope_str(one, "name");
+		set |= n && strcmp(n, name) == 0;
+		jv_free(one);
+	}
+	return set;
+}
+
+/* The group's failure for every event of it that had answered 2xx: its
+ * changes did not commit (or never will), so none of them may be acked. */
+static void
+fail_group(delivery *const *g, size_t n, const char *kind, const char *why)
+{
+	char copy[sizeof g[0]->r->error];
+	snprintf(copy, sizeof copy, "%s", why);
+	for (size_t i = 0; i < n; i++)
+		if (g[i]->r->status < 300)
+			answered(g[i]->r, kind, ANSWER_UNAVAILABLE, copy);
+}
+
+/* Applies one event in the open transaction, inside a savepoint: 200 when
+ * applied or seen before, 205 when wiped, else the refusal, with its
+ * changes rolled back and nothing recorded. Returns 1 when it applied
+ * something, 0 when not, -1 when the transaction is gone. */
+static int
+apply_one(bakery_object *o, const object_kind *sub, int refused,
+    int64_t fence, delivery *d)
+{
+	const char *id = envelope_str(d->env, "id");
+	const char *type = envelope_str(d->env, "type");
+	/* Checked again under the object's lock (fence, read since the
+	 * object opened): a wipe that came between the first check and the
+	 * open must not see this event applied. */
+	if (object_seen(o, id))
+		return 0;
+	if (predates(d->env, fence)) {
+		d->r->status = ANSWER_WIPED;
+		return 0;
+	}
+	if (refused) {
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, NULL);
+		return 0;
+	}
+	object_saved sp;
+	if (object_savepoint(o, &sp)) {
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, bakery_error());
+		return -1;
+	}
+	char why[200] = "";
+	int status = sub->apply(o, d->env, type, why, sizeof why);
+	if (answer_applied(status) && object_mark_seen(o, id, type)) {
+		status = ANSWER_UNAVAILABLE;
+		snprintf(why, sizeof why, "%s", bakery_error());
+	}
+	if (answer_applied(status)) {
+		if (!object_release(o, &sp))
+			return 1;
+		answered(d->r, sub->name, ANSWER_UNAVAILABLE, bakery_error());
+		return -1;
+	}
+	answered(d->r, sub->name, status, why);
+	return object_rollback_to(o, &sp) ? -1 : 0;
+}
+
+/* The most cents a total may be. The other limits are the order's
+ * (order.h) and the menu's (menu.h): place checks the same ones. */
+#define DATA_MAX_CENTS 1e15
+
+/* Whether v is a whole number from min to max. */
+static int
+whole(jv v, double min, double max)
+{
+	if (jv_get_kind(v) != JV_KIND_NUMBER)
+		return 0;
+	double d = jv_number_value(v);
+	return d >= min && d <= max && d == (double)(int64_t)d;
+}
+
+/* data.FIELD's fault, or NULL: a string field checked as a name (n), a
+ * day (d), text of up to max bytes (t), or a currency (c); null allows a
+ * JSON null. Absent is fine: each subscriber says what it needs. */
+static const char *
+string_fault(jv data, const char *field, char how, size_t max, int null)
+{
+	jv v = envelope_field(data, field);
+	int kind = jv_get_kind(v);
+	jv_free(v);
+	const char *s;
+	int got = envelope_opt_str(data, field, &s);
+	if (got == 0)
+		return kind == JV_KIND_NULL && !null ? "want a string" : NULL;
+	if (got < 0)
+		return "want a string without NUL";
+	switch (how) {
+	case 'n':
+		return bakery_name_valid(s) ? NULL
+		    : "want a name [a-z0-9][a-z0-9_.-]{0,63}";
+	case 'd':
+		return bakery_day_valid(s) ? NULL : "want a day YYYY-MM-DD";
+	case 'c':
+		return bakery_currency_valid(s) ? NULL
+		    : "want three lowercase letters";
+	default:
+		return bakery_text_valid(s, max) ? NULL : "want printable UTF-8 text";
+	}
+}
+
+/* data.items: 1 to ORDER_MAX_LINES lines {item, qty, price_cents}, an
+ * item's quantities summing to at most MENU_MAX_QTY; *sum is the total
+ * of the lines. */
+static int
+items_fault(jv items, char *why, size_t size, double *sum)
+{
+	int n = jv_get_kind(items) == JV_KIND_ARRAY
+	    ? jv_array_length(jv_copy(items)) : -1;
+	if (n < 1 || n > ORDER_MAX_LINES) {
+		snprintf(why, size, "bad data.items: want an array of 1 to %d "
+		    "lines", ORDER_MAX_LINES);
+		return ANSWER_MALFORMED;
+	}
+	*sum = 0;
+	for (int i = 0; i < n; i++) {
+		jv line = jv_array_get(jv_copy(items), i);
+		jv qty = envelope_field(line, "qty");
+		jv price = envelope_field(line, "price_cents");
+		const char *item = envelope_str(line, "item");
+		const char *bad = jv_get_kind(line) != JV_KIND_OBJECT
+		    ? "want an object {item, qty, price_cents}"
+		    : !item || !bakery_name_valid(item) ? "bad item: want a name"
+		    : !whole(qty, 1, MENU_MAX_QTY) ? "bad qty: want 1 to "
+		    DIGITS_OF(MENU_MAX_QTY)
+		    : !whole(price, 1, MENU_MAX_PRICE)
+		    ? "bad price_cents: want 1 to "
+		    DIGITS_OF(MENU_MAX_PRICE) : NULL;
+		int total = 0;
+		for (int j = 0; !bad && j <= i; j++) {
+			jv other = jv_array_get(jv_copy(items), j);
+			const char *name = envelope_str(other, "item");
+			if (name && strcmp(name, item) == 0) {
+				jv q = envelope_field(other, "qty");
+				total += (int)jv_number_value(q);
+				jv_free(q);
+			}
+			jv_free(other);
+		}
+		if (!bad && total > MENU_MAX_QTY)
+			bad = "bad qty: an item's lines sum past "
+			    DIGITS_OF(MENU_MAX_QTY);
+		if (!bad)
+			*sum += jv_number_value(qty) * jv_number_value(price);
+		jv_free(qty);
+		jv_free(price);
+		jv_free(line);
+		if (bad) {
+			snprintf(why, size, "bad data.items[%d]: %s", i, bad);
+			return ANSWER_MALFORMED;
+		}
+	}
+	return 0;
+}
+
+int
+subscriber_check_data(jv env, char *why, size_t size)
+{
+	static const struct {
+		const char *field;
+		char how;
+		size_t max;
+		int null;
+	} strings[] = {
+		{ "order", 'n', 0, 0 }, { "customer", 'n', 0, 0 },
+		{ "day", 'd', 0, 0 }, { "delivery", 't', ORDER_MAX_DELIVERY, 1 },
+		{ "currency", 'c', 0, 0 }, { "payment_intent", 't', 255, 1 },
+		{ "stripe_event", 't', 255, 0 }, { "placed_at", 't', 32, 1 },
+		{ "paid_at", 't', 32, 1 },
+	};
+	jv data = envelope_field(env, "data");
+	int rc = 0;
+	if (jv_get_kind(data) != JV_KIND_OBJECT) {
+		snprintf(why, size, "bad data: want an object");
+		rc = ANSWER_MALFORMED;
+	}
+	for (size_t i = 0; !rc && i < sizeof strings / sizeof *strings; i++) {
+		const char *bad = string_fault(data, strings[i].field,
+		    strings[i].how, strings[i].max, strings[i].null);
+		if (bad) {
+			snprintf(why, size, "bad data.%s: %s", strings[i].field,
+			    bad);
+			rc = ANSWER_MALFORMED;
+		}
+	}
+	jv items = envelope_field(data, "items");
+	jv total = envelope_field(data, "total_cents");
+	jv amount = envelope_field(data, "amount_cents");
+	double sum = -1;
+	if (!rc && jv_is_valid(items))
+		rc = items_fault(items, why, size, &sum);
+	if (!rc && jv_is_valid(total) && !whole(total, 0, DATA_MAX_CENTS)) {
+		snprintf(why, size, "bad data.total_cents: want a whole number "
+		    "of cents");
+		rc = ANSWER_MALFORMED;
+	} else if (!rc && jv_is_valid(total) && sum >= 0 &&
+	    jv_number_value(total) != sum) {
+		snprintf(why, size, "bad data.total_cents: not the sum of "
+		    "data.items");
+		rc = ANSWER_MALFORMED;
+	}
+	if (!rc && jv_is_valid(amount) && !whole(amount, 0, DATA_MAX_CENTS)) {
+		snprintf(why, size, "bad data.amount_cents: want a whole number "
+		    "of cents");
+		rc = ANSWER_MALFORMED;
+	}
+	jv_free(items);
+	jv_free(total);
+	jv_free(amount);
+	jv_free(data);
+	return rc;
+}
+
+/* One event at an external subscriber, inside a write transaction on
+ * external/NAME: seen there → 200 without a call; else called, and on
+ * success its id recorded in that transaction's commit, right after the
+ * answer. The lock held through the call keeps a second consumer (whose
+ * lease on the message began after this one's ran out) from calling the
+ * subscriber for the same event at the same time: it waits, then answers
+ * 503 and comes again to find the id seen. A crash between the answer and
+ * the commit (external.after_answer) is the one way the subscriber hears
+ * an event twice. */
+static void
+call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
+    delivery *d)
+{
+	const char *id = envelope_str(d->env, "id");
+	const char *type = envelope_str(d->env, "type");
+	if (object_begin(o)) {
+		answered(d->r, rt->key, ANSWER_UNAVAILABLE, bakery_error());
+		return;
+	}
+	if (object_seen(o, id)) {
+		object_rollback(o);
+		return;
+	}
+	/* The text the envelope came in, when it is one line, as it is: no
+	 * dump of what was parsed from it. */
+	size_t len = d->body ? strlen(d->body) : 0;
+	jv line = d->body && !memchr(d->body, '\n', len) &&
+	    !memchr(d->body, '\r', len) ? jv_string_sized(d->body, (int)len)
+	    : jv_dump_string(jv_copy(d->env), 0);
+	external_event ev = { id, type, d->sandbox, jv_string_value(line),
+		(size_t)jv_string_length_bytes(jv_copy(line)) };
+	external_answer a = { 0, 0, "" };
+	if (rt->how == ROUTE_EXEC)
+		external_exec(rt->target, &ev, ctx->subscriber_timeout_s, &a);
+	else
+		external_http(rt->target, rt->secret_file, &ev,
+		    ctx->subscriber_timeout_s, &a);
+	jv_free(line);
+	if (a.status != ANSWER_APPLIED) {
+		object_rollback(o);
+		answered(d->r, rt->key, a.status, a.why);
+		d->r->final = a.final;
+		bakery_log(LOG_WARN, "external_refused", "subscriber", rt->key,
+		    "id", id, "error", d->r->error, (char *)NULL);
+		return;
+	}
+	bakery_crash_point("external.after_answer");
+	int rc = object_mark_seen(o, id, type);
+	if (rc)
+		object_rollback(o);
+	else
+		rc = object_commit(o);
+	if (rc)
+		answered(d->r, rt->key, ANSWER_UNAVAILABLE, "applied, but its "
+		    "seen record failed (it will hear the event again)");
+}
+
+/* Answers the group's events that need no object: all refused (422) when
+ * refused names why, else each with a bad id or bad data (422, as its
+ * envelope's check found), or recorded before its sandbox's wipe (205;
+ * the fence as the batch first read it, before any object opened; read
+ * again under the object's lock, where it counts). Returns how many are
+ * left. */
+static size_t
+answer_early(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
+    size_t n, const char *name, const char *refused)
+{
+	sandbox_reads *f = reads_of(s, g[0]->sandbox);
+	if (f->fence < 0 && !refused)
+		f->fence = fence_of(ctx, g[0]->sandbox);
+	size_t pending = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (refused)
+			answered(g[i]->r, name, ANSWER_MALFORMED, refused);
+		else if (g[i]->check->why[0])
+			answered(g[i]->r, name, ANSWER_MALFORMED,
+			    g[i]->check->why);
+		else if (predates(g[i]->env, f->fence))
+			g[i]->r->status = ANSWER_WIPED;
+		else
+			pending++;
+	}
+	return pending;
+}
+
+/* The group's events at the external subscriber name, one call each, in
+ * order; those it applied before (seen) are not called again. */
+static void
+apply_external(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
+    size_t n, const char *name)
+{
+	const route *rt = routing_external(ctx, name);
+	if (!answer_early(ctx, s, g, n, name,
+	    rt ? NULL : "not in the routes file"))
+		return;
+	bakery_crash_point("consume.before_open");
+	bakery_object *o;
+	int rc = object_open(ctx, g[0]->sandbox, g[0]->address, 1, &o);
+	int64_t fence = rc ? 0 : fence_of(ctx, g[0]->sandbox);
+	for (size_t i = 0; i < n; i++) {
+		if (g[i]->r->status != ANSWER_APPLIED)
+			continue;
+		if (!rc && predates(g[i]->env, fence))
+			g[i]->r->status = ANSWER_WIPED; /* under the lock */
+		else if (rc)
+			answered(g[i]->r, name, ANSWER_UNAVAILABLE,
+			    bakery_error());
+		else
+			call_external(ctx, o, rt, g[i]);
+	}
+	object_close(o);
+}
+
+/* Applies the group's events, in order, at one object of one sandbox: one
+ * open, one BEGIN IMMEDIATE, a savepoint per event so that a refusal takes
+ * back only that event's changes, one COMMIT for all that applied, then
+ * the send of whatever the object recorded. If that commit fails, every
+ * event of the group fails with it. */
+static void
+apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n)
+{
+	char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE];
+	const char *address = g[0]->address;
+	for (size_t i = 0; i < n; i++) {
+		g[i]->r->status = ANSWER_APPLIED;
+		g[i]->r->final = 0;
+		g[i]->r->error[0] = '\0';
+	}
+	if (kind_parse_address(address, kind, key, NULL)) {
+		for (size_t i = 0; i < n; i++)
+			answered(g[i]->r, "routing", ANSWER_MALFORMED,
+			    bakery_error());
+		return;
+	}
+	if (strcmp(kind, "external") == 0) {
+		apply_external(ctx, f, g, n, key);
+		return;
+	}
+	const object_kind *sub = subscriber_find(kind);
+	if (!answer_early(ctx, f, g, n, kind, sub ? NULL : "not a subscriber"))
+		return;
+	/* A wipe may come now, after the first look at the fence: the look
+	 * under the object's lock below is the one that counts. */
+	bakery_crash_point("consume.before_open");
+	bakery_object *o;
+	int rc = object_open(ctx, g[0]->sandbox, address, sub->create, &o);
+	if (rc == EX_NOINPUT) {
+		for (size_t i = 0; i < n; i++)
+			if (g[i]->r->status == ANSWER_APPLIED)
+				answered(g[i]->r, kind, ANSWER_NOT_YET,
+				    bakery_error());
+		return;
+	}
+	if (!rc)
+		rc = object_begin(o);
+	if (rc) {
+		/* Locked past the busy timeout, a full disk: retry later. */
+		for (size_t i = 0; i < n; i++)
+			if (g[i]->r->status == ANSWER_APPLIED)
+				answered(g[i]->r, kind, ANSWER_UNAVAILABLE,
+				    bakery_error());
+		object_close(o);
+		return;
+	}
+	int applied = 0, lost = 0;
+	int refused = refuses(ctx, f, g[0]->sandbox, kind);
+	int64_t fence = fence_of(ctx, g[0]->sandbox);
+	for (size_t i = 0; i < n && !lost; i++) {
+		if (g[i]->r->status != ANSWER_APPLIED)
+			continue;
+		int one = apply_one(o, sub, refused, fence, g[i]);
+		if (one < 0)
+			lost = 1;
+		else
+			applied += one;
+	}
+	if (lost) {
+		fail_group(g, n, kind, bakery_error());
+		object_rollback(o);
+	} else if (!applied) {
+		object_rollback(o);
+	} else if ((rc = object_commit(o))) {
+		fail_group(g, n, kind, bakery_error());
+	} else {
+		bakery_crash_point("consume.after_apply");
+		/* What the object recorded goes out now (an order's
+		 * OrderPaid); a refusal leaves it in the outbox for the
+		 * alarm. */
+		if (outbox_count(o) > 0)
+			outbox_send(o, NULL);
+	}
+	object_close(o);
+}
+
+static const char *
+sandbox_of(bakery_ctx *ctx, jv env)
+{
+	const char *sandbox = envelope_str(env, "sandbox");
+	return sandbox ? sandbox : ctx->sandbox;
+}
+
+int
+subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
+    apply_result *r)
+{
+	return subscriber_apply_batch(ctx, address, &env, 1, r);
+}
+
+/* Applies every delivery: those to one object (one address in one
+ * sandbox), in their order, as one group. */
+static void
+apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
+{
+	delivery **group = bakery_xmalloc(nd * sizeof *group);
+	sandbox_reads f = { "", jv_invalid(), -1 };
+	char *grouped = bakery_xmalloc(nd);
+	memset(grouped, 0, nd);
+	for (size_t a = 0; a < nd; a++) {
+		if (grouped[a])
+			continue;
+		size_t m = 0;
+		for (size_t b = a; b < nd; b++) {
+			if (grouped[b] ||
+			    strcmp(ds[a].address, ds[b].address) != 0 ||
+			    strcmp(ds[a].sandbox, ds[b].sandbox) != 0)
+				continue;
+			grouped[b] = 1;
+			group[m++] = &ds[b];
+		}
+		apply_group(ctx, &f, group, m);
+	}
+	jv_free(f.faults);
+	free(group);
+	free(grouped);
+}
+
+int
+subscriber_apply_batch(bakery_ctx *ctx, const char *address, const jv *envs,
+    size_t n, apply_result *r)
+{
+	delivery *ds = bakery_xmalloc(n * sizeof *ds);
+	envelope_check *checks = bakery_xmalloc(n * sizeof *checks);
+	for (size_t i = 0; i < n; i++) {
+		check_envelope(envs[i], &checks[i]);
+		ds[i] = (delivery){ envs[i], NULL, sandbox_of(ctx, envs[i]),
+			address, &checks[i], &r[i] };
+	}
+	apply_all(ctx, ds, n);
+	free(ds);
+	free(checks);
+	return 0;
+}
+
+int
+subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
+{
+	bakery_object *o;
+	int rc = object_open(ctx, NULL, address, 0, &o);
+	if (!rc)
+		rc = object_show(o, out);
+	if (!rc) {
+		const object_kind *sub = subscriber_find(o->kind);
+		if (sub && sub->arrays) {
+			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
+			*out = jv_object_set(*out, jv_string("state"),
+			    subscriber_state(state, sub->arrays));
+		}
+	}
+	object_close(o);
+	return rc;
+}
+
+/* The envelope's result from its subscribers' (ds, in routing order):
+ * 200 when all answered 2xx, else the first failure's status with every
+ * error joined; 205 as soon as one answered 205 (the whole event is
+ * dropped). */
+static void
+fold(apply_result *r, const delivery *ds, size_t n)
+{
+	size_t used = 0;
+	for (size_t i = 0; i < n; i++) {
+		const apply_result *one = ds[i].r;
+		if (one->status == ANSWER_WIPED) {
+			r->status = ANSWER_WIPED;
+			return;
+		}
+		if (answer_applied(one->status))
+			continue;
+		if (r->status < 300)
+			r->status = one->status;
+		r->final |= one->final;
+		int w = snprintf(r->error + used, sizeof r->error - used, "%s%s",
+		    used ? "; " : "", one->error);
+		if (w > 0)
+			used += (size_t)w < sizeof r->error - used
+			    ? (size_t)w : sizeof r->error - used - 1;
+	}
+}
+
+int
+subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
+    const char *const *bodies, size_t n, apply_result *r)
+{
+	char (*addresses)[BAKERY_ADDRESS_SIZE] = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *addresses);
+	apply_result *results = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *results);
+	delivery *ds = bakery_xmalloc(
+	    n * ROUTING_MAX_SUBSCRIBERS * sizeof *ds);
+	size_t *first = bakery_xmalloc((n + 1) * sizeof *first);
+	envelope_check *checks = bakery_xmalloc(n * sizeof *checks);
+	size_t nd = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+		r[i].status = ANSWER_APPLIED;
+		r[i].final = 0;
+		r[i].error[0] = '\0';
+		first[i] = nd;
+		if (routing_subscribers(ctx, envs[i], addresses + nd, &k)) {
+			r[i].status = ANSWER_MALFORMED;
+			snprintf(r[i].error, sizeof r[i].error, "%s",
+			    bakery_error());
+			continue;
+		}
+		if (k > 0)
+			check_envelope(envs[i], &checks[i]);
+		for (size_t j = 0; j < k; j++, nd++)
+			ds[nd] = (delivery){ envs[i],
+				bodies ? bodies[i] : NULL,
+				sandbox_of(ctx, envs[i]), addresses[nd],
+				&checks[i], &results[nd] };
+	}
+	first[n] = nd;
+	apply_all(ctx, ds, nd);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].status == ANSWER_APPLIED)
+			fold(&r[i], ds + first[i], first[i + 1] - first[i]);
+	free(addresses);
+	free(results);
+	free(ds);
+	free(first);
+	free(checks);
+	return 0;
+}
+
+int
+subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
+{
+	return subscriber_deliver_batch(ctx, &env, NULL, 1, r);
+}
+
+int
+subscriber_find_order(jv arr, const char *order)
+{
+	if (jv_get_kind(arr) != JV_KIND_ARRAY)
+		return -1;
+	int n = jv_array_length(jv_copy(arr));
+	for (int i = 0; i < n; i++) {
+		jv el = jv_array_get(jv_copy(arr), i);
+		const char *o = envelope_str(el, "order");
+		int match = o && strcmp(o, order) == 0;
+		jv_free(el);
+		if (match)
+			return i;
+	}
+	return -1;
+}
+
+jv
+subscriber_state(jv state, const char *const *arrays)
+{
+	if (jv_get_kind(state) != JV_KIND_OBJECT) {
+		jv_free(state);
+		state = jv_object();
+	}
+	for (int i = 0; arrays && arrays[i]; i++)
+		if (!jv_object_has(jv_copy(state), jv_string(arrays[i])))
+			state = jv_object_set(state, jv_string(arrays[i]),
+			    jv_array());
+	return state;
+}
+
+jv
+subscriber_data(jv env, const char *field)
+{
+	jv data = envelope_field(env, "data");
+	jv v = envelope_field(data, field);
+	jv_free(data);
+	if (jv_is_valid(v))
+		return v;
+	jv_free(v);
+	return jv_null();
+}
+
+jv
+subscriber_pick(jv env, const char *const *fields)
+{
+	jv data = envelope_field(env, "data");
+	jv out = jv_object();
+	for (int i = 0; fields[i]; i++) {
+		jv v = envelope_field(data, fields[i]);
+		if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
+			out = jv_object_set(out, jv_string(fields[i]), v);
+		else
+			jv_free(v);
+	}
+	jv_free(data);
+	return out;
+}
+
+jv
+subscriber_remove_at(jv arr, int i)
+{
+	jv out = jv_array();
+	jv_array_foreach(arr, j, el) {
+		if (j != i)
+			out = jv_array_append(out, el);
+		else
+			jv_free(el);
+	}
+	jv_free(arr);
+	return out;
+}
+
+int
+subscriber_append_once(bakery_object *o, const char *key_field,
+    const char *array, jv record)
+{
+	const char *const arrays[] = { array, NULL };
+	jv state = subscriber_state(jv_copy(o->state), arrays);
+	state = jv_object_set(state, jv_string(key_field), jv_string(o->key));
+	jv list = jv_object_get(jv_copy(state), jv_string(array));
+	const char *order = envelope_str(record, "order");
+	if (order && subscriber_find_order(list, order) < 0)
+		list = jv_array_append(list, jv_copy(record));
+	jv_free(record);
+	state = jv_object_set(state, jv_string(array), list);
+	object_set_state(o, state);
+	return ANSWER_APPLIED;
+}

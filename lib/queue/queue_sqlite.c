@@ -1,0 +1,648 @@
+/*
+ * queue_sqlite.c — the embedded queue: named queues in one SQLite file.
+ *
+ * A message is one row keyed by (queue, id); the id is the event id, so a
+ * repeated send of a pending event is a no-op (INSERT OR IGNORE). A lease
+ * is a token and a visible_at in the future: receive sets both, ack and
+ * retry check the token, and once visible_at passes the row is ready again
+ * whatever happened to the consumer that held it.
+ *
+ * A consumer's acks and its next receive share a transaction: a batch's
+ * ack_many also leases the next batch (the same queue, sandbox, size and
+ * visibility as the last receive) and keeps it for the receive that
+ * follows, so a steady consumer commits twice per batch, not three times.
+ * Leases it took and nobody received are given back when the queue is
+ * closed (a killed consumer's come back when their visibility ends, as
+ * any lease does).
+ */
+#include "../core/faults.h"
+#include "queue-internal.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const queue_migrations[] = {
+	"CREATE TABLE messages(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	"  queue TEXT NOT NULL, id TEXT NOT NULL, sandbox TEXT NOT NULL,"
+	"  body TEXT NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,"
+	"  visible_at INTEGER NOT NULL, lease TEXT, last_error TEXT,"
+	"  enqueued_at INTEGER NOT NULL,"
+	/* In the DLQ: how many times bakery-events delivered it. */
+	"  attempts INTEGER NOT NULL DEFAULT 0, UNIQUE (queue, id));"
+	"CREATE INDEX messages_ready ON messages(queue, visible_at, seq);"
+	/* A sandbox's last wipe: events recorded before it are dropped. */
+	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
+	"  wiped_at INTEGER NOT NULL);",
+	/* When visible_at was last set: visible_at - held_at is the lease or
+	 * delay granted then (see hold_from_now). */
+	"ALTER TABLE messages ADD COLUMN held_at INTEGER;",
+};
+static const schema_def queue_schema = {
+	"queue", queue_migrations, 2, 1, NULL
+};
+
+#define PREFETCH_MAX 100
+
+typedef struct sqlite_queue {
+	sqlite3 *db;
+	/* The last receive, which an ack_many repeats for the next batch. */
+	char *queue, *sandbox;
+	size_t max;
+	int visibility_s;
+	queue_message next[PREFETCH_MAX]; /* leased, not received yet */
+	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
+	size_t next_n;
+	int64_t held_checked; /* bakery_monotonic_ms of the last hold_from_now */
+	db_stmts stmts;
+} sqlite_queue;
+
+#define SQ(q) ((sqlite_queue *)(q)->impl)
+#define DB(q) (SQ(q)->db)
+
+static int
+prepare(sqlite_queue *sq, const char *sql, sqlite3_stmt **st)
+{
+	int rc = db_prepare(sq->db, &sq->stmts, sql, st);
+	return rc == SQLITE_OK ? 0 : db_fail(sq->db, rc, "queue");
+}
+
+static void
+finish(sqlite_queue *sq, sqlite3_stmt *st)
+{
+	db_release(&sq->stmts, st);
+}
+
+static int
+sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
+{
+	/* The fault switch of each sandbox in the batch; a batch comes from
+	 * one object, so this is one sandbox in practice. */
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && strcmp(items[i].sandbox, items[i - 1].sandbox) == 0)
+			continue;
+		if (fault_is_set(q->ctx, items[i].sandbox, FAULT_QUEUE_REFUSES))
+			return bakery_fail(EX_UNAVAILABLE,
+			    "queue refused the send: sandbox '%s' has the "
+			    "fault queue-refuses", items[i].sandbox);
+	}
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = db_begin(db);
+	if (rc)
+		return rc;
+	/* The fence is read under the write lock, so a wipe is either wholly
+	 * before this send (its items are dropped) or wholly after it (the
+	 * wipe deletes them). */
+	if ((rc = prepare(SQ(q),
+		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
+		 " visible_at, enqueued_at, held_at) SELECT ?1, ?2, ?3, ?4, ?5,"
+		 " ?5, ?5"
+		 " WHERE ?6 = 0 OR ?6 >= coalesce((SELECT wiped_at FROM fences"
+		 " WHERE sandbox = ?3), 0)",
+		 &st))) {
+		db_rollback(db);
+		return rc;
+	}
+	int64_t now = bakery_now_ms();
+	for (size_t i = 0; i < n && !rc; i++) {
+		sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, items[i].id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, items[i].sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, items[i].body, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, now);
+		sqlite3_bind_int64(st, 6, items[i].recorded_at);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = db_fail(db, src, "queue send");
+		sqlite3_reset(st);
+	}
+	finish(SQ(q), st);
+	if (!rc)
+		rc = db_commit(db);
+	db_rollback(db);
+	/* One transaction: every item is accepted, or none is. */
+	for (size_t i = 0; i < n; i++)
+		items[i].accepted = rc == 0;
+	return rc;
+}
+
+static char *
+column_dup(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+	return s ? bakery_xstrdup((const char *)s) : NULL;
+}
+
+/*
+ * A clock stepped back. A lease or a retry delay is an absolute wall time
+ * in a file every consumer shares, so no process's monotonic clock can
+ * measure it; but each row knows when it was granted (held_at). A row
+ * granted "later" than now was granted before the clock went back: its
+ * lease or delay starts again from now, whole. Never shorter than it was
+ * granted in real time (so no second consumer takes a message its holder
+ * may still be working on), and never an hour longer because NTP stepped
+ * the clock an hour back (so a killed consumer's message, or one sent
+ * just before the step, does not wait that hour). Only rows not yet
+ * visible are looked at, through messages_ready: the leased and delayed
+ * ones. That scan grows with them (30 ms for 20,000 delayed rows), so a
+ * process runs it at its first receive and then at most every
+ * HOLD_CHECK_MS of its own monotonic clock; until then a stepped row only
+ * waits longer, the safe way. A forward step cannot be told from time
+ * passing (a suspended host, a killed consumer): leases then end early,
+ * and the holder's ack fails as "lease lost" while the receivers' dedup
+ * keeps the effect once.
+ */
+#define HOLD_CHECK_MS 10000
+
+static int
+hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
+{
+	int64_t mono = bakery_monotonic_ms();
+	if (sq->held_checked && mono - sq->held_checked < HOLD_CHECK_MS)
+		return 0;
+	sq->held_checked = mono;
+	sqlite3_stmt *st;
+	int rc = prepare(sq, "UPDATE messages SET"
+	    " visible_at = ?2 + (visible_at - held_at), held_at = ?2"
+	    " WHERE queue = ?1 AND visible_at > ?2 AND held_at > ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, now);
+	int src = sqlite3_step(st);
+	finish(sq, st);
+	return src == SQLITE_DONE ? 0 : db_fail(sq->db, src, "queue receive");
+}
+
+/* Leases up to max ready messages into out, inside the caller's
+ * transaction. */
+static int
+lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
+    int visibility_s, queue_message *out, int64_t *was_visible, size_t *got)
+{
+	sqlite3 *db = sq->db;
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int64_t now = bakery_now_ms();
+	int rc;
+	*got = 0;
+	if ((rc = hold_from_now(sq, queue, now)) || (rc = prepare(sq,
+		 "SELECT seq, id, sandbox, body, deliveries, last_error, attempts,"
+		 " visible_at FROM messages WHERE queue = ?1 AND visible_at <= ?2"
+		 " AND (?3 IS NULL OR sandbox = ?3)"
+		 " ORDER BY visible_at, seq LIMIT ?4", &sel)) ||
+	    (rc = prepare(sq,
+		 "UPDATE messages SET lease = ?1, visible_at = ?2, held_at = ?4,"
+		 " deliveries = deliveries + 1 WHERE seq = ?3", &upd)))
+		goto out;
+	sqlite3_bind_text(sel, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(sel, 2, now);
+	sqlite3_bind_text(sel, 3, sandbox, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(sel, 4, (sqlite3_int64)max);
+	int src;
+	while (*got < max && (src = sqlite3_step(sel)) == SQLITE_ROW) {
+		queue_message *m = &out[*got];
+		memset(m, 0, sizeof *m);
+		m->handle = sqlite3_column_int64(sel, 0);
+		m->id = column_dup(sel, 1);
+		m->sandbox = column_dup(sel, 2);
+		m->body = column_dup(sel, 3);
+		m->deliveries = sqlite3_column_int(sel, 4) + 1;
+		m->last_error = column_dup(sel, 5);
+		m->attempts = sqlite3_column_int(sel, 6);
+		if (was_visible)
+			was_visible[*got] = sqlite3_column_int64(sel, 7);
+		bakery_random_id("", m->lease, sizeof m->lease);
+		(*got)++;
+	}
+	for (size_t i = 0; i < *got && !rc; i++) {
+		sqlite3_bind_text(upd, 1, out[i].lease, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(upd, 2, now + (int64_t)visibility_s * 1000);
+		sqlite3_bind_int64(upd, 3, out[i].handle);
+		sqlite3_bind_int64(upd, 4, now);
+		if ((src = sqlite3_step(upd)) != SQLITE_DONE)
+			rc = db_fail(db, src, "queue receive");
+		sqlite3_reset(upd);
+	}
+out:
+	finish(sq, sel);
+	finish(sq, upd);
+	if (rc) {
+		for (size_t i = 0; i < *got; i++)
+			queue_message_free(&out[i]);
+		*got = 0;
+	}
+	return rc;
+}
+
+static int
+same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int
+sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
+    size_t max, int visibility_s, queue_message *out, size_t *got)
+{
+	sqlite_queue *sq = SQ(q);
+	*got = 0;
+	if (sq->next_n > 0 && same(sq->queue, queue) &&
+	    same(sq->sandbox, sandbox) && sq->max == max &&
+	    sq->visibility_s == visibility_s) {
+		/* Leased by the last ack_many for this very receive. */
+		memcpy(out, sq->next, sq->next_n * sizeof *out);
+		*got = sq->next_n;
+		sq->next_n = 0;
+		return 0;
+	}
+	free(sq->queue);
+	free(sq->sandbox);
+	sq->queue = bakery_xstrdup(queue);
+	sq->sandbox = sandbox ? bakery_xstrdup(sandbox) : NULL;
+	sq->max = max <= PREFETCH_MAX ? max : 0; /* 0: never prefetched */
+	sq->visibility_s = visibility_s;
+	/* A lease a power cut may take (db_relaxed): the messages are
+	 * ready again and delivered again, and the receivers absorb the
+	 * repeat (docs/design.md, "WAL"). */
+	db_relaxed(q->ctx, sq->db, 1);
+	int rc = db_begin(sq->db);
+	if (!rc && !(rc = lease(sq, queue, sandbox, max, visibility_s, out,
+		  NULL, got)))
+		rc = db_commit(sq->db);
+	db_rollback(sq->db);
+	db_relaxed(q->ctx, sq->db, 0);
+	if (rc) {
+		for (size_t i = 0; i < *got; i++)
+			queue_message_free(&out[i]);
+		*got = 0;
+	}
+	return rc;
+}
+
+static int64_t sqlite_fence(bakery_queue *q, const char *sandbox);
+
+/* Why m's lease no longer holds (EX_TEMPFAIL): its row is another's (the
+ * lease expired and the message went back or on), or gone: removed by a
+ * wipe of its sandbox fenced since the lease could have begun, or
+ * answered by the consumer that took it after the lease expired. */
+static int
+lease_lost(bakery_queue *q, queue_message *m)
+{
+	sqlite3_stmt *st;
+	int there = 1;
+	if (!prepare(SQ(q), "SELECT 1 FROM messages WHERE seq = ?1", &st)) {
+		sqlite3_bind_int64(st, 1, m->handle);
+		there = sqlite3_step(st) == SQLITE_ROW;
+		finish(SQ(q), st);
+	}
+	int64_t fence = there || !m->sandbox ? 0 : sqlite_fence(q, m->sandbox);
+	if (fence && fence >= bakery_now_ms() -
+	    (int64_t)SQ(q)->visibility_s * 1000)
+		return bakery_fail(EX_TEMPFAIL, "lease lost: '%s': its sandbox "
+		    "'%s' was wiped while it was leased, and the wipe removed "
+		    "it", m->id, m->sandbox);
+	return bakery_fail(EX_TEMPFAIL, "lease lost: '%s': %s", m->id, there
+	    ? "it expired and the message went to another consumer"
+	    : "it expired, and the consumer that took it answered it");
+}
+
+/* Runs one statement bound to (?1 lease, ?2 seq, ?3 a, ?4 b, ?5 c), any
+ * of the last three unused, that must touch one row. */
+static int
+leased_write(bakery_queue *q, const char *sql, queue_message *m,
+    int64_t a, const char *b, int64_t c)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = prepare(SQ(q), sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, m->lease, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, m->handle);
+	sqlite3_bind_int64(st, 3, a);
+	sqlite3_bind_text(st, 4, b, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, c);
+	int src = sqlite3_step(st);
+	finish(SQ(q), st);
+	if (src != SQLITE_DONE)
+		return db_fail(db, src, "queue");
+	return sqlite3_changes(db) == 1 ? 0 : lease_lost(q, m);
+}
+
+static int
+sqlite_ack(bakery_queue *q, const char *queue, queue_message *m)
+{
+	(void)queue;
+	return leased_write(q,
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL,
+	    0);
+}
+
+/* Forgets the leased next batch (its commit failed: nothing was leased). */
+static void
+drop_next(sqlite_queue *sq)
+{
+	for (size_t i = 0; i < sq->next_n; i++)
+		queue_message_free(&sq->next[i]);
+	sq->next_n = 0;
+}
+
+/* Gives back a leased next batch nobody received: ready again as it was,
+ * its delivery not counted. A failure leaves the leases to run out. */
+static void
+give_back_next(sqlite_queue *sq)
+{
+	if (sq->next_n == 0)
+		return;
+	sqlite3_stmt *st = NULL;
+	int rc = db_begin(sq->db);
+	if (!rc)
+		rc = prepare(sq, "UPDATE messages SET lease = NULL,"
+		    " visible_at = ?3, deliveries = deliveries - 1"
+		    " WHERE lease = ?1 AND seq = ?2", &st);
+	for (size_t i = 0; i < sq->next_n && !rc; i++) {
+		sqlite3_bind_text(st, 1, sq->next[i].lease, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, sq->next[i].handle);
+		sqlite3_bind_int64(st, 3, sq->next_visible[i]);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = 1;
+		sqlite3_reset(st);
+	}
+	finish(sq, st);
+	if (!rc)
+		db_commit(sq->db);
+	db_rollback(sq->db);
+	drop_next(sq);
+}
+
+static int ack_many_in(bakery_queue *q, const char *queue,
+    queue_message **m, size_t n, int *rcs);
+
+/* One transaction for the lot: a lost lease deletes nothing and is
+ * reported for its message; anything else rolls every ack back. A
+ * commit a power cut may take (db_relaxed): the acks are made after
+ * the receivers' commits, which keep what they applied, so a lost ack is
+ * a delivery again that they absorb; a lost lease, as in receive. */
+static int
+sqlite_ack_many(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	db_relaxed(q->ctx, DB(q), 1);
+	int rc = ack_many_in(q, queue, m, n, rcs);
+	db_relaxed(q->ctx, DB(q), 0);
+	return rc;
+}
+
+static int
+ack_many_in(bakery_queue *q, const char *queue, queue_message **m,
+    size_t n, int *rcs)
+{
+	sqlite3 *db = DB(q);
+	int rc = db_begin(db);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && !rc; i++) {
+		rcs[i] = sqlite_ack(q, queue, m[i]);
+		if (rcs[i] && rcs[i] != EX_TEMPFAIL)
+			rc = rcs[i];
+	}
+	/* The next batch, in the same commit (see the top of this file). */
+	sqlite_queue *sq = SQ(q);
+	if (!rc && sq->max > 0 && sq->next_n == 0 && same(sq->queue, queue))
+		rc = lease(sq, queue, sq->sandbox, sq->max, sq->visibility_s,
+		    sq->next, sq->next_visible, &sq->next_n);
+	if (!rc)
+		rc = db_commit(db);
+	db_rollback(db);
+	if (rc)
+		drop_next(sq);
+	return rc;
+}
+
+static int
+sqlite_retry(bakery_queue *q, const char *queue, queue_message *m,
+    int delay_s, const char *error)
+{
+	(void)queue;
+	int64_t now = bakery_now_ms();
+	return leased_write(q,
+	    "UPDATE messages SET lease = NULL, visible_at = ?3, held_at = ?5,"
+	    " last_error = ?4 WHERE lease = ?1 AND seq = ?2", m,
+	    now + (int64_t)delay_s * 1000, error, now);
+}
+
+static int
+sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
+{
+	sqlite3 *db = DB(q);
+	int rc = db_begin(db);
+	if (rc)
+		return rc;
+	rc = leased_write(q,
+	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL,
+	    0);
+	sqlite3_stmt *st = NULL;
+	if (!rc && !(rc = prepare(SQ(q),
+		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
+		 " enqueued_at, last_error, attempts, held_at)"
+		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6, ?4)"
+		 " ON CONFLICT (queue, id) DO UPDATE SET body = excluded.body,"
+		 " last_error = excluded.last_error,"
+		 " attempts = excluded.attempts", &st))) {
+		sqlite3_bind_text(st, 1, m->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, m->sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, m->body, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, bakery_now_ms());
+		sqlite3_bind_text(st, 5, error, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 6, m->deliveries);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = db_fail(db, src, "queue dead-letter");
+	}
+	finish(SQ(q), st);
+	if (!rc)
+		rc = db_commit(db);
+	db_rollback(db);
+	return rc;
+}
+
+static int
+sqlite_stats(bakery_queue *q, jv *out)
+{
+	sqlite3_stmt *st;
+	*out = jv_object();
+	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
+	for (int i = 0; i < 2; i++)
+		*out = jv_object_set(*out, jv_string(names[i]),
+		    jv_parse("{\"ready\":0,\"leased\":0,\"delayed\":0}"));
+	int rc = prepare(SQ(q),
+	    "SELECT queue,"
+	    " sum(visible_at <= ?1),"
+	    " sum(visible_at > ?1 AND lease IS NOT NULL),"
+	    " sum(visible_at > ?1 AND lease IS NULL)"
+	    " FROM messages GROUP BY queue", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, bakery_now_ms());
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		jv s = jv_object();
+		s = jv_object_set(s, jv_string("ready"),
+		    jv_number(sqlite3_column_int64(st, 1)));
+		s = jv_object_set(s, jv_string("leased"),
+		    jv_number(sqlite3_column_int64(st, 2)));
+		s = jv_object_set(s, jv_string("delayed"),
+		    jv_number(sqlite3_column_int64(st, 3)));
+		*out = jv_object_set(*out,
+		    jv_string((const char *)sqlite3_column_text(st, 0)), s);
+	}
+	finish(SQ(q), st);
+	return 0;
+}
+
+static int
+sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
+{
+	sqlite3_stmt *st;
+	*out = jv_array();
+	int rc = prepare(SQ(q),
+	    "SELECT id, sandbox, deliveries, visible_at, lease IS NOT NULL,"
+	    " last_error, body FROM messages WHERE queue = ?1"
+	    " ORDER BY seq LIMIT ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char ts[32];
+		bakery_format_time(sqlite3_column_int64(st, 3), ts, sizeof ts);
+		jv m = jv_object();
+		m = jv_object_set(m, jv_string("id"),
+		    jv_string((const char *)sqlite3_column_text(st, 0)));
+		m = jv_object_set(m, jv_string("queue"), jv_string(queue));
+		m = jv_object_set(m, jv_string("sandbox"),
+		    jv_string((const char *)sqlite3_column_text(st, 1)));
+		m = jv_object_set(m, jv_string("deliveries"),
+		    jv_number(sqlite3_column_int(st, 2)));
+		m = jv_object_set(m, jv_string("visible_at"), jv_string(ts));
+		m = jv_object_set(m, jv_string("leased"),
+		    jv_bool(sqlite3_column_int(st, 4)));
+		const char *err = (const char *)sqlite3_column_text(st, 5);
+		m = jv_object_set(m, jv_string("last_error"),
+		    err ? jv_string(err) : jv_null());
+		const char *body = (const char *)sqlite3_column_text(st, 6);
+		jv env = jv_parse(body);
+		m = jv_object_set(m, jv_string("envelope"),
+		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
+		*out = jv_array_append(*out, m);
+	}
+	finish(SQ(q), st);
+	return 0;
+}
+
+static int
+sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
+{
+	sqlite3 *db = DB(q);
+	sqlite3_stmt *st;
+	int rc = db_begin(db);
+	if (rc)
+		return rc;
+	const char *sql[] = {
+		"DELETE FROM messages WHERE sandbox = ?1",
+		"INSERT INTO fences(sandbox, wiped_at) VALUES (?1, ?2)"
+		" ON CONFLICT (sandbox) DO UPDATE SET"
+		" wiped_at = max(wiped_at, excluded.wiped_at)",
+	};
+	for (int i = 0; i < 2 && !rc; i++) {
+		if ((rc = prepare(SQ(q), sql[i], &st)))
+			break;
+		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, fence_ms);
+		int src = sqlite3_step(st);
+		if (src != SQLITE_DONE)
+			rc = db_fail(db, src, "queue wipe");
+		finish(SQ(q), st);
+	}
+	if (!rc)
+		rc = db_commit(db);
+	db_rollback(db);
+	return rc;
+}
+
+static int64_t
+sqlite_fence(bakery_queue *q, const char *sandbox)
+{
+	sqlite3_stmt *st;
+	int64_t at = 0;
+	if (prepare(SQ(q), "SELECT wiped_at FROM fences WHERE sandbox = ?1",
+		&st))
+		return 0;
+	sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		at = sqlite3_column_int64(st, 0);
+	finish(SQ(q), st);
+	return at;
+}
+
+/* The file and its schema exist once it is open: report it. */
+static int
+sqlite_init(bakery_queue *q, int replicas, jv *out)
+{
+	(void)replicas;
+	const char *path = sqlite3_db_filename(DB(q), "main");
+	jv r = jv_object();
+	r = jv_object_set(r, jv_string("file"), jv_string(path ? path : ""));
+	r = jv_object_set(r, jv_string("status"), jv_string("exists"));
+	*out = jv_array_append(jv_array(), r);
+	return 0;
+}
+
+static void
+sqlite_close(bakery_queue *q)
+{
+	sqlite_queue *sq = SQ(q);
+	give_back_next(sq);
+	db_stmts_free(&sq->stmts);
+	sqlite3_close(sq->db);
+	free(sq->queue);
+	free(sq->sandbox);
+	free(sq);
+	free(q);
+}
+
+static const struct queue_ops sqlite_ops = {
+	.send = sqlite_send,
+	.receive = sqlite_receive,
+	.ack = sqlite_ack,
+	.retry = sqlite_retry,
+	.dead_letter = sqlite_dead_letter,
+	.stats = sqlite_stats,
+	.peek = sqlite_peek,
+	.wipe_sandbox = sqlite_wipe_sandbox,
+	.fence = sqlite_fence,
+	.init = sqlite_init,
+	.close = sqlite_close,
+	.ack_many = sqlite_ack_many,
+};
+
+int
+queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
+    bakery_queue **out)
+{
+	sqlite3 *db;
+	int rc = look_only
+	    ? db_open_readonly(ctx, path, &queue_schema, &db)
+	    : db_open(ctx, path, &queue_schema, DB_OPEN_CREATE, &db);
+	if (rc)
+		return rc;
+	bakery_queue *q = bakery_xmalloc(sizeof *q);
+	sqlite_queue *sq = bakery_xmalloc(sizeof *sq);
+	memset(sq, 0, sizeof *sq);
+	sq->db = db;
+	q->ops = &sqlite_ops;
+	q->ctx = ctx;
+	q->impl = sq;
+	*out = q;
+	return 0;
+}

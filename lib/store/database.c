@@ -1,0 +1,593 @@
+/*
+ * database.c — one SQLite file opened safely: created, configured,
+ * migrated, or read without writing; transactions, statements, errors.
+ */
+#define _GNU_SOURCE
+#include "database.h"
+#include "ctx.h"
+#include "home.h"
+#include "schema.h"
+#include "testvfs.h"
+#include "../base/util.h"
+#include "wal.h"
+#include "walvfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+db_errno_code(int err)
+{
+	switch (err) {
+	case ENOSPC:
+	case EDQUOT:
+	case EIO:
+		return EX_IOERR;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return EX_NOPERM;
+	default:
+		return EX_CANTCREAT;
+	}
+}
+
+jv
+db_column_time(sqlite3_stmt *st, int col)
+{
+	if (sqlite3_column_type(st, col) == SQLITE_NULL)
+		return jv_null();
+	return bakery_time_jv(sqlite3_column_int64(st, col));
+}
+
+int
+db_fail(sqlite3 *db, int rc, const char *what)
+{
+	int code;
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_IOERR:
+		code = EX_IOERR;
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		code = EX_TEMPFAIL;
+		break;
+	case SQLITE_CANTOPEN:
+		code = EX_CANTCREAT;
+		break;
+	case SQLITE_NOTADB:
+		code = EX_DATAERR; /* a file that is not bakery's */
+		break;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		code = EX_NOPERM;
+		break;
+	default:
+		code = EX_SOFTWARE;
+	}
+	return bakery_fail(code, "%s: %s", what,
+	    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+}
+
+int
+db_exec(sqlite3 *db, const char *sql)
+{
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : db_fail(db, rc, "cannot write");
+}
+
+int
+db_run(sqlite3 *db, const char *what, int n, const char *const *sql,
+    const char *types, ...)
+{
+	const char *text[8];
+	int64_t num[8];
+	int np = (int)strlen(types);
+	if (np > 8)
+		np = 8;
+	va_list ap;
+	va_start(ap, types);
+	for (int k = 0; k < np; k++) {
+		if (types[k] == 'i')
+			num[k] = va_arg(ap, int64_t);
+		else
+			text[k] = va_arg(ap, const char *);
+	}
+	va_end(ap);
+	int rc = db_begin(db);
+	for (int i = 0; i < n && !rc; i++) {
+		sqlite3_stmt *st;
+		int src = sqlite3_prepare_v2(db, sql[i], -1, &st, NULL);
+		if (src == SQLITE_OK) {
+			for (int k = 0; k < np; k++) {
+				if (types[k] == 'i')
+					sqlite3_bind_int64(st, k + 1, num[k]);
+				else
+					sqlite3_bind_text(st, k + 1, text[k], -1,
+					    SQLITE_STATIC);
+			}
+			src = sqlite3_step(st);
+			sqlite3_finalize(st);
+		}
+		if (src != SQLITE_DONE)
+			rc = db_fail(db, src, what);
+	}
+	if (!rc)
+		rc = db_commit(db);
+	db_rollback(db);
+	return rc;
+}
+
+int
+db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
+    sqlite3_stmt **st)
+{
+	size_t empty = DB_STMTS;
+	for (size_t i = 0; i < DB_STMTS; i++) {
+		sqlite3_stmt *s = c->slot[i].st;
+		if (!s) {
+			if (empty == DB_STMTS)
+				empty = i;
+		} else if (c->slot[i].sql == sql && !sqlite3_stmt_busy(s) &&
+		    strcmp(sqlite3_sql(s), sql) == 0) {
+			*st = s;
+			return SQLITE_OK;
+		}
+	}
+	/* A full cache, or the same statement already stepping: one for
+	 * this use only. */
+	int rc = sqlite3_prepare_v3(db, sql, -1,
+	    empty < DB_STMTS ? SQLITE_PREPARE_PERSISTENT : 0, st, NULL);
+	if (rc == SQLITE_OK && *st && empty < DB_STMTS) {
+		c->slot[empty].sql = sql;
+		c->slot[empty].st = *st;
+	}
+	return rc;
+}
+
+void
+db_release(db_stmts *c, sqlite3_stmt *st)
+{
+	for (size_t i = 0; st && i < DB_STMTS; i++) {
+		if (c->slot[i].st == st) {
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			return;
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+void
+db_stmts_free(db_stmts *c)
+{
+	for (size_t i = 0; i < DB_STMTS; i++) {
+		sqlite3_finalize(c->slot[i].st);
+		c->slot[i].st = NULL;
+		c->slot[i].sql = NULL;
+	}
+}
+
+void
+db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed)
+{
+	if (ctx->sync_normal || strcmp(wal_journal_mode(), "wal") != 0)
+		return;
+	sqlite3_exec(db, relaxed ? "PRAGMA synchronous=NORMAL"
+				 : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+}
+
+int
+db_begin(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0
+			       : db_fail(db, rc, "cannot begin a transaction");
+}
+
+int
+db_commit(sqlite3 *db)
+{
+	int rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		return 0;
+	int code = db_fail(db, rc, "cannot commit");
+	db_rollback(db);
+	return code;
+}
+
+void
+db_rollback(sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/*
+ * Waiting for a lock. SQLite's own busy timeout sleeps 1, 2, 5, 10, 15,
+ * 20, 25, 25, 25, 50, 50, then 100 ms between tries: under steady
+ * contention (commands sending to queue.db while a consumer receives and
+ * acks) a waiter goes on sleeping long after the lock was freed, and a
+ * commit of a millisecond waits tens. bakery tries again every
+ * millisecond for the first 100, then every 5, up to the busy timeout.
+ */
+#define BUSY_FAST_TRIES 100
+#define BUSY_SLOW_MS 5
+
+int
+db_busy_wait(void *timeout_ms, int tries)
+{
+	long waited_ms = tries <= BUSY_FAST_TRIES ? tries
+	    : BUSY_FAST_TRIES + (long)(tries - BUSY_FAST_TRIES) * BUSY_SLOW_MS;
+	if (waited_ms >= (long)(intptr_t)timeout_ms)
+		return 0;
+	sqlite3_sleep(tries < BUSY_FAST_TRIES ? 1 : BUSY_SLOW_MS);
+	return 1;
+}
+
+static void
+set_busy(bakery_ctx *ctx, sqlite3 *db)
+{
+	/* The timeout itself, not ctx: a connection may outlive its ctx. */
+	sqlite3_busy_handler(db, db_busy_wait,
+	    (void *)(intptr_t)ctx->busy_timeout_ms);
+}
+
+/* A file of the home is a regular file of its own: a symlink (which
+ * SQLite would follow) or a FIFO (whose open would hang) at its name is
+ * refused, never opened. SQLITE_OPEN_NOFOLLOW keeps the refusal when a
+ * symlink appears between this check and the open. */
+static int
+refuse_odd_file(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return bakery_fail(EX_CONFIG, "'%s': not a regular file (%s): "
+		    "refused", path, S_ISLNK(st.st_mode) ? "a symlink"
+		    : S_ISFIFO(st.st_mode) ? "a FIFO" : "another kind");
+	return 0;
+}
+
+/* The home and the folders a missing path lies in; *missing is set when
+ * path is missing. */
+static int
+make_folders(bakery_ctx *ctx, const char *path, int *missing)
+{
+	size_t hl = strlen(ctx->home);
+	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
+	    ? home_make(ctx) : 0;
+	/* A file that is there is in its folder: no folder to make. */
+	*missing = !rc && access(path, F_OK) != 0;
+	char *dir = bakery_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	if (*missing && slash && slash != dir) {
+		*slash = '\0';
+		rc = home_mkdirs(dir);
+	}
+	free(dir);
+	return rc;
+}
+
+/* Makes path's file for db_open to create it: the home and folders
+ * it lies in, and the file itself (made whole in WAL mode). *made is set
+ * when this call made it. */
+static int
+create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    int *made)
+{
+	int missing;
+	int rc = make_folders(ctx, path, &missing);
+	if (!rc && missing && strcmp(wal_journal_mode(), "wal") == 0)
+		rc = wal_make_file(path, schema, made);
+	if (rc)
+		return rc;
+	/* Created here, not by SQLite, so that it is 0600 whatever the
+	 * umask; SQLite gives journals the same mode. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	/* A file the power-cut VFS must know of: made here, its name synced
+	 * by SQLite's first journal sync. One made by wal_make_file had its
+	 * folder synced already. */
+	if (fd >= 0)
+		testvfs_created(path);
+	*made |= fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return bakery_fail(db_errno_code(errno),
+		    "cannot create '%s': %s", path, strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* Opens path's database and sets its pragmas: an SQLite code. */
+static int
+open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
+{
+	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	ctx->files_opened++;
+	char *pragmas = bakery_xasprintf(
+	    "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON;"
+	    "PRAGMA trusted_schema=OFF;", ctx->sync_normal ? "NORMAL" : "FULL");
+	if (rc == SQLITE_OK) {
+		set_busy(ctx, *db);
+		wal_keep(ctx, *db);
+		rc = sqlite3_exec(*db, pragmas, NULL, NULL, NULL);
+	}
+	free(pragmas);
+	/* The journal mode, but not on an empty file this call may not give
+	 * a schema (migrate refuses it): journal_mode=WAL would write its
+	 * first page. */
+	if (rc == SQLITE_OK && (create || schema_version(*db) != 0)) {
+		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
+		    wal_journal_mode());
+		rc = sqlite3_exec(*db, mode, NULL, NULL, NULL);
+		free(mode);
+	}
+	return rc;
+}
+
+/* A file made whole above is as new as one given its schema here: its
+ * first change is this caller's (the transaction is left open;
+ * wal_drop_unborn removes it if that fails). Its first page is
+ * rewritten (the version it has), so that the transaction writes the
+ * file even when the change is rolled back and the schema kept alone
+ * (object_rollback): then it commits as one given its schema here
+ * would. */
+static int
+begin_made(sqlite3 *db, const schema_def *schema)
+{
+	int rc = db_begin(db);
+	return rc ? rc : schema_upgrade(db, NULL, schema->count);
+}
+
+int
+db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    enum db_open_mode mode, sqlite3 **out)
+{
+	int create = mode != DB_OPEN_EXISTING;
+	*out = NULL;
+	int odd = refuse_odd_file(path);
+	if (odd)
+		return odd;
+	walvfs_register();
+	testvfs_register();
+	if (!create && ctx->look_only) {
+		/* A program that only looks (bakery-show) reads a file of the
+		 * current schema read-only, as status and trace do: it writes
+		 * nothing, not even the -shm. Anything else (missing, empty,
+		 * foreign, an older schema to migrate) goes the usual way,
+		 * with its usual message. */
+		if (db_open_readonly(ctx, path, schema, out) == 0 &&
+		    schema_version(*out) == schema->count)
+			return 0;
+		sqlite3_close(*out);
+		*out = NULL;
+	}
+	int made = 0; /* this call made the file: removed if it fails */
+	if (create) {
+		int rc = create_file(ctx, path, schema, &made);
+		if (rc)
+			return rc;
+	} else if (access(path, F_OK) != 0) {
+		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
+	}
+	sqlite3 *db;
+	int rc = open_configured(ctx, path, create, &db);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot open '%s'", path);
+		rc = db_fail(db, rc, what);
+		free(what);
+	} else {
+		rc = schema_migrate(db, schema, path, create,
+		    mode == DB_OPEN_CREATE_BEGUN);
+		if (!rc && made && mode == DB_OPEN_CREATE_BEGUN &&
+		    sqlite3_get_autocommit(db))
+			rc = begin_made(db, schema);
+	}
+	if (rc) {
+		/* A file this call made and could not give its schema is
+		 * removed: no empty file is left to look like an object. */
+		if (made)
+			wal_drop_unborn(db, path);
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int
+db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    wal_new **nf, sqlite3 **db)
+{
+	*nf = NULL;
+	*db = NULL;
+	/* An object that exists (most opens) is opened as any file. */
+	if (strcmp(wal_journal_mode(), "wal") != 0 || access(path, F_OK) == 0)
+		return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
+	int odd = refuse_odd_file(path); /* a dangling symlink */
+	if (odd)
+		return odd;
+	int missing = 0;
+	int rc = make_folders(ctx, path, &missing);
+	if (!rc && missing) {
+		rc = wal_new_begin(ctx, path, schema, nf, db);
+		if (!rc && *nf)
+			ctx->files_opened++;
+	}
+	if (rc || *nf)
+		return rc;
+	return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
+}
+
+/*
+ * A reader writes nothing. A file in WAL has its -wal and -shm beside it
+ * (wal_keep): the reader opens the -shm read-only (readonly_shm=1), so it
+ * neither rebuilds the WAL index there nor takes a read mark in it; with
+ * no writer open SQLite reads the WAL into memory instead (its "unreliable
+ * shm" path, made for read-only media). Without a -shm (a file in a
+ * rollback journal, or one whose WAL an operator's shell removed as it
+ * closed) it opens as any connection does: SQLite then creates the -wal
+ * and -shm of a file in WAL, since a WAL reader cannot read without them.
+ */
+enum reader_mode {
+	READ_PLAIN,    /* as any connection: SQLite makes the -wal and -shm */
+	READ_SHM,      /* readonly_shm=1: the -shm read, never written */
+	READ_FILE,     /* immutable=1: the file alone, no lock, no -wal */
+};
+
+static int
+open_reader(const char *path, enum reader_mode how, sqlite3 **db)
+{
+	if (how == READ_PLAIN)
+		return sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY |
+		    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+	/* As a URI, every byte outside [A-Za-z0-9/._-] escaped. */
+	char *uri = bakery_xmalloc(strlen(path) * 3 + 32), *u = uri;
+	u += sprintf(u, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-", *p))
+			*u++ = (char)*p;
+		else
+			u += sprintf(u, "%%%02X", *p);
+	}
+	strcpy(u, how == READ_SHM ? "?readonly_shm=1" : "?immutable=1");
+	int rc = sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_NOFOLLOW, NULL);
+	free(uri);
+	return rc;
+}
+
+/* user_version through a new read-only connection, or an SQLite code. */
+static int
+read_version(bakery_ctx *ctx, const char *path, enum reader_mode how,
+    sqlite3 **db, int *version)
+{
+	int rc = open_reader(path, how, db);
+	ctx->files_opened++;
+	if (rc == SQLITE_OK) {
+		set_busy(ctx, *db);
+		rc = sqlite3_exec(*db, "PRAGMA query_only=ON", NULL, NULL, NULL);
+	}
+	sqlite3_stmt *st = NULL;
+	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(*db,
+		"PRAGMA user_version", -1, &st, NULL)) == SQLITE_OK) {
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			*version = sqlite3_column_int(st, 0);
+			rc = SQLITE_OK;
+		}
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+/* Whether a reader of path through its -shm (READ_SHM) writes nothing:
+ * the -wal and -shm are there, of the file's mode (SQLite gives an empty
+ * one the file's mode as it opens it) and, for root, of its owner and
+ * group (SQLite run as root gives them the file's on every open). */
+static int
+shm_reads_still(const char *path, const char *wal, const char *shm)
+{
+	struct stat f, w, s;
+	if (stat(path, &f) != 0 || stat(wal, &w) != 0 || stat(shm, &s) != 0 ||
+	    (w.st_mode & 0777) != (f.st_mode & 0777) ||
+	    (s.st_mode & 0777) != (f.st_mode & 0777))
+		return 0;
+	return geteuid() != 0 || (w.st_uid == f.st_uid && w.st_gid == f.st_gid
+	    && s.st_uid == f.st_uid && s.st_gid == f.st_gid);
+}
+
+/* The reader of path and its user_version, or an SQLite code. A context
+ * that writes nothing (ctx->write_nothing) reads a file whose -shm it
+ * cannot read still as the file alone: what a -wal without its -shm
+ * holds is not read (walcheck.h checks its frames). */
+static int
+open_version(bakery_ctx *ctx, const char *path, sqlite3 **db, int *version)
+{
+	walvfs_register();
+	char *shm = bakery_xasprintf("%s-shm", path);
+	char *wal = bakery_xasprintf("%s-wal", path);
+	enum reader_mode how = access(shm, F_OK) == 0 ? READ_SHM : READ_PLAIN;
+	if (ctx->write_nothing && !shm_reads_still(path, wal, shm))
+		how = READ_FILE;
+	free(shm);
+	free(wal);
+	int rc = read_version(ctx, path, how, db, version);
+	if (how == READ_SHM && (rc & 0xff) == SQLITE_CANTOPEN) {
+		/* The -shm went away since (a shell's close): as without. */
+		sqlite3_close(*db);
+		rc = read_version(ctx, path, ctx->write_nothing ? READ_FILE
+		    : READ_PLAIN, db, version);
+	}
+	return rc;
+}
+
+/* 0 when path is there to read as an SQLite file: 66 when it is not
+ * there, 78 when it is not a regular file (refuse_odd_file). */
+static int
+reader_path_ok(const char *path)
+{
+	if (access(path, F_OK) != 0)
+		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
+	return refuse_odd_file(path);
+}
+
+int
+db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **out)
+{
+	*out = NULL;
+	int bad = reader_path_ok(path);
+	if (bad)
+		return bad;
+	int version = -1;
+	int rc = open_version(ctx, path, out, &version);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot read '%s'", path);
+		rc = db_fail(*out, rc, what);
+		free(what);
+		sqlite3_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int
+db_open_readonly(bakery_ctx *ctx, const char *path,
+    const schema_def *schema, sqlite3 **out)
+{
+	*out = NULL;
+	int bad = reader_path_ok(path);
+	if (bad)
+		return bad;
+	sqlite3 *db;
+	int version = -1;
+	int rc = open_version(ctx, path, &db, &version);
+	char *what = bakery_xasprintf("cannot read '%s'", path);
+	if (rc != SQLITE_OK)
+		rc = db_fail(db, rc, what);
+	else if (version == 0)
+		rc = bakery_fail(EX_NOINPUT, "%s: no schema yet", what);
+	else if (version < schema->read_from || version > schema->count)
+		rc = bakery_fail(EX_CONFIG, "%s: schema version %d, this bakery "
+		    "reads %d to %d", what, version, schema->read_from,
+		    schema->count);
+	free(what);
+	if (rc) {
+		sqlite3_close(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
