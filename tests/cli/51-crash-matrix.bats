@@ -22,11 +22,11 @@ code_points() {
 
 @test "a point without a scenario fails the matrix" {
 	# A copy of the tree with one more point in the code.
-	mkdir -p "$BATS_TEST_TMPDIR/top/tests" "$BATS_TEST_TMPDIR/top/lib"
+	mkdir -p "$BATS_TEST_TMPDIR/top/tests"
 	cp "$TOP/tests/crash-matrix.sh" "$TOP/tests/matrix.bash" "$BATS_TEST_TMPDIR/top/tests/"
 	cp -r "$TOP/cmd" "$BATS_TEST_TMPDIR/top/"
-	cp "$TOP"/lib/*.c "$BATS_TEST_TMPDIR/top/lib/"
-	echo 'static void f(void) { bakery_crash_point("new.point"); }' >>"$BATS_TEST_TMPDIR/top/lib/util.c"
+	cp -r "$TOP/lib" "$BATS_TEST_TMPDIR/top/"
+	echo 'static void f(void) { bakery_crash_point("new.point"); }' >>"$BATS_TEST_TMPDIR/top/lib/base/util.c"
 	ln -s "$TOP/bin" "$BATS_TEST_TMPDIR/top/bin"
 	ln -s "$TOP/share" "$BATS_TEST_TMPDIR/top/share"
 	mkdir -p "$BATS_TEST_TMPDIR/top/build/tests"
