@@ -85,6 +85,25 @@ const schema_def object_schema = {
 	"object", shared_migrations, OBJECT_SCHEMA_VERSION, 1, shared_create
 };
 
+int
+kind_records(const object_kind *k, const char *type)
+{
+	for (size_t i = 0; i < sizeof k->records / sizeof *k->records &&
+	    k->records[i]; i++)
+		if (strcmp(k->records[i], type) == 0)
+			return 1;
+	return 0;
+}
+
+const object_kind *
+kind_recording(const char *type)
+{
+	for (int i = 0; object_kinds[i]; i++)
+		if (kind_records(object_kinds[i], type))
+			return object_kinds[i];
+	return NULL;
+}
+
 const object_kind *
 kind_find(const char *name)
 {

@@ -60,8 +60,10 @@ typedef struct object_kind {
 	int create; /* 0: the object must exist to apply (409 if not) */
 	/* Arrays its state always shows, even before anything applied. */
 	const char *const *arrays;
-	/* It records events of its own (bakery-trace looks there). */
-	int records;
+	/* The event types it records of its own, keyed by order (object_
+	 * record refuses any other; bakery-trace looks there, and the
+	 * routes name it as where the type comes from). */
+	const char *records[4];
 	/* Its own tables: the whole of them for a new file, and its part
 	 * of each migration v -> v+1 (NULL: none). */
 	const char *tables;
@@ -80,11 +82,15 @@ extern const schema_def object_schema;
 
 /* The kind named name, or NULL. */
 const object_kind *kind_find(const char *name);
+/* The kind that records events of type, or NULL. */
+const object_kind *kind_recording(const char *type);
+/* Whether k records events of type. */
+int kind_records(const object_kind *k, const char *type);
 
 /* The schema of a file of kind k: object_schema with k's tables. */
 const schema_def *kind_schema(const object_kind *k);
 
-/* Splits "KIND/KEY" into kind and key (each 65 bytes): EX_USAGE for an
+/* Splits "KIND/KEY" into kind and key (each BAKERY_NAME_SIZE bytes): EX_USAGE for an
  * unknown kind or a bad key. *k (if not NULL) receives the kind. */
 int kind_parse_address(const char *address, char *kind, char *key,
     const object_kind **k);

@@ -381,6 +381,11 @@ object_record(bakery_object *o, const char *type, jv data, jv *out)
 {
 	/* Never before the sandbox's last fence, whatever the wall clock
 	 * says: the event would be dropped as one from before the wipe. */
+	if (!kind_records(o->desc, type)) {
+		jv_free(data);
+		return bakery_fail(EX_SOFTWARE, "%s records no %s: its "
+		    "descriptor's .records does not name it", o->kind, type);
+	}
 	int64_t now = bakery_now_ms();
 	if (now < o->floor_ms)
 		now = o->floor_ms;

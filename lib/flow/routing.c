@@ -5,6 +5,7 @@
 #include "routing.h"
 #include "../store/file.h"
 #include "../core/envelope.h"
+#include "../core/kind.h"
 #include "subscriber.h"
 #include "../store/store.h"
 #include "../net/url.h"
@@ -414,7 +415,7 @@ routing_subscribers(bakery_ctx *ctx, jv env, char addresses[][BAKERY_ADDRESS_SIZ
 		}
 		if (*n == ROUTING_MAX_SUBSCRIBERS)
 			break;
-		snprintf(addresses[(*n)++], 130, "%s/%s", r->kind, key);
+		snprintf(addresses[(*n)++], BAKERY_ADDRESS_SIZE, "%s/%s", r->kind, key);
 	}
 	return 0;
 }
@@ -428,9 +429,9 @@ routing_describe(bakery_ctx *ctx)
 		const route *r = &t->r[i];
 		jv row = jv_object();
 		row = jv_object_set(row, jv_string("type"), jv_string(r->type));
-		row = jv_object_set(row, jv_string("from"), jv_string(
-		    strcmp(r->type, "PaymentSucceeded") == 0 ? "billing"
-							       : "order"));
+		const object_kind *from = kind_recording(r->type);
+		row = jv_object_set(row, jv_string("from"),
+		    from ? jv_string(from->name) : jv_null());
 		if (r->key_field)
 			row = jv_object_set(row, jv_string("to"), jv_string_fmt(
 			    "%s/{data.%s}", r->kind, r->key_field));

@@ -3,6 +3,7 @@
  */
 #include "trace.h"
 #include "../core/envelope.h"
+#include "../core/kind.h"
 #include "../core/object.h"
 #include "../queue/queue.h"
 #include "routing.h"
@@ -95,7 +96,8 @@ outbox_row(sqlite3_stmt *st, void *arg)
 	set(f, "outbox", o);
 }
 
-/* The sandbox's order/ and billing/ objects hold every recorded event. */
+/* The objects of the kinds that record events of their own (the
+ * descriptor's .records) hold every recorded event. */
 static int
 find_recording(bakery_ctx *ctx, const char *sandbox, const char *id,
     struct found *f)
@@ -104,8 +106,10 @@ find_recording(bakery_ctx *ctx, const char *sandbox, const char *id,
 	int rc = object_list(ctx, sandbox, &all);
 	jv_array_foreach(all, i, a) {
 		const char *address = jv_string_value(a);
-		if (!rc && !f->recorded && (strncmp(address, "order/", 6) == 0 ||
-		    strncmp(address, "billing/", 8) == 0)) {
+		char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE];
+		const object_kind *k = NULL;
+		if (!rc && !f->recorded && kind_parse_address(address, kind, key,
+		    &k) == 0 && k && k->records[0]) {
 			char *path = home_object_path(ctx, sandbox, address);
 			rc = query_object(ctx, path,
 			    "SELECT envelope, recorded_at, relayed_at FROM events"
@@ -433,7 +437,7 @@ order_event_ids(bakery_ctx *ctx, const char *sandbox, const char *order,
 	int rc = 0, found = 0;
 	*ids = jv_array();
 	for (int i = 0; object_kinds[i] && !rc; i++) {
-		if (!object_kinds[i]->records)
+		if (!object_kinds[i]->records[0])
 			continue;
 		char address[96];
 		snprintf(address, sizeof address, "%s/%s",

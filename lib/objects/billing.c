@@ -8,5 +8,5 @@
 
 const object_kind billing_kind = {
 	.name = "billing",
-	.records = 1,
+	.records = { "PaymentSucceeded" },
 };

@@ -407,5 +407,5 @@ const object_kind order_kind = {
 	.hears = { "PaymentSucceeded" },
 	.apply = order_apply,
 	.create = 0,
-	.records = 1,
+	.records = { "OrderPlaced", "OrderPaid" },
 };

@@ -8,6 +8,7 @@
 #include "helpers.h"
 
 #include "../../lib/store/ctx.h"
+#include "../../lib/core/envelope.h"
 #include "../../lib/core/kind.h"
 #include "../../lib/core/object.h"
 #include "../../lib/base/util.h"
@@ -153,9 +154,34 @@ opening(void)
 	    ? jv_string_value(order) : "", "o1",
 	    "  with the card inside its state (state.cards[0].order)");
 	jv_free(order);
+	/* A kind records only the types its descriptor names. */
+	is_int(object_begin(o), 0, "kitchen/board begins again");
+	is_int(object_record(o, "OrderPaid", jv_object(), NULL), EX_SOFTWARE,
+	    "  and may not record an OrderPaid: .records does not name it");
+	ok(strstr(bakery_error(), ".records") != NULL, "  which it says (%s)",
+	    bakery_error());
+	object_rollback(o);
 	object_close(o);
 	ctx_free(&ctx);
 	rm_home(home);
+}
+
+/* Every event type is recorded by exactly one kind, the one .records
+ * names: where bakery-trace looks and the routes say it comes from. */
+static void
+recording(void)
+{
+	for (int i = 0; envelope_types[i]; i++) {
+		int n = 0;
+		for (int j = 0; object_kinds[j]; j++)
+			n += kind_records(object_kinds[j], envelope_types[i]);
+		is_int(n, 1, "%s is recorded by one kind", envelope_types[i]);
+	}
+	const object_kind *k = kind_recording("PaymentSucceeded");
+	is_str(k ? k->name : "", "billing", "PaymentSucceeded: billing");
+	k = kind_recording("OrderPaid");
+	is_str(k ? k->name : "", "order", "OrderPaid: order");
+	ok(kind_recording("NoSuchEvent") == NULL, "an unknown type: none");
 }
 
 /* Two new files of one kind made in one process: the second from the image
@@ -204,6 +230,7 @@ main(void)
 		create_equals_migrations(object_kinds[i]);
 	tables_of_their_own();
 	opening();
+	recording();
 	made_from_one_image();
 	return done_testing();
 }
