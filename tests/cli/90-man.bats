@@ -101,3 +101,24 @@ run_examples() {
 	run grep -vxFf "$BATS_TEST_TMPDIR/printed" "$BATS_TEST_TMPDIR/shown"
 	assert_output ""
 }
+
+# The .Li words of PAGE from the line after the one matching START up to
+# the first line matching END, one a line.
+li_words() {
+	awk -v start="$2" -v end="$3" '
+		on && $0 ~ end { exit }
+		on && /^\.Li / { sub(/^\.Li /, ""); gsub(/ [,;]/, ""); n = split($0, w, " "); for (i = 1; i <= n; i++) print w[i] }
+		$0 ~ start { on = 1 }
+	' "$MAN/$1" | sort
+}
+
+@test "the kinds the pages name are the kinds of lib/objects/kinds.c, and the routes' subscribers" {
+	kinds=$(sed -n 's/^[[:space:]]*X(\([a-z0-9_]*\)).*/\1/p' "$TOP/lib/objects/kinds.c" | sort)
+	[ -n "$kinds" ]
+	assert_equal "$(li_words bakery-show.1 '^The kinds are$' '^\(a program')" "$kinds"
+	builtin=$(sed -n 's/^[A-Za-z]*[[:space:]]*builtin:\([a-z0-9_]*\).*/\1/p' "$TOP/share/routes" | sort -u)
+	assert_equal "$(li_words bakery-fault.1 '^The built-in subscriber of that kind$' '^\.Nm')" "$builtin"
+	for k in $builtin; do
+		echo "$kinds" | grep -qx "$k"
+	done
+}

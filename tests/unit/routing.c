@@ -10,6 +10,7 @@
 
 #include "../../lib/store/ctx.h"
 #include "../../lib/core/envelope.h"
+#include "../../lib/core/kind.h"
 #include "../../lib/flow/routing.h"
 #include "../../lib/store/store.h"
 #include "../../lib/flow/subscriber.h"
@@ -312,6 +313,38 @@ main(void)
 	is_str(envelope_str(first, "to"), "schedule/{data.day}",
 	    "routes print their key field");
 	jv_free(first);
+	/* share/routes and the descriptors agree: each built-in route's kind
+	 * hears its type, each type a kind hears has its route, and each
+	 * route comes from the kind that records its type. */
+	for (int k = 0; object_kinds[k]; k++)
+		for (int h = 0; h < 4 && object_kinds[k]->hears[h]; h++) {
+			char want[BAKERY_ADDRESS_SIZE];
+			snprintf(want, sizeof want, "builtin:%s",
+			    object_kinds[k]->name);
+			int found = 0;
+			jv_array_foreach(table, i, r) {
+				found |= strcmp(envelope_str(r, "type"),
+				    object_kinds[k]->hears[h]) == 0 &&
+				    strcmp(envelope_str(r, "subscriber"), want) == 0;
+				jv_free(r);
+			}
+			ok(found, "share/routes routes %s to %s, which hears it",
+			    object_kinds[k]->hears[h], want);
+		}
+	jv_array_foreach(table, i, r) {
+		const char *sub = envelope_str(r, "subscriber");
+		const char *type = envelope_str(r, "type");
+		const object_kind *k = strncmp(sub, "builtin:", 8) == 0
+		    ? kind_find(sub + 8) : NULL;
+		int hears = 0;
+		for (int h = 0; k && h < 4 && k->hears[h]; h++)
+			hears |= strcmp(k->hears[h], type) == 0;
+		ok(hears, "route %s -> %s: a kind that hears it", type, sub);
+		const object_kind *from = kind_recording(type);
+		is_str(envelope_str(r, "from"), from ? from->name : "(none)",
+		    "  and it comes from the kind that records it");
+		jv_free(r);
+	}
 	jv_free(table);
 	return done_testing();
 }
