@@ -59,9 +59,8 @@
 #include <sqlite3.h>
 
 #include "../lib/core/kind.h"
-#include "../lib/store/ctx.h"
-#include "../lib/flow/routing.h"
 #include "../lib/store/store.h"
+#include "../lib/flow/routing.h"
 #include "../lib/base/util.h"
 
 static sqlite3 *mem;

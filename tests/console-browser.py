@@ -56,7 +56,12 @@ step_no = 0
 
 def fail(why):
     driver.save_screenshot(os.path.join(shots, "failed.png"))
-    print("not ok: %s (at %s)" % (why, driver.current_url))
+    line = "not ok: %s (at %s)" % (why, driver.current_url)
+    # Kept beside the screenshot: prove shows a failing test's output
+    # only when verbose.
+    with open(os.path.join(shots, "failed.txt"), "w") as f:
+        f.write(line + "\n")
+    print(line)
     driver.quit()
     sys.exit(1)
 
@@ -219,8 +224,10 @@ try:
              lambda: len(kitchen_cards(order)) == 1, 60)
     step("card-placed")
     nav("Dead letters")
-    if redrive("OrderPaid") != paid:
-        fail("the OrderPaid came back with another id")
+    again = redrive("OrderPaid")
+    if again != paid:
+        fail("the OrderPaid came back with another id: %s, not %s"
+             % (again, paid))
     wait_for("the card confirmed", lambda: any(
         "confirmed" in c for c in kitchen_cards(order)), 60)
     cards = kitchen_cards(order)

@@ -19,7 +19,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
 

@@ -3,7 +3,7 @@
  * handles opened on first use (the queue, the alarm index), closed here,
  * with the routes loaded into it.
  */
-#include "../store/ctx.h"
+#include "../store/store.h"
 #include "../net/external.h"
 #include "../store/keep.h"
 #include "../queue/queue.h"

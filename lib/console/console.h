@@ -38,7 +38,7 @@
 #ifndef BAKERY_CONSOLE_H
 #define BAKERY_CONSOLE_H
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 #include "../web/form.h"
 #include "../web/html.h"
 #include "../web/session.h"

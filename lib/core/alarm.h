@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "../base/util.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 typedef struct alarm_entry {
 	char sandbox[BAKERY_NAME_SIZE];

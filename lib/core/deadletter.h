@@ -13,7 +13,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 #include "../queue/queue.h"
 
 int deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,

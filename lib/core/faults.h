@@ -17,7 +17,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define FAULT_REFUSES "refuses:"
 #define FAULT_QUEUE_REFUSES "queue-refuses"

@@ -43,7 +43,7 @@
 #include <sqlite3.h>
 
 #include "../base/util.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 #include "kind.h"
 
 typedef struct bakery_object {

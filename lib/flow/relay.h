@@ -21,7 +21,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define REARM_GUARD 100
 

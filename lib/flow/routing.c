@@ -6,7 +6,6 @@
 #include "../store/file.h"
 #include "../core/envelope.h"
 #include "../core/kind.h"
-#include "subscriber.h"
 #include "../store/store.h"
 #include "../net/url.h"
 #include "../base/util.h"
@@ -62,8 +61,8 @@ static int
 parse_builtin(const char *sub, const char *name, const char *secret,
     const char *file, int line, route *r)
 {
-	const object_kind *b = subscriber_find(sub + 8);
-	if (!b)
+	const object_kind *b = kind_find(sub + 8);
+	if (!b || !b->apply)
 		return bad_line(file, line, "unknown built-in subscriber");
 	if (!hears(b, r->type))
 		return bad_line(file, line, "builtin:%s cannot apply %s",

@@ -36,7 +36,7 @@
 #include <jv.h>
 
 #include "../base/util.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define ROUTING_MAX_SUBSCRIBERS 16
 /* The longest line of a routes file, and the most routes in one. */

@@ -2,7 +2,7 @@
  * subscriber.c — apply an event at each routed object, idempotently.
  */
 #include "subscriber.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 #include "../core/envelope.h"
 #include "../net/external.h"
 #include "../core/faults.h"

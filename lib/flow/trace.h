@@ -40,7 +40,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 int trace_event(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *out);

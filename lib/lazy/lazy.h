@@ -34,4 +34,15 @@ int lazy_load(lazy_lib *lib);
 #define LAZY_NAME(f) #f,
 #define LAZY_PTR(f) (void **)&lazy_##f,
 
+/* A library's table, in its own lazy_NAME.c, from the list in its header:
+ * the pointers, their names, and name(), which loads it once. */
+#define LAZY_TABLE(name, soname, LIST)                                 \
+	LIST(LAZY_DEFINE)                                              \
+	static const char *const name##_names[] = { LIST(LAZY_NAME) }; \
+	static void **const name##_ptrs[] = { LIST(LAZY_PTR) };        \
+	static lazy_lib name##_lib = { soname, name##_names,           \
+		name##_ptrs, sizeof name##_names / sizeof *name##_names, \
+		NULL };                                                \
+	int name(void) { return lazy_load(&name##_lib); }
+
 #endif

@@ -15,7 +15,7 @@
 #ifndef BAKERY_GATEWAY_H
 #define BAKERY_GATEWAY_H
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 typedef enum gateway_kind {
 	GATEWAY_NONE,   /* no choice recorded yet */

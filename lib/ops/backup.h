@@ -55,7 +55,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 /* Copies ctx's home into dir. On 0, *report is {"backup","home",
  * "files","databases","bytes","copied_held","held_ms"}: copied_held

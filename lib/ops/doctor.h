@@ -51,7 +51,7 @@
 
 #include <stdint.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 typedef struct doctor_options {
 	const char *user;            /* NULL: the home's owner */

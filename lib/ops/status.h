@@ -51,7 +51,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 /* sandbox NULL: every sandbox under HOME. */
 int status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,

@@ -23,7 +23,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 typedef void (*wipe_report_fn)(void *arg, jv line);
 

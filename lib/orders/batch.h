@@ -33,7 +33,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define BATCH_LINE_MAX (64 * 1024) /* bytes of a line, its newline aside */
 #define BATCH_GROUP 64             /* lines at most in one queue send */

@@ -13,7 +13,7 @@
 #ifndef BAKERY_REFUNDS_H
 #define BAKERY_REFUNDS_H
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #include <jv.h>
 #include <stdint.h>

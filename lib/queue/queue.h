@@ -39,7 +39,7 @@
 
 #include <jv.h>
 
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define QUEUE_EVENTS "bakery-events"
 #define QUEUE_DLQ "bakery-events-dlq"

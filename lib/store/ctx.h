@@ -9,12 +9,24 @@
  * nothing of routes). Two contexts in one process may hold two tables.
  * The storage layer (home.c, database.c, schema.c, wal.c) reads the
  * settings and paths here and never the handles, so it includes this
- * header and no queue header: layers point down (docs/design.md).
+ * header and no queue header: layers point down (docs/design.md). This
+ * header includes none of the store's: the rooms of the store are in
+ * store.h, which each file above the store includes for them.
  */
 #ifndef BAKERY_CTX_H
 #define BAKERY_CTX_H
 
-#include "store.h"
+#include <sqlite3.h>
+
+typedef struct bakery_ctx bakery_ctx;
+
+/* What home_make has to make before the first file in the home. */
+enum home_pending {
+	HOME_MADE,      /* nothing: the home and its mark are there */
+	HOME_MISSING,   /* the folder, then the mark */
+	HOME_UNMARKED,  /* the mark: a folder given empty, or one holding
+			 * only bakery's own files */
+};
 
 struct bakery_queue;
 struct keep_pool;

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "schema.h"
+#include "sql.h"
 
 typedef struct bakery_ctx bakery_ctx;
 typedef struct wal_new wal_new;
@@ -67,16 +68,6 @@ int db_open_readonly(bakery_ctx *ctx, const char *path,
  * (immutable=1), so that SQLite makes no -wal or -shm and gives none an
  * owner; what a -wal holds without its -shm is then not read. */
 int db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
-
-/* The exit code for a failed file operation's errno: full disk or I/O
- * 74, permission or a read-only file system 77, else 73. */
-int db_errno_code(int err);
-/* Records "WHAT: sqlite's message" with the exit code for rc. */
-int db_fail(sqlite3 *db, int rc, const char *what);
-/* The busy handler (timeout_ms the timeout itself, as a pointer): tries
- * again every millisecond for the first 100, then every 5, up to it. */
-int db_busy_wait(void *timeout_ms, int tries);
-
 /* relaxed=1: the connection's next commits run at synchronous=NORMAL,
  * for a commit whose loss on a power cut loses and doubles nothing (the
  * work it records is done again, and absorbed: docs/design.md, "WAL");
@@ -84,41 +75,9 @@ int db_busy_wait(void *timeout_ms, int tries);
  * may corrupt a file on an old filesystem, and stays FULL. Nothing with
  * BAKERY_SYNC=normal, where every commit is NORMAL already. */
 void db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed);
-int db_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
-int db_commit(sqlite3 *db);
-void db_rollback(sqlite3 *db); /* safe when no transaction is open */
-int db_exec(sqlite3 *db, const char *sql);
-/* Runs n statements in one write transaction of their own (BEGIN
- * IMMEDIATE, each stepped once, COMMIT), all bound to the same parameters:
- * types names them in order, 't' a string (const char *), 'i' an integer
- * (int64_t), bound to ?1, ?2, ... (at most 8); a statement with fewer
- * parameters leaves the rest. A failure rolls back every one and is
- * db_fail's "WHAT: sqlite's message". */
-int db_run(sqlite3 *db, const char *what, int n, const char *const *sql,
-    const char *types, ...);
-/*
- * Prepared statements kept for the life of a connection. A command or a
- * consumer runs the same few statements for every event; preparing each
- * one again cost as much CPU as the rest of the work together. A
- * statement is found again by the address of its SQL text and its text
- * is compared before it is used, so any string is safe to pass; literals
- * are what hit. db_stmts_free before the connection closes.
- */
-#define DB_STMTS 32
-typedef struct db_stmts {
-	struct {
-		const char *sql; /* the caller's pointer: compared, not read */
-		sqlite3_stmt *st;
-	} slot[DB_STMTS];
-} db_stmts;
-/* An SQLite result code; *st is ready to bind and step. */
-int db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
-    sqlite3_stmt **st);
-/* Done with st: reset (and bindings cleared) when kept, else finalized. */
-void db_release(db_stmts *c, sqlite3_stmt *st);
-void db_stmts_free(db_stmts *c);
-
-/* A time column (ms) as a JSON string, or null when the column is NULL. */
-jv db_column_time(sqlite3_stmt *st, int col);
+/* The sandbox's own file (HOME/sandboxes/SANDBOX/sandbox.db, NULL: the
+ * context's sandbox) with its schema, as db_open opens any. */
+int db_open_sandbox(bakery_ctx *ctx, const char *sandbox,
+    enum db_open_mode mode, sqlite3 **db);
 
 #endif

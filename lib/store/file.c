@@ -4,7 +4,7 @@
  */
 #define _GNU_SOURCE /* mkostemp */
 #include "file.h"
-#include "store.h"
+#include "sql.h"
 #include "../base/util.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "home.h"
 #include "ctx.h"
-#include "database.h"
+#include "sql.h"
 #include "file.h"
 #include "../base/util.h"
 
@@ -451,19 +451,6 @@ home_unlock_sandbox(int fd)
 {
 	if (fd >= 0)
 		close(fd);
-}
-
-int
-home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
-    enum db_open_mode mode, sqlite3 **db)
-{
-	int rc = home_check_sandbox(ctx, &sandbox);
-	if (rc)
-		return rc;
-	char *path = home_sandbox_file(ctx, sandbox);
-	rc = db_open(ctx, path, &home_sandbox_schema, mode, db);
-	free(path);
-	return rc;
 }
 
 jv

@@ -33,18 +33,10 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "database.h"
+#include "ctx.h"
 #include "schema.h"
 
 typedef struct bakery_ctx bakery_ctx;
-
-/* What home_make has to make before the first file in the home. */
-enum home_pending {
-	HOME_MADE,      /* nothing: the home and its mark are there */
-	HOME_MISSING,   /* the folder, then the mark */
-	HOME_UNMARKED,  /* the mark: a folder given empty, or one holding
-			 * only bakery's own files */
-};
 
 extern const schema_def home_sandbox_schema;
 
@@ -72,8 +64,6 @@ char *home_share_path(const char *name);
 /* EX_USAGE unless *sandbox (NULL: ctx->sandbox, set in *sandbox) is a
  * sandbox name. */
 int home_check_sandbox(bakery_ctx *ctx, const char **sandbox);
-int home_open_sandbox(bakery_ctx *ctx, const char *sandbox,
-    enum db_open_mode mode, sqlite3 **db);
 /* The sandbox's lock: HOME/.SANDBOX.lock, outside the folder the wipe
  * renames aside. object_open holds it shared until object_close; the wipe
  * holds it exclusively from setting its fence until its folder is aside,

@@ -26,7 +26,7 @@
 
 #include <sqlite3.h>
 
-#include "database.h"
+#include "sql.h"
 
 typedef struct keep_pool keep_pool;
 

@@ -3,7 +3,7 @@
  * migrations that move it forward.
  */
 #include "schema.h"
-#include "database.h"
+#include "sql.h"
 #include "../base/util.h"
 
 #include <stdlib.h>

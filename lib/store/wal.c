@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "wal.h"
 #include "ctx.h"
-#include "database.h"
+#include "sql.h"
 #include "../base/util.h"
 #include "testvfs.h"
 #include "walvfs.h"

@@ -35,7 +35,7 @@
 #include <sqlite3.h>
 
 #include "../base/util.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define ACCOUNT_PASSWORD_MIN 8
 #define ACCOUNT_PASSWORD_MAX 1024

@@ -16,7 +16,7 @@
 #define BAKERY_SESSION_H
 
 #include "account.h"
-#include "../store/ctx.h"
+#include "../store/store.h"
 
 #define SESSION_TOKEN_BYTES 32
 #define SESSION_TOKEN_HEX (2 * SESSION_TOKEN_BYTES)

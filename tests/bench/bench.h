@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../../lib/store/ctx.h"
+#include "../../lib/store/store.h"
 #include "../../lib/base/util.h"
 
 static inline double

@@ -7,7 +7,7 @@
 #include "tap.h"
 #include "helpers.h"
 
-#include "../../lib/store/ctx.h"
+#include "../../lib/store/store.h"
 #include "../../lib/core/envelope.h"
 #include "../../lib/core/kind.h"
 #include "../../lib/core/object.h"

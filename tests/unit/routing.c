@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../lib/store/ctx.h"
+#include "../../lib/store/store.h"
 #include "../../lib/core/envelope.h"
 #include "../../lib/core/kind.h"
 #include "../../lib/flow/routing.h"
-#include "../../lib/store/store.h"
 #include "../../lib/flow/subscriber.h"
 #include "../../lib/base/util.h"
 

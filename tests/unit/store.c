@@ -7,7 +7,7 @@
 
 #include <sys/stat.h>
 
-#include "../../lib/store/ctx.h"
+#include "../../lib/store/store.h"
 #include "../../lib/core/kind.h"
 #include "../../lib/base/util.h"
 
@@ -186,7 +186,7 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "other", NULL), 0,
 	    "ctx_init with BAKERY_SYNC=normal");
 	unsetenv("BAKERY_SYNC");
-	ok(home_open_sandbox(&ctx2, NULL, DB_OPEN_CREATE, &db) == 0, "open a sandbox file");
+	ok(db_open_sandbox(&ctx2, NULL, DB_OPEN_CREATE, &db) == 0, "open a sandbox file");
 	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	sqlite3_close(db);
 	ctx_free(&ctx2);
@@ -202,14 +202,14 @@ main(void)
 	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
-	 * when it reaches home_open_sandbox directly.
+	 * when it reaches db_open_sandbox directly.
 	 * HOME is a folder inside the temporary one, so an escape lands in it. */
 	char *inner = bakery_xasprintf("%s/home", home);
 	ctx_init(&ctx, inner, NULL, NULL);
 	char *escaped = bakery_xasprintf("%s/escape", home);
 	db = NULL;
-	rc = home_open_sandbox(&ctx, "../escape", DB_OPEN_CREATE, &db);
-	is_int(rc, EX_USAGE, "home_open_sandbox refuses sandbox '../escape'");
+	rc = db_open_sandbox(&ctx, "../escape", DB_OPEN_CREATE, &db);
+	is_int(rc, EX_USAGE, "db_open_sandbox refuses sandbox '../escape'");
 	if (db)
 		sqlite3_close(db);
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
