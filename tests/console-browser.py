@@ -81,7 +81,9 @@ def loaded_after(action):
     it left is gone and the new one has its <main>."""
     old = driver.find_element(By.TAG_NAME, "html")
     action()
-    wait = WebDriverWait(driver, 30)
+    # Longer than the 30 s a command may wait for a SQLite lock (the
+    # busy timeout), so that a page slowed by one is not taken for none.
+    wait = WebDriverWait(driver, 90)
     wait.until(expected_conditions.staleness_of(old))
     wait.until(expected_conditions.presence_of_element_located(
         (By.TAG_NAME, "main")))

@@ -328,13 +328,16 @@ stream_moved_back() {
 	for c in ada bea cy; do place "$c" >/dev/null; done
 	bakery-consume --follow >"$BATS_TEST_TMPDIR/follow.out" 2>"$BATS_TEST_TMPDIR/follow.err" &
 	follow=$!
-	for _ in $(seq 100); do
+	# Waits of up to a minute: they end as soon as the events are acked,
+	# and a loaded machine (make check's parallel files) takes more than
+	# the seconds a quiet one does to reconnect.
+	for _ in $(seq 600); do
 		[ "$(grep -c '"acked"' "$BATS_TEST_TMPDIR/follow.out")" = 3 ] && break
 		sleep 0.1
 	done
 	stream_moved_back
 	id=$(place dora)
-	for _ in $(seq 150); do
+	for _ in $(seq 600); do
 		[ "$(grep -c '"acked"' "$BATS_TEST_TMPDIR/follow.out")" = 4 ] && break
 		sleep 0.1
 	done
