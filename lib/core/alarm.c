@@ -69,8 +69,7 @@ index_db(bakery_ctx *ctx, sqlite3 **db)
 {
 	if (!ctx->alarms) {
 		char *path = bakery_xasprintf("%s/alarms.db", ctx->home);
-		int rc = db_open(ctx, path, &alarms_schema, DB_OPEN_CREATE,
-		    &ctx->alarms);
+		int rc = birth_open(ctx, path, &alarms_schema, &ctx->alarms);
 		free(path);
 		if (rc)
 			return rc;

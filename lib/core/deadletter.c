@@ -15,7 +15,7 @@ deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type, const char *envelope, const char *error, int attempts)
 {
 	sqlite3 *db;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_CREATE, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -99,7 +99,7 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	*out = jv_array();
 	if (!sandbox)
 		sandbox = ctx->sandbox;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (rc)
@@ -188,7 +188,7 @@ int
 deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
 {
 	sqlite3 *db;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {
@@ -207,7 +207,7 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
     const char *type)
 {
 	sqlite3 *db;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc)
 		return rc;
 	static const char *const sql[] = {

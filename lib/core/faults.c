@@ -21,7 +21,7 @@ int
 fault_is_set(bakery_ctx *ctx, const char *sandbox, const char *name)
 {
 	sqlite3 *db;
-	if (db_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db))
+	if (birth_open_sandbox(ctx, sandbox, 0, &db))
 		return 0;
 	sqlite3_stmt *st;
 	int set = 0;
@@ -43,7 +43,7 @@ fault_write(bakery_ctx *ctx, const char *sandbox, const char *name,
 		return bakery_fail(EX_USAGE, "unknown fault: '%s': %s", name,
 		    "want refuses:KIND or " FAULT_QUEUE_REFUSES);
 	sqlite3 *db;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_CREATE, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 1, &db);
 	if (rc)
 		return rc;
 	rc = db_run(db, "cannot write fault", 1, &sql, "ti", name,
@@ -71,7 +71,7 @@ fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
 	*out = jv_array();
 	sqlite3 *db;
-	int rc = db_open_sandbox(ctx, sandbox, DB_OPEN_EXISTING, &db);
+	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
 	if (rc == EX_NOINPUT)
 		return 0;
 	if (rc)

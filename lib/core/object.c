@@ -15,7 +15,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The object's file, with its kind's schema: SANDBOX/KIND/KEY.db. A
+/* The object's file that is there, with its kind's schema:
+ * SANDBOX/KIND/KEY.db (path). */
+static int
+open_existing(bakery_object *o, const char *path)
+{
+	int rc = db_open(o->ctx, path, kind_schema(o->desc), &o->db);
+	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
+		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", o->address);
+	return rc;
+}
+
+/* The object's file, made when create and it is not there (birth.h). A
  * connection a long-running program kept (keep.h) is taken again when
  * the file at the path is still the one it has open: checked under the
  * sandbox's lock, so no wipe moves the folder aside until object_close. */
@@ -23,15 +34,11 @@ static int
 open_file(bakery_ctx *ctx, bakery_object *o, int create)
 {
 	char *path = home_object_path(ctx, o->sandbox, o->address);
-	if (ctx->kept && keep_take(ctx->kept, path, &o->db, &o->stmts)) {
-		free(path);
-		return 0;
-	}
-	int rc = create ? db_open_new(ctx, path, kind_schema(o->desc),
-	    &o->made, &o->db) : db_open(ctx, path, kind_schema(o->desc),
-	    DB_OPEN_EXISTING, &o->db);
-	if (rc == EX_NOINPUT && access(path, F_OK) != 0)
-		rc = bakery_fail(EX_NOINPUT, "no such object: '%s'", o->address);
+	int rc = 0;
+	if (!ctx->kept || !keep_take(ctx->kept, path, &o->db, &o->stmts))
+		rc = create ? birth_object_open(ctx, path,
+		    kind_schema(o->desc), &o->birth, &o->db)
+			    : open_existing(o, path);
 	free(path);
 	return rc;
 }
@@ -59,10 +66,6 @@ object_open(bakery_ctx *ctx, const char *sandbox, const char *address,
 	}
 	if (!rc)
 		rc = open_file(ctx, o, create);
-	if (!rc && !sqlite3_get_autocommit(o->db)) {
-		o->schema_pending = o->unborn = 1;
-		rc = db_exec(o->db, "SAVEPOINT schema");
-	}
 	if (rc) {
 		object_close(o);
 		return rc;
@@ -76,15 +79,7 @@ object_close(bakery_object *o)
 {
 	if (!o)
 		return;
-	if (o->made) {
-		/* Never committed: its private copy goes, nothing was at
-		 * its path. */
-		db_stmts_free(&o->stmts);
-		sqlite3_close(o->db);
-		o->db = NULL;
-		wal_new_end(o->made);
-	}
-	if (o->db && o->ctx->kept && !o->unborn) {
+	if (o->db && o->ctx->kept && !birth_unborn(&o->birth)) {
 		/* Kept for the next open, outside any transaction; the
 		 * sandbox's lock is given back below all the same, so an
 		 * idle consumer never holds up a wipe. */
@@ -98,16 +93,9 @@ object_close(bakery_object *o)
 	}
 	if (o->db) {
 		db_stmts_free(&o->stmts);
-		db_rollback(o->db);
-		if (o->unborn) {
-			/* Its first commit failed (a full disk): no empty
-			 * file is left to be listed as an object. */
-			char *path = home_object_path(o->ctx, o->sandbox,
-			    o->address);
-			wal_drop_unborn(o->db, path);
-			free(path);
-		}
-		sqlite3_close(o->db);
+		char *path = home_object_path(o->ctx, o->sandbox, o->address);
+		birth_close(&o->birth, &o->db, path);
+		free(path);
 	}
 	home_unlock_sandbox(o->lock_fd);
 	jv_free(o->state);
@@ -180,8 +168,9 @@ int
 object_begin(bakery_object *o)
 {
 	/* A new file's schema transaction is this one already. */
-	int rc = o->schema_pending ? 0 : object_connect(o);
-	if (!rc && !o->schema_pending)
+	int begun = birth_begun(&o->birth, o->db);
+	int rc = begun ? 0 : object_connect(o);
+	if (!rc && !begun)
 		rc = db_begin(o->db);
 	if (rc)
 		return rc;
@@ -196,15 +185,8 @@ void
 object_rollback(bakery_object *o)
 {
 	/* The change goes; a new file's schema stays, as it would have had
-	 * it been committed on its own. A file that holds nothing but its
-	 * schema is still unborn: object_close leaves it to
-	 * wal_drop_unborn, which removes one made whole in WAL (nothing
-	 * in its -wal) and keeps one given its schema here. */
-	if (o->schema_pending && o->db && !sqlite3_get_autocommit(o->db) &&
-	    (db_exec(o->db, "ROLLBACK TO schema") || db_commit(o->db)))
-		bakery_log(LOG_WARN, "schema_error", "object", o->address,
-		    "error", bakery_error(), (char *)NULL);
-	o->schema_pending = 0;
+	 * it been committed on its own. */
+	birth_rolled_back(&o->birth, o->db, o->address);
 	if (o->db)
 		db_rollback(o->db);
 	o->dirty = 0;
@@ -447,7 +429,7 @@ arm_if_needed(bakery_object *o)
 	object_finish(o, st);
 	if (rows == 0)
 		return 0;
-	if (!armed && (o->unborn || !alarm_index_covers(o->ctx, o->sandbox,
+	if (!armed && (birth_unborn(&o->birth) || !alarm_index_covers(o->ctx, o->sandbox,
 			  o->address, fire_at)) &&
 	    (rc = alarm_index_add(o->ctx, o->sandbox, o->address, fire_at)))
 		return rc;
@@ -518,27 +500,19 @@ object_arm(bakery_object *o)
 	return rc;
 }
 
-/* A new file's first commit, made in its private copy, is given its path;
- * the object goes on with the file there, opened when next used
- * (object_connect): a subscriber's new file is most often used no more. */
-static int
-settle(bakery_object *o)
-{
-	db_stmts_free(&o->stmts);
-	int rc = wal_new_settle(o->made, &o->db);
-	wal_new_end(o->made);
-	o->made = NULL;
-	o->reconnect = !rc;
-	return rc;
-}
-
+/* After its first commit gave it its name, the object goes on with the
+ * file there, opened when next used: a subscriber's new file is most
+ * often used no more. */
 int
 object_connect(bakery_object *o)
 {
-	if (o->db || !o->reconnect)
+	if (o->db || o->birth.state != BIRTH_MADE)
 		return 0;
-	int rc = open_file(o->ctx, o, 0);
-	o->reconnect = rc != 0;
+	char *path = home_object_path(o->ctx, o->sandbox, o->address);
+	int rc = open_existing(o, path);
+	free(path);
+	if (!rc)
+		o->birth.state = BIRTH_NONE;
 	return rc;
 }
 
@@ -562,13 +536,12 @@ object_commit(bakery_object *o)
 		rc = arm_if_needed(o);
 	if (!rc)
 		rc = db_commit(o->db);
-	if (!rc && o->made)
-		rc = settle(o);
+	if (!rc && o->birth.copy)
+		db_stmts_free(&o->stmts); /* they go with the copy's connection */
+	if (!rc)
+		rc = birth_committed(&o->birth, &o->db);
 	if (rc)
 		object_rollback(o);
-	else
-		o->unborn = 0;
-	o->schema_pending = 0;
 	o->dirty = 0;
 	return rc;
 }

@@ -57,15 +57,12 @@ typedef struct bakery_object {
 	jv state;     /* jv_null() when the object has no state yet */
 	int dirty;    /* state changed in this transaction: commit stores it */
 	int recorded; /* events recorded in this transaction */
-	/* A new file's schema is written in a transaction object_open leaves
-	 * open; object_begin takes it over, so the first change commits with
-	 * the schema. A rollback keeps the schema and drops the change. */
-	int schema_pending;
-	int unborn; /* a file this open made, its schema not committed yet */
-	/* In WAL, a file this open makes: nothing is at its path until its
-	 * first commit settles it there (wal.h, wal_new). */
-	struct wal_new *made;
-	int reconnect; /* made and settled: db opened again when next used */
+	/* Where its file stands, from its making to its first commit
+	 * (birth.h): a new file's schema is written in a transaction
+	 * object_open leaves open, which object_begin takes over, so that the
+	 * first change commits with the schema; a rollback keeps the schema
+	 * and drops the change. */
+	birth birth;
 	/* The sandbox's lock, held shared while the object is open, so that
 	 * a wipe never sets its fence and moves the folder aside while the
 	 * object is open (home_lock_sandbox). */

@@ -8,7 +8,7 @@
 #include "../core/kind.h"
 #include "../core/outbox.h"
 #include "../base/util.h"
-#include "../store/wal.h"
+#include "../store/birth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +61,7 @@ drop_entry_if_disarmed(bakery_object *o, const alarm_entry *e,
  * The entry of an object that has no file: wiped, or never born (its maker
  * killed before its rename, or its first transaction rolled back). It goes
  * only while no maker can be between writing its entry and renaming its
- * file into place: under the making's lock (wal_new_hold), with the file
+ * file into place: under the making's lock (birth_hold), with the file
  * still not there. A maker holds that lock from before its entry to its
  * rename, so one that wrote this entry is either done (the file is there:
  * left, *left set, fired as any object at the next look) or still at work
@@ -77,10 +77,10 @@ drop_if_unborn(bakery_ctx *ctx, const alarm_entry *e, int usage, int *left)
 		return alarm_index_remove(ctx, e);
 	bakery_crash_point("alarm.before_gone");
 	char *path = home_object_path(ctx, e->sandbox, e->address);
-	wal_new *held = NULL;
-	int rc = wal_new_hold(path, &held);
+	birth_copy *held = NULL;
+	int rc = birth_hold(path, &held);
 	free(path);
-	if (rc == WAL_NEW_MADE || rc == WAL_NEW_MAKING) {
+	if (rc == BIRTH_HOLD_MADE || rc == BIRTH_HOLD_MAKING) {
 		*left = rc;
 		return 0;
 	}
@@ -88,7 +88,7 @@ drop_if_unborn(bakery_ctx *ctx, const alarm_entry *e, int usage, int *left)
 		bakery_crash_point("alarm.gone_held");
 		rc = alarm_index_remove(ctx, e);
 	}
-	wal_new_end(held);
+	birth_release(held);
 	return rc;
 }
 
@@ -104,7 +104,7 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 		if ((rc = drop_if_unborn(ctx, e, rc == EX_USAGE, &left)))
 			return rc;
 		/* Made meanwhile: fired as any object, once its file opens. */
-		if (left != WAL_NEW_MADE || (rc = object_open(ctx, e->sandbox,
+		if (left != BIRTH_HOLD_MADE || (rc = object_open(ctx, e->sandbox,
 		    e->address, 0, &o)) == EX_NOINPUT) {
 			*fired = !left;
 			jv line = line_for(NULL, e->sandbox, e->address, 0);

@@ -380,7 +380,7 @@ wipe_run(bakery_ctx *ctx, const wipe_request *req, wipe_report_fn report,
 		return dry_run(ctx, req, report, arg);
 	char *path = bakery_xasprintf("%s/wipe.db", ctx->home);
 	sqlite3 *db;
-	int rc = db_open(ctx, path, &wipe_schema, DB_OPEN_CREATE, &db);
+	int rc = birth_open(ctx, path, &wipe_schema, &db);
 	free(path);
 	if (rc)
 		return rc;

@@ -76,7 +76,7 @@ billing_of(bakery_ctx *ctx, const char *sandbox, const char *address,
 	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
 	int rc = db_open(ctx, path, kind_schema(kind_find("billing")),
-	    DB_OPEN_EXISTING, &db);
+	    &db);
 	free(path);
 	if (!rc) {
 		jv_free(*payments);
@@ -132,7 +132,7 @@ refunds_keep_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t wiped_at)
 	}
 	char *path = refunds_path(ctx);
 	sqlite3 *db;
-	rc = db_open(ctx, path, &refunds_schema, DB_OPEN_CREATE, &db);
+	rc = birth_open(ctx, path, &refunds_schema, &db);
 	free(path);
 	sqlite3_stmt *st = NULL;
 	int src = SQLITE_OK;
@@ -245,7 +245,7 @@ refunds_mark(bakery_ctx *ctx, const char *order, const char *pi, jv *out)
 	sqlite3 *db;
 	int rc = home_make(ctx);
 	if (!rc)
-		rc = db_open(ctx, path, &refunds_schema, DB_OPEN_CREATE, &db);
+		rc = birth_open(ctx, path, &refunds_schema, &db);
 	free(path);
 	if (rc)
 		return rc;

@@ -633,7 +633,7 @@ queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
 	sqlite3 *db;
 	int rc = look_only
 	    ? db_open_readonly(ctx, path, &queue_schema, &db)
-	    : db_open(ctx, path, &queue_schema, DB_OPEN_CREATE, &db);
+	    : birth_open(ctx, path, &queue_schema, &db);
 	if (rc)
 		return rc;
 	bakery_queue *q = bakery_xmalloc(sizeof *q);

@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include "database.h"
 #include "ctx.h"
-#include "home.h"
 #include "schema.h"
 #include "testvfs.h"
 #include "../base/util.h"
@@ -43,66 +42,14 @@ set_busy(bakery_ctx *ctx, sqlite3 *db)
  * SQLite would follow) or a FIFO (whose open would hang) at its name is
  * refused, never opened. SQLITE_OPEN_NOFOLLOW keeps the refusal when a
  * symlink appears between this check and the open. */
-static int
-refuse_odd_file(const char *path)
+int
+db_refuse_odd_file(const char *path)
 {
 	struct stat st;
 	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return bakery_fail(EX_CONFIG, "'%s': not a regular file (%s): "
 		    "refused", path, S_ISLNK(st.st_mode) ? "a symlink"
 		    : S_ISFIFO(st.st_mode) ? "a FIFO" : "another kind");
-	return 0;
-}
-
-/* The home and the folders a missing path lies in; *missing is set when
- * path is missing. */
-static int
-make_folders(bakery_ctx *ctx, const char *path, int *missing)
-{
-	size_t hl = strlen(ctx->home);
-	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
-	    ? home_make(ctx) : 0;
-	/* A file that is there is in its folder: no folder to make. */
-	*missing = !rc && access(path, F_OK) != 0;
-	char *dir = bakery_xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	if (*missing && slash && slash != dir) {
-		*slash = '\0';
-		rc = home_mkdirs(dir);
-	}
-	free(dir);
-	return rc;
-}
-
-/* Makes path's file for db_open to create it: the home and folders
- * it lies in, and the file itself (made whole in WAL mode). *made is set
- * when this call made it. */
-static int
-create_file(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    int *made)
-{
-	int missing;
-	int rc = make_folders(ctx, path, &missing);
-	if (!rc && missing && strcmp(wal_journal_mode(), "wal") == 0)
-		rc = wal_make_file(path, schema, made);
-	if (rc)
-		return rc;
-	/* Created here, not by SQLite, so that it is 0600 whatever the
-	 * umask; SQLite gives journals the same mode. */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600);
-	/* A file the power-cut VFS must know of: made here, its name synced
-	 * by SQLite's first journal sync. One made by wal_make_file had its
-	 * folder synced already. */
-	if (fd >= 0)
-		testvfs_created(path);
-	*made |= fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return bakery_fail(db_errno_code(errno),
-		    "cannot create '%s': %s", path, strerror(errno));
-	close(fd);
 	return 0;
 }
 
@@ -134,32 +81,33 @@ open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
 	return rc;
 }
 
-/* A file made whole above is as new as one given its schema here: its
- * first change is this caller's (the transaction is left open;
- * wal_drop_unborn removes it if that fails). Its first page is
- * rewritten (the version it has), so that the transaction writes the
- * file even when the change is rolled back and the schema kept alone
- * (object_rollback): then it commits as one given its schema here
- * would. */
-static int
-begin_made(sqlite3 *db, const schema_def *schema)
+int
+db_open_making(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    int keep_open, sqlite3 **out)
 {
-	int rc = db_begin(db);
-	return rc ? rc : schema_upgrade(db, NULL, schema->count);
+	walvfs_register();
+	testvfs_register();
+	int rc = open_configured(ctx, path, 1, out);
+	if (rc != SQLITE_OK) {
+		char *what = bakery_xasprintf("cannot open '%s'", path);
+		rc = db_fail(*out, rc, what);
+		free(what);
+		return rc;
+	}
+	return schema_migrate(*out, schema, path, 1, keep_open);
 }
 
 int
 db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    enum db_open_mode mode, sqlite3 **out)
+    sqlite3 **out)
 {
-	int create = mode != DB_OPEN_EXISTING;
 	*out = NULL;
-	int odd = refuse_odd_file(path);
+	int odd = db_refuse_odd_file(path);
 	if (odd)
 		return odd;
 	walvfs_register();
 	testvfs_register();
-	if (!create && ctx->look_only) {
+	if (ctx->look_only) {
 		/* A program that only looks (bakery-show) reads a file of the
 		 * current schema read-only, as status and trace do: it writes
 		 * nothing, not even the -shm. Anything else (missing, empty,
@@ -171,61 +119,23 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		sqlite3_close(*out);
 		*out = NULL;
 	}
-	int made = 0; /* this call made the file: removed if it fails */
-	if (create) {
-		int rc = create_file(ctx, path, schema, &made);
-		if (rc)
-			return rc;
-	} else if (access(path, F_OK) != 0) {
+	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
-	}
 	sqlite3 *db;
-	int rc = open_configured(ctx, path, create, &db);
+	int rc = open_configured(ctx, path, 0, &db);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = db_fail(db, rc, what);
 		free(what);
 	} else {
-		rc = schema_migrate(db, schema, path, create,
-		    mode == DB_OPEN_CREATE_BEGUN);
-		if (!rc && made && mode == DB_OPEN_CREATE_BEGUN &&
-		    sqlite3_get_autocommit(db))
-			rc = begin_made(db, schema);
+		rc = schema_migrate(db, schema, path, 0, 0);
 	}
 	if (rc) {
-		/* A file this call made and could not give its schema is
-		 * removed: no empty file is left to look like an object. */
-		if (made)
-			wal_drop_unborn(db, path);
 		sqlite3_close(db);
 		return rc;
 	}
 	*out = db;
 	return 0;
-}
-
-int
-db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    wal_new **nf, sqlite3 **db)
-{
-	*nf = NULL;
-	*db = NULL;
-	/* An object that exists (most opens) is opened as any file. */
-	if (strcmp(wal_journal_mode(), "wal") != 0 || access(path, F_OK) == 0)
-		return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
-	int odd = refuse_odd_file(path); /* a dangling symlink */
-	if (odd)
-		return odd;
-	int missing = 0;
-	int rc = make_folders(ctx, path, &missing);
-	if (!rc && missing) {
-		rc = wal_new_begin(ctx, path, schema, nf, db);
-		if (!rc && *nf)
-			ctx->files_opened++;
-	}
-	if (rc || *nf)
-		return rc;
-	return db_open(ctx, path, schema, DB_OPEN_CREATE_BEGUN, db);
 }
 
 /*
@@ -332,13 +242,13 @@ open_version(bakery_ctx *ctx, const char *path, sqlite3 **db, int *version)
 }
 
 /* 0 when path is there to read as an SQLite file: 66 when it is not
- * there, 78 when it is not a regular file (refuse_odd_file). */
+ * there, 78 when it is not a regular file (db_refuse_odd_file). */
 static int
 reader_path_ok(const char *path)
 {
 	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such file: '%s'", path);
-	return refuse_odd_file(path);
+	return db_refuse_odd_file(path);
 }
 
 int
@@ -387,17 +297,4 @@ db_open_readonly(bakery_ctx *ctx, const char *path,
 	}
 	*out = db;
 	return 0;
-}
-
-int
-db_open_sandbox(bakery_ctx *ctx, const char *sandbox,
-    enum db_open_mode mode, sqlite3 **db)
-{
-	int rc = home_check_sandbox(ctx, &sandbox);
-	if (rc)
-		return rc;
-	char *path = home_sandbox_file(ctx, sandbox);
-	rc = db_open(ctx, path, &home_sandbox_schema, mode, db);
-	free(path);
-	return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * database.h — one SQLite file of the home, opened safely.
  *
- * Owns: opening (created, migrated, or read without writing), the
+ * Owns: opening a file that is there (migrated, or read without
+ * writing; one that is not is made by birth.h), the
  * connection's settings (busy handling, synchronous), BEGIN IMMEDIATE,
  * the statement cache, and the exit code of a SQLite or errno failure.
  *
@@ -19,37 +20,28 @@
 #include "sql.h"
 
 typedef struct bakery_ctx bakery_ctx;
-typedef struct wal_new wal_new;
 
-/* How db_open treats a file that is missing or has no schema yet. */
-enum db_open_mode {
-	DB_OPEN_EXISTING,     /* neither is made: EX_NOINPUT */
-	DB_OPEN_CREATE,       /* the file and its schema are made */
-	DB_OPEN_CREATE_BEGUN, /* and its schema's transaction left open */
-};
-/* Opens path with schema; DB_OPEN_EXISTING in a context that only looks
- * (ctx->look_only): read-only, as db_open_readonly, when the file has
- * the current schema. DB_OPEN_EXISTING fails with EX_NOINPUT if missing
- * or empty (no schema: a creation that failed or is under way), and a file
- * that is not SQLite's is EX_DATAERR. A symlink or a FIFO at path is
- * EX_CONFIG, here and in db_open_readonly: never followed, never
- * waited on (SQLITE_OPEN_NOFOLLOW). In WAL a new file is made whole
- * under a temporary name and renamed into place (wal.c, "A new file in
- * WAL"); a missing one, in a rollback journal, is created empty and given
- * its schema in its first transaction.
- * DB_OPEN_CREATE_BEGUN: a file that needs its schema gets it in a
- * write transaction that is left open (sqlite3_get_autocommit() is 0), so
- * that the caller's first change commits with it: one commit, not two.
- * Test hook: BAKERY_FAIL_WRITE_AT (lib/store/testvfs.h) is registered here,
- * before the first open. */
+/* Opens path, a file that is there, with schema (a missing one is made
+ * by birth.h): EX_NOINPUT if missing or empty (no schema: a creation
+ * that failed or is under way), EX_DATAERR when it is not SQLite's, and a
+ * file of an older schema is migrated. In a context that only looks
+ * (ctx->look_only): read-only, as db_open_readonly, when the file has the
+ * current schema. A symlink or a FIFO at path is EX_CONFIG, here and in
+ * the readers: never followed, never waited on (SQLITE_OPEN_NOFOLLOW).
+ * Test hook: BAKERY_FAIL_WRITE_AT (lib/store/testvfs.h) is registered
+ * here, before the first open. */
 int db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    enum db_open_mode mode, sqlite3 **db);
-/* DB_OPEN_CREATE_BEGUN, but in WAL a missing file is made with its first
- * transaction (wal_new_begin): *nf is then set, *db is a connection on
- * its private copy with the transaction begun, and the caller settles it
- * after its commit (wal_new_settle) or ends it (wal_new_end). */
-int db_open_new(bakery_ctx *ctx, const char *path, const schema_def *schema,
-    struct wal_new **nf, sqlite3 **db);
+    sqlite3 **db);
+/* For birth.h: opens path, which its maker made or found, its schema
+ * given when it has none (keep_open: in a write transaction left open,
+ * sqlite3_get_autocommit() 0, so that the caller's first change commits
+ * with it). On a failure *db is left to the caller, who removes a file it
+ * made (the connection's lock is how) and closes it. */
+int db_open_making(bakery_ctx *ctx, const char *path,
+    const schema_def *schema, int keep_open, sqlite3 **db);
+/* EX_CONFIG when something is at path that is not a regular file (a
+ * symlink, which SQLite would follow; a FIFO, whose open would hang). */
+int db_refuse_odd_file(const char *path);
 /* Opens an existing file for reading only, for tools that look and must
  * not touch (bakery-status, bakery-trace): nothing is created, no journal
  * mode is set, no schema is migrated, and the connection is query_only.
@@ -75,9 +67,4 @@ int db_open_reader(bakery_ctx *ctx, const char *path, sqlite3 **db);
  * may corrupt a file on an old filesystem, and stays FULL. Nothing with
  * BAKERY_SYNC=normal, where every commit is NORMAL already. */
 void db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed);
-/* The sandbox's own file (HOME/sandboxes/SANDBOX/sandbox.db, NULL: the
- * context's sandbox) with its schema, as db_open opens any. */
-int db_open_sandbox(bakery_ctx *ctx, const char *sandbox,
-    enum db_open_mode mode, sqlite3 **db);
-
 #endif

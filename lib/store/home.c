@@ -84,7 +84,7 @@ home_share_path(const char *name)
 #define LAYOUT_MARK ".layout"
 
 /* Whether name[at] is sep and the 6 characters of a mkstemp name end
- * name after it: the fresh names of file_put (".") and wal_make_file
+ * name after it: the fresh names of file_put (".") and birth_make_whole
  * ("-"). */
 static int
 fresh_tail(const char *name, size_t at, char sep)

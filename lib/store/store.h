@@ -2,7 +2,8 @@
  * store.h — the storage layer's rooms, for those who use them:
  *   home.h      the home folder, its layout, paths, sandbox locks;
  *   ctx.h       the context: home, sandbox, settings, handles;
- *   database.h  a SQLite file opened safely;
+ *   database.h  a SQLite file that is there, opened safely;
+ *   birth.h     a file that is not there, made: never seen half made;
  *   sql.h       transactions, statements, a failure's exit code;
  *   schema.h    schema versions and migrations;
  *   wal.h       the journal mode and files in WAL.
@@ -16,6 +17,7 @@
 #include <jv.h>
 #include <sqlite3.h>
 
+#include "birth.h"
 #include "ctx.h"
 #include "database.h"
 #include "home.h"

@@ -11,7 +11,7 @@
 void walvfs_register(void);
 
 /* path, a file in WAL, was just made whole by this process with a new,
- * empty -wal (wal_make_file): recorded as it is. */
+ * empty -wal (birth_make_whole): recorded as it is. */
 void walvfs_made(const char *path);
 /* 1 when path is a file this process made and nothing was written to
  * since (no checkpoint: its -wal, the one made with it, never started

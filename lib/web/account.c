@@ -41,8 +41,8 @@ account_db_open(bakery_ctx *ctx, int create, sqlite3 **db)
 	 * notes its session's use, and ends an expired one. */
 	int look_only = ctx->look_only;
 	ctx->look_only = 0;
-	int rc = db_open(ctx, path, &console_schema,
-	    create ? DB_OPEN_CREATE : DB_OPEN_EXISTING, db);
+	int rc = create ? birth_open(ctx, path, &console_schema, db)
+			: db_open(ctx, path, &console_schema, db);
 	ctx->look_only = look_only;
 	free(path);
 	return rc;

@@ -107,16 +107,15 @@ main(void)
 	is_str(path, want_path, "object path is HOME/sandboxes/SANDBOX/KIND/KEY.db");
 
 	sqlite3 *db = NULL;
-	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
-	    &db), EX_NOINPUT,
-	    "DB_OPEN_EXISTING on a missing file is EX_NOINPUT");
+	is_int(db_open(&ctx, path, &object_schema, &db), EX_NOINPUT,
+	    "db_open on a missing file is EX_NOINPUT");
 	ok(db == NULL, "  and gives no handle");
 	ok(access(path, F_OK) != 0, "  and creates no file");
 
 	mode_t old = umask(0);
-	int rc = db_open(&ctx, path, &object_schema, DB_OPEN_CREATE, &db);
+	int rc = birth_open(&ctx, path, &object_schema, &db);
 	umask(old);
-	is_int(rc, 0, "db_open creates the file");
+	is_int(rc, 0, "birth_open creates the file");
 	is_int(mode_of(path), 0600, "the file is 0600 (umask 0)");
 	char dir[4200];
 	snprintf(dir, sizeof dir, "%s/sandboxes/default", home);
@@ -139,11 +138,10 @@ main(void)
 	    "the object schema's tables exist");
 	sqlite3_close(db);
 
-	/* Opening again: no migration runs twice, DB_OPEN_EXISTING now works. */
+	/* Opening again: no migration runs twice, db_open now works. */
 	db = NULL;
-	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
-	    &db), 0,
-	    "DB_OPEN_EXISTING opens an existing file");
+	is_int(db_open(&ctx, path, &object_schema, &db), 0,
+	    "db_open opens an existing file");
 	is_int(sql_int(db, "PRAGMA user_version"), 3, "user_version still 3");
 	sqlite3_close(db);
 
@@ -174,8 +172,7 @@ main(void)
 	sqlite3_exec(db, "PRAGMA user_version = 9", NULL, NULL, NULL);
 	sqlite3_close(db);
 	db = NULL;
-	is_int(db_open(&ctx, path, &object_schema, DB_OPEN_EXISTING,
-	    &db), EX_CONFIG,
+	is_int(db_open(&ctx, path, &object_schema, &db), EX_CONFIG,
 	    "a newer schema version is EX_CONFIG");
 	ok(db == NULL, "  and gives no handle");
 	free(path);
@@ -186,7 +183,7 @@ main(void)
 	is_int(ctx_init(&ctx2, home, "other", NULL), 0,
 	    "ctx_init with BAKERY_SYNC=normal");
 	unsetenv("BAKERY_SYNC");
-	ok(db_open_sandbox(&ctx2, NULL, DB_OPEN_CREATE, &db) == 0, "open a sandbox file");
+	ok(birth_open_sandbox(&ctx2, NULL, 1, &db) == 0, "open a sandbox file");
 	is_int(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	sqlite3_close(db);
 	ctx_free(&ctx2);
@@ -202,14 +199,14 @@ main(void)
 	ctx_free(&ctx);
 
 	/* A bad sandbox name never becomes a path (store.h's promise), even
-	 * when it reaches db_open_sandbox directly.
+	 * when it reaches birth_open_sandbox directly.
 	 * HOME is a folder inside the temporary one, so an escape lands in it. */
 	char *inner = bakery_xasprintf("%s/home", home);
 	ctx_init(&ctx, inner, NULL, NULL);
 	char *escaped = bakery_xasprintf("%s/escape", home);
 	db = NULL;
-	rc = db_open_sandbox(&ctx, "../escape", DB_OPEN_CREATE, &db);
-	is_int(rc, EX_USAGE, "db_open_sandbox refuses sandbox '../escape'");
+	rc = birth_open_sandbox(&ctx, "../escape", 1, &db);
+	is_int(rc, EX_USAGE, "birth_open_sandbox refuses sandbox '../escape'");
 	if (db)
 		sqlite3_close(db);
 	ok(access(escaped, F_OK) != 0, "  and creates nothing outside HOME");
