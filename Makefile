@@ -132,6 +132,67 @@ build/bench/%: build/tests/bench/%.o build/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
+# bakery with one kind more, made as docs/design.md's "How to add a kind"
+# says, so that the recipe is a build that must pass: tests/kind/KIND.c
+# put in as lib/objects/KIND.c, its line X(KIND) added after the last of
+# lib/objects/kinds.c, and tests/kind/KIND.routes's lines after
+# share/routes; every other object is the shipped build's, so the
+# variant costs two compiles and its links. In build/extra-kind/: bin/,
+# share/ beside it (where an uninstalled build finds its routes and
+# menu), and the checker and tests/unit/kind.c linked with it
+# (tests/cli/93-add-a-kind.bats). The shipped build never sees the kind.
+EXTRA_KIND = tally
+EXTRA = build/extra-kind
+EXTRA_LIB_OBJ = $(filter-out build/lib/objects/kinds.o,$(LIB_OBJ)) \
+	$(EXTRA)/lib/objects/kinds.o $(EXTRA)/lib/objects/$(EXTRA_KIND).o
+EXTRA_OUT = $(PROGS:%=$(EXTRA)/bin/%) $(EXTRA)/share/routes \
+	$(EXTRA)/share/menu.tsv $(EXTRA)/tests/checker $(EXTRA)/tests/kind.t
+extra-kind: $(EXTRA_OUT)
+
+# A kinds.c without the added line would build the shipped list: a
+# changed shape of kinds.c stops here instead.
+$(EXTRA)/lib/objects/kinds.c: lib/objects/kinds.c
+	@mkdir -p $(@D)
+	sed 's/^\([[:space:]]*X([a-z0-9_]*)\)$$/\1 \\\n\tX($(EXTRA_KIND))/' $< >$@
+	@[ "$$(grep -cx '[[:space:]]*X($(EXTRA_KIND))' $@)" = 1 ] || { \
+		echo "make extra-kind: error: not one line X($(EXTRA_KIND))" \
+			"added to lib/objects/kinds.c's list" >&2; rm -f $@; exit 1; }
+
+$(EXTRA)/lib/objects/$(EXTRA_KIND).c: tests/kind/$(EXTRA_KIND).c
+	@mkdir -p $(@D)
+	cp $< $@
+
+# Their includes ("../core/kind.h") are found from lib/objects, as if
+# they were there.
+$(EXTRA)/lib/objects/%.o: $(EXTRA)/lib/objects/%.c build/flags $(wildcard lib/*/*.h)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Ilib/objects -c -o $@ $<
+
+$(EXTRA)/libbakery.a: $(EXTRA_LIB_OBJ) $(SQLITE_OBJ)
+	rm -f $@
+	ar rcs $@ $(EXTRA_LIB_OBJ) $(SQLITE_OBJ)
+
+$(EXTRA)/bin/%: build/cmd/%.o $(EXTRA)/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(EXTRA)/libbakery.a $(LDLIBS)
+
+$(EXTRA)/bin/bakery-console: LDLIBS += -lcrypt
+
+$(EXTRA)/tests/checker: build/tests/checker.o $(EXTRA)/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(EXTRA)/libbakery.a $(LDLIBS)
+
+$(EXTRA)/tests/%.t: build/tests/unit/%.o $(EXTRA)/libbakery.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(EXTRA)/libbakery.a $(LDLIBS)
+
+$(EXTRA)/share/routes: share/routes tests/kind/$(EXTRA_KIND).routes
+	@mkdir -p $(@D)
+	cat $^ >$@
+
+$(EXTRA)/share/menu.tsv: share/menu.tsv
+	@mkdir -p $(@D)
+	cp $< $@
+
 # The raw NATS client B6 compares the NATS driver with.
 build/bench/raw-nats: build/tests/bench/raw-nats.o
 	@mkdir -p $(@D)
@@ -222,7 +283,7 @@ CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
 	check-fuzz check-boot
 CHECK_JOBS ?= 3
 check: deps lint
-	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats
+	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats extra-kind
 	$(MAKE) --no-print-directory -j2 -Otarget $(CHECK_STAGES)
 	BAKERY_TEST_CLUSTER_ORDERS=$(CLUSTER_ORDERS) prove -j$(CHECK_JOBS) -f $(UNIT_BIN) tests/cli/*.bats
 
@@ -405,7 +466,7 @@ TEST_SLOW = $(wildcard tests/cli/52-full-disk.bats tests/cli/54-wal.bats \
 T = $(UNIT_BIN) $(TEST_SLOW) \
 	$(filter-out $(TEST_SKIP) $(TEST_SLOW),$(wildcard tests/cli/*.bats))
 TEST_JOBS ?= 3
-test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN)
+test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) extra-kind
 	prove -j$(TEST_JOBS) -f $(T)
 
 # The shell scripts of the tests and tools, through Debian's shellcheck,
@@ -549,5 +610,6 @@ clean:
 	rm -rf build bin build-system build-linked
 
 .PHONY: all deps sqlite-cache sqlite-shell-system nats-server-system demo check check-nats check-nats-cluster \
-	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb boot clean FORCE
+	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb boot clean \
+	extra-kind FORCE
 .SECONDARY:
