@@ -110,6 +110,39 @@ static const char schema[] =
 	"CREATE TABLE indexed(address TEXT PRIMARY KEY);"
 	"CREATE TABLE files(path TEXT);";
 
+/* Arrays of records keyed by order in the state, per kind; and the kinds
+ * whose effects are rows of their own tables. Checked against the kinds'
+ * descriptors (kind.h) at every start: a kind renamed or gone would
+ * leave its effects uncounted, and every event routed to it lost. */
+static const struct { const char *kind, *path, *what; } arrays[] = {
+	{ "schedule", "$.holds", "hold" },
+	{ "schedule", "$.reservations", "reservation" },
+	{ "inbox", "$.receipts", "receipt" },
+	{ "customer", "$.orders", "customer-order" },
+	{ "dispatch", "$.stops", "stop" },
+	{ NULL, NULL, NULL },
+};
+static const char *const row_kinds[] = { "kitchen", "crm", NULL };
+
+static void
+check_kind(const char *kind)
+{
+	if (kind_find(kind))
+		return;
+	fprintf(stderr, "checker: error: it reads the kind '%s', which bakery "
+	    "does not have (lib/objects/kinds.c)\n", kind);
+	exit(EX_SOFTWARE);
+}
+
+static void
+check_kinds(void)
+{
+	for (int i = 0; arrays[i].kind; i++)
+		check_kind(arrays[i].kind);
+	for (int i = 0; row_kinds[i]; i++)
+		check_kind(row_kinds[i]);
+}
+
 /* Copies one attached object file (schema `o`) into the tables. */
 static void
 load_object(const char *sandbox, const char *kind, const char *key)
@@ -125,15 +158,6 @@ load_object(const char *sandbox, const char *kind, const char *key)
 	    sandbox, addr, addr, addr, addr);
 	exec(sql);
 	sqlite3_free(sql);
-	/* Arrays of records keyed by order in the state, per kind. */
-	static const struct { const char *kind, *path, *what; } arrays[] = {
-		{ "schedule", "$.holds", "hold" },
-		{ "schedule", "$.reservations", "reservation" },
-		{ "inbox", "$.receipts", "receipt" },
-		{ "customer", "$.orders", "customer-order" },
-		{ "dispatch", "$.stops", "stop" },
-		{ NULL, NULL, NULL },
-	};
 	for (int i = 0; arrays[i].kind; i++) {
 		if (strcmp(arrays[i].kind, kind) != 0)
 			continue;
@@ -495,6 +519,7 @@ main(int argc, char **argv)
 		SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL) != SQLITE_OK)
 		die("open");
 	exec(schema);
+	check_kinds();
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--drained") == 0)
 			drained = 1;
