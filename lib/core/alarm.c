@@ -27,7 +27,11 @@ static int alarm_entry_fires(sqlite3 *db, const char *sandbox,
     const char *address, int64_t fire_at);
 
 static const schema_def alarms_schema = {
-	"alarms", alarms_migrations, 3, 1, NULL
+	.name = "alarms",
+	.migrations = alarms_migrations,
+	.count = 3,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 /* The boot this machine is in: BAKERY_BOOT_ID (checked by ctx_init; a

@@ -82,7 +82,12 @@ static const char shared_create[] =
 	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);";
 
 const schema_def object_schema = {
-	"object", shared_migrations, OBJECT_SCHEMA_VERSION, 1, shared_create
+	.name = "object",
+	.migrations = shared_migrations,
+	.count = OBJECT_SCHEMA_VERSION,
+	.read_from = 1,
+	.oldest = 1,
+	.create = shared_create,
 };
 
 int
@@ -130,10 +135,10 @@ build(struct built *b, const object_kind *k)
 		    ? bakery_xasprintf("%s%s", shared_migrations[v],
 			k->migrations[v])
 		    : shared_migrations[v];
-	b->schema = (schema_def){ k->name, b->migrations,
-		OBJECT_SCHEMA_VERSION, object_schema.read_from,
-		k->tables ? bakery_xasprintf("%s%s", shared_create, k->tables)
-			  : shared_create };
+	b->schema = object_schema;
+	b->schema.name = k->name;
+	b->schema.migrations = b->migrations;
+	b->schema.create = bakery_xasprintf("%s%s", shared_create, k->tables);
 	return &b->schema;
 }
 

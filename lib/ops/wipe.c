@@ -30,7 +30,11 @@ static const char *const wipe_migrations[] = {
 	"ALTER TABLE runs ADD COLUMN sandbox TEXT;",
 };
 static const schema_def wipe_schema = {
-	"wipe", wipe_migrations, 2, 1, NULL
+	.name = "wipe",
+	.migrations = wipe_migrations,
+	.count = 2,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 /* Runs sql bound to (?1 a, ?2 b, ?3 c); unused parameters are ignored. */

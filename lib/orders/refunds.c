@@ -19,7 +19,11 @@ static const char *const refunds_migrations[] = {
 	"  wiped_at INTEGER, refunded_at INTEGER);",
 };
 static const schema_def refunds_schema = {
-	"refunds", refunds_migrations, 1, 1, NULL
+	.name = "refunds",
+	.migrations = refunds_migrations,
+	.count = 1,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 #define COLUMNS "payment_intent, sandbox, order_id, flag, reason," \

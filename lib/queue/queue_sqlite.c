@@ -39,7 +39,11 @@ static const char *const queue_migrations[] = {
 	"ALTER TABLE messages ADD COLUMN held_at INTEGER;",
 };
 static const schema_def queue_schema = {
-	"queue", queue_migrations, 2, 1, NULL
+	.name = "queue",
+	.migrations = queue_migrations,
+	.count = 2,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 #define PREFETCH_MAX 100

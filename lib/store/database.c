@@ -55,7 +55,8 @@ db_refuse_odd_file(const char *path)
 
 /* Opens path's database and sets its pragmas: an SQLite code. */
 static int
-open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
+open_configured(bakery_ctx *ctx, const char *path, const schema_def *schema,
+    int create, sqlite3 **db)
 {
 	int rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
@@ -69,10 +70,13 @@ open_configured(bakery_ctx *ctx, const char *path, int create, sqlite3 **db)
 		rc = sqlite3_exec(*db, pragmas, NULL, NULL, NULL);
 	}
 	free(pragmas);
-	/* The journal mode, but not on an empty file this call may not give
-	 * a schema (migrate refuses it): journal_mode=WAL would write its
+	/* The journal mode, but not on a file migrate refuses (an empty one
+	 * this call may not give a schema, one of a version this bakery does
+	 * not know or no release wrote): journal_mode=WAL would write its
 	 * first page. */
-	if (rc == SQLITE_OK && (create || schema_version(*db) != 0)) {
+	int version = rc == SQLITE_OK ? schema_version(*db) : 0;
+	if (rc == SQLITE_OK && (version == 0 ? create
+	    : version >= schema->oldest && version <= schema->count)) {
 		char *mode = bakery_xasprintf("PRAGMA journal_mode=%s",
 		    wal_journal_mode());
 		rc = sqlite3_exec(*db, mode, NULL, NULL, NULL);
@@ -87,7 +91,7 @@ db_open_making(bakery_ctx *ctx, const char *path, const schema_def *schema,
 {
 	walvfs_register();
 	testvfs_register();
-	int rc = open_configured(ctx, path, 1, out);
+	int rc = open_configured(ctx, path, schema, 1, out);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = db_fail(*out, rc, what);
@@ -122,7 +126,7 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
 	sqlite3 *db;
-	int rc = open_configured(ctx, path, 0, &db);
+	int rc = open_configured(ctx, path, schema, 0, &db);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = db_fail(db, rc, what);
@@ -286,6 +290,8 @@ db_open_readonly(bakery_ctx *ctx, const char *path,
 		rc = db_fail(db, rc, what);
 	else if (version == 0)
 		rc = bakery_fail(EX_NOINPUT, "%s: no schema yet", what);
+	else if ((rc = schema_refuse_unreleased(schema, path, version)))
+		;
 	else if (version < schema->read_from || version > schema->count)
 		rc = bakery_fail(EX_CONFIG, "%s: schema version %d, this bakery "
 		    "reads %d to %d", what, version, schema->read_from,

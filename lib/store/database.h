@@ -47,7 +47,8 @@ int db_refuse_odd_file(const char *path);
  * mode is set, no schema is migrated, and the connection is query_only.
  * EX_NOINPUT when the file is missing or has no schema yet (a file being
  * created); EX_CONFIG when its schema version is not between
- * schema->read_from and schema->count. */
+ * schema->read_from and schema->count (one no release wrote is named so,
+ * schema_refuse_unreleased). */
 int db_open_readonly(bakery_ctx *ctx, const char *path,
     const schema_def *schema, sqlite3 **db);
 /* The same reader for any SQLite file, whatever its schema (bakery-doctor's

@@ -42,7 +42,11 @@ static const char *const sandbox_migrations[] = {
 	"ALTER TABLE redrives ADD COLUMN dead_updated_at INTEGER;",
 };
 const schema_def home_sandbox_schema = {
-	"sandbox", sandbox_migrations, 2, 1, NULL
+	.name = "sandbox",
+	.migrations = sandbox_migrations,
+	.count = 2,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 

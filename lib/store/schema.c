@@ -19,6 +19,18 @@ schema_upgrade(sqlite3 *db, const char *sql, int version)
 	return rc;
 }
 
+int
+schema_refuse_unreleased(const schema_def *schema, const char *path,
+    int version)
+{
+	if (version < 1 || version >= schema->oldest)
+		return 0;
+	return bakery_fail(EX_CONFIG, "cannot use '%s': schema version %d "
+	    "was made by a bakery before 0.1.0, and no release migrates it "
+	    "(the oldest released is %d); the file is left as it is", path,
+	    version, schema->oldest);
+}
+
 /* keep_open: when the schema was written, the transaction is left open
  * for the caller's first change. */
 int
@@ -48,14 +60,20 @@ schema_migrate(sqlite3 *db, const schema_def *schema, const char *path,
 		return bakery_fail(EX_CONFIG,
 		    "cannot use '%s': schema version %d is newer than this "
 		    "bakery knows (%d)", path, version, schema->count);
-	int rc = db_begin(db);
+	int rc = schema_refuse_unreleased(schema, path, version);
 	if (rc)
 		return rc;
-	/* Read again under the write lock: another process may have won. */
+	rc = db_begin(db);
+	if (rc)
+		return rc;
+	/* Read again under the write lock: another process may have won.
+	 * The version read is checked again: the migrations of one no
+	 * release wrote are not there to run. */
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
+	rc = schema_refuse_unreleased(schema, path, version);
 	int wrote = version < schema->count;
 	if (version == 0 && schema->create) {
 		rc = schema_upgrade(db, schema->create, schema->count);

@@ -30,7 +30,11 @@ static const char *const console_migrations[] = {
 	"DELETE FROM signin_failures;",
 };
 static const schema_def console_schema = {
-	"console", console_migrations, 2, 1, NULL
+	.name = "console",
+	.migrations = console_migrations,
+	.count = 2,
+	.read_from = 1,
+	.oldest = 1,
 };
 
 int
