@@ -6,10 +6,10 @@
  *           [-v] HOME
  *
  * Every fact goes into an in-memory SQLite database first (each file is
- * attached read-only and copied with SQL, JSON included; a kitchen or CRM
- * file must have this bakery's schema version, other object files version
- * 1 or later; one with no schema, whose creation never committed, is
- * skipped); the categories are then queries over it:
+ * attached read-only and copied with SQL, JSON included; an object file
+ * must have this bakery's schema version, the one 0.1.0 wrote; one with no
+ * schema, whose creation never committed, is skipped); the categories are
+ * then queries over it:
  *
  *   recorded     an event row in some object's `events` table
  *   lost         recorded, not applied at every routed subscriber, not
@@ -203,26 +203,30 @@ attach(const char *path)
 	sqlite3_free(sql);
 }
 
-/* The attached object file has a schema this checker reads: the tables
- * it reads of every kind are there from read_from on (the outbox a table
- * until version 3, a view from it), the kitchen's and the CRM's rows from
- * version 2 on. Version 0 is a file whose creation never committed (schema.c:
- * "not a bakery file yet", as bakery-show and the lists treat it): 0, and
- * the file is skipped; an order promised in it is lost by --placed. */
-#define ROWS_FROM 2
+/* The attached object file has a schema this checker reads: from
+ * read_from on (version 3, the one 0.1.0 wrote: the outbox a view, the
+ * kitchen's and the CRM's rows). An older one only a bakery before 0.1.0
+ * made, and none migrates it. Version 0 is a file whose creation never
+ * committed (schema.c: "not a bakery file yet", as bakery-show and the
+ * lists treat it): 0, and the file is skipped; an order promised in it is
+ * lost by --placed. */
 static int
-check_version(const char *path, const char *kind)
+check_version(const char *path)
 {
 	long version = one("PRAGMA o.user_version");
 	if (version == 0 && one("SELECT count(*) FROM o.sqlite_schema") == 0)
 		return 0;
-	int from = strcmp(kind, "kitchen") == 0 || strcmp(kind, "crm") == 0
-	    ? ROWS_FROM : object_schema.read_from;
-	if (version < from || version > object_schema.count) {
+	if (version >= 1 && version < object_schema.oldest) {
+		fprintf(stderr, "checker: error: %s: schema version %ld was "
+		    "made by a bakery before 0.1.0, and no release migrates "
+		    "it\n", path, version);
+		exit(EX_CONFIG);
+	}
+	if (version < object_schema.read_from ||
+	    version > object_schema.count) {
 		fprintf(stderr, "checker: error: %s: schema version %ld, the "
-		    "checker reads %d to %d (bakery-show of the object "
-		    "migrates it)\n", path, version, from,
-		    object_schema.count);
+		    "checker reads %d to %d\n", path, version,
+		    object_schema.read_from, object_schema.count);
 		exit(EX_CONFIG);
 	}
 	return 1;
@@ -281,7 +285,7 @@ load_sandbox(const char *home, const char *sandbox)
 			snprintf(key, sizeof key, "%.*s", (int)(n - 3), e->d_name);
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 			attach(path);
-			if (check_version(path, kind))
+			if (check_version(path))
 				load_object(sandbox, kind, key);
 			detach();
 		}

@@ -8,60 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const shared_migrations[OBJECT_SCHEMA_VERSION] = {
-	/* 0 -> 1 */
-	"CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	"  address TEXT NOT NULL, json TEXT NOT NULL);"
-	"CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,"
-	"  type TEXT NOT NULL, envelope TEXT NOT NULL,"
-	"  recorded_at INTEGER NOT NULL, relayed_at INTEGER);"
-	"CREATE TABLE outbox(seq INTEGER PRIMARY KEY,"
-	"  event_id TEXT NOT NULL UNIQUE, envelope TEXT NOT NULL,"
-	"  attempts INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,"
-	"  last_error TEXT);"
-	"CREATE TABLE seen(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
-	"  applied_at INTEGER NOT NULL);"
-	"CREATE TABLE commands_seen(key TEXT PRIMARY KEY, result TEXT NOT NULL,"
-	"  at INTEGER NOT NULL);"
-	"CREATE TABLE alarm(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	"  fire_at INTEGER,"
-	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);",
-	/* 1 -> 2: what some kinds kept in their state became rows of their
-	 * own tables (their part of this migration); nothing shared. */
-	"",
-	/* 2 -> 3: the outbox is the events the queue has not accepted yet
-	 * (relayed_at NULL), no longer a second copy of each envelope in a
-	 * table of its own. A command writes one row where it wrote two, and
-	 * a relay updates the row it reads. The outbox stays as a view, the
-	 * shape status and trace read in every version. Rows keyed by text
-	 * alone (seen, commands_seen) are stored by that key, one b-tree
-	 * instead of a table and its index. */
-	"ALTER TABLE events ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE events ADD COLUMN last_error TEXT;"
-	"UPDATE events SET relayed_at = NULL, attempts = o.attempts,"
-	"  last_error = o.last_error FROM outbox o WHERE o.event_id = events.id;"
-	"UPDATE events SET relayed_at = recorded_at WHERE relayed_at IS NULL"
-	"  AND id NOT IN (SELECT event_id FROM outbox);"
-	"DROP TABLE outbox;"
-	"CREATE INDEX events_unrelayed ON events(seq) WHERE relayed_at IS NULL;"
-	"CREATE VIEW outbox(seq, event_id, envelope, attempts, created_at,"
-	"  last_error) AS SELECT seq, id, envelope, attempts, recorded_at,"
-	"  last_error FROM events WHERE relayed_at IS NULL;"
-	"CREATE TABLE seen3(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,"
-	"  applied_at INTEGER NOT NULL) WITHOUT ROWID;"
-	"INSERT INTO seen3 SELECT event_id, type, applied_at FROM seen;"
-	"DROP TABLE seen;"
-	"ALTER TABLE seen3 RENAME TO seen;"
-	"CREATE TABLE commands_seen3(key TEXT PRIMARY KEY,"
-	"  result TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;"
-	"INSERT INTO commands_seen3 SELECT key, result, at FROM commands_seen;"
-	"DROP TABLE commands_seen;"
-	"ALTER TABLE commands_seen3 RENAME TO commands_seen;",
-};
-
-/* The newest shared schema, for a new file. status and trace read what
- * every version has (events, outbox, seen, alarm), so a file not
- * migrated yet is still theirs to read. */
+/* The shared schema, for a new file. It is version 3's, the one 0.1.0
+ * wrote and the oldest a release wrote: the migrations to it, from files
+ * only bakeries before 0.1.0 made, are not kept (schema.h). */
 static const char shared_create[] =
 	"CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),"
 	"  address TEXT NOT NULL, json TEXT NOT NULL);"
@@ -83,10 +32,9 @@ static const char shared_create[] =
 
 const schema_def object_schema = {
 	.name = "object",
-	.migrations = shared_migrations,
 	.count = OBJECT_SCHEMA_VERSION,
-	.read_from = 1,
-	.oldest = 1,
+	.read_from = 3,
+	.oldest = 3,
 	.create = shared_create,
 };
 
@@ -118,26 +66,19 @@ kind_find(const char *name)
 	return NULL;
 }
 
-/* A kind's schema, built on first use and kept for the process: each
- * shared migration with the kind's part after it, in one string. */
+/* A kind's schema, built on first use and kept for the process: the
+ * shared one with the kind's tables in its create. */
 struct built {
 	const object_kind *kind;
 	schema_def schema;
-	const char *migrations[OBJECT_SCHEMA_VERSION];
 };
 
 static const schema_def *
 build(struct built *b, const object_kind *k)
 {
 	b->kind = k;
-	for (int v = 0; v < OBJECT_SCHEMA_VERSION; v++)
-		b->migrations[v] = k->migrations[v]
-		    ? bakery_xasprintf("%s%s", shared_migrations[v],
-			k->migrations[v])
-		    : shared_migrations[v];
 	b->schema = object_schema;
 	b->schema.name = k->name;
-	b->schema.migrations = b->migrations;
 	b->schema.create = bakery_xasprintf("%s%s", shared_create, k->tables);
 	return &b->schema;
 }

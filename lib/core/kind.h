@@ -4,17 +4,16 @@
  * Each kind lives in one file of the domain, lib/objects/KIND.c, which
  * declares a `const object_kind KIND_kind`: its name, where its key comes
  * from, the event types it hears and its apply function, the tables of
- * its own with their migrations, and the rows bakery-show puts back into
- * its state. lib/objects/kinds.c lists them in object_kinds[], the only
+ * its own, and the rows bakery-show puts back into its state. lib/objects/kinds.c lists them in object_kinds[], the only
  * list of kinds: routing, the subscribers, the walk of a sandbox's
  * folders and bakery-show read it. This layer reads the descriptors
  * without knowing any kind by name.
  *
  * An object's file has the schema every kind shares (object_schema: the
  * state, events and their outbox, seen, command keys, the alarm) and its
- * kind's own tables. Both are versioned together: migration v -> v+1 of
- * a kind's file is the shared one's, then the kind's own, in one
- * transaction (kind_schema).
+ * kind's own tables, versioned together (OBJECT_SCHEMA_VERSION). Version
+ * 3, the one 0.1.0 wrote, is the oldest a release wrote and this
+ * bakery's: no migration is kept (schema.h).
  */
 #ifndef BAKERY_KIND_H
 #define BAKERY_KIND_H
@@ -25,7 +24,7 @@
 
 #include "../store/store.h"
 
-/* The object schema's version: the migrations every kind's file has had. */
+/* The object schema's version, every kind's file's. */
 #define OBJECT_SCHEMA_VERSION 3
 
 struct bakery_object;
@@ -64,10 +63,8 @@ typedef struct object_kind {
 	 * record refuses any other; bakery-trace looks there, and the
 	 * routes name it as where the type comes from). */
 	const char *records[4];
-	/* Its own tables: the whole of them for a new file, and its part
-	 * of each migration v -> v+1 (NULL: none). */
+	/* Its own tables, for a new file (NULL: none). */
 	const char *tables;
-	const char *migrations[OBJECT_SCHEMA_VERSION];
 	/* Shown inside the state; ends with a row whose field is NULL. */
 	kind_rows rows[4];
 } object_kind;

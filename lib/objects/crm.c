@@ -40,28 +40,13 @@ const object_kind crm_kind = {
 	.hears = { "OrderPaid" },
 	.apply = crm_apply,
 	.create = 1,
+	/* A row per customer rather than a document in the state, so that
+	 * an event changes one row instead of rewriting a document that
+	 * grows with every order; seq keeps the order they came in. */
 	.tables =
 	    "CREATE TABLE crm_customers(seq INTEGER PRIMARY KEY,"
 	    "  customer TEXT NOT NULL UNIQUE, orders INTEGER NOT NULL,"
 	    "  total_cents NUMERIC NOT NULL, last_order TEXT);",
-	/* 1 -> 2: the customers, kept in the state until then, become rows,
-	 * so that an event changes one row instead of rewriting a document
-	 * that grows with every order; seq keeps the order they came in. */
-	.migrations[1] =
-	    "CREATE TABLE crm_customers(seq INTEGER PRIMARY KEY,"
-	    "  customer TEXT NOT NULL UNIQUE, orders INTEGER NOT NULL,"
-	    "  total_cents NUMERIC NOT NULL, last_order TEXT);"
-	    "INSERT INTO crm_customers(customer, orders, total_cents,"
-	    "  last_order)"
-	    "  SELECT e.key, coalesce(json_extract(e.value, '$.orders'), 0),"
-	    "    coalesce(json_extract(e.value, '$.total_cents'), 0),"
-	    "    json_extract(e.value, '$.last_order')"
-	    "  FROM state, json_each(state.json, '$.customers') e"
-	    "  WHERE json_valid(state.json)"
-	    "    AND json_type(state.json, '$.customers') = 'object'"
-	    "  ORDER BY e.id;"
-	    "UPDATE state SET json = json_remove(json, '$.customers')"
-	    "  WHERE json_valid(json);",
 	.rows = {
 		{ "customers", "kvvv", "SELECT customer, orders, total_cents,"
 		  " last_order FROM crm_customers ORDER BY seq" },

@@ -52,41 +52,24 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 	return ANSWER_APPLIED;
 }
 
-#define TICKETS \
-	"CREATE TABLE tickets(order_id TEXT PRIMARY KEY," \
-	"  event_id TEXT NOT NULL, items TEXT NOT NULL," \
-	"  created_at INTEGER NOT NULL);"
-#define CARDS \
-	"CREATE TABLE cards(seq INTEGER PRIMARY KEY," \
-	"  order_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, day TEXT," \
-	"  items TEXT);"
-
 const object_kind kitchen_kind = {
 	.name = "kitchen",
 	.key = "board",
 	.hears = { "OrderPlaced", "OrderPaid" },
 	.apply = kitchen_apply,
 	.create = 1,
-	.tables = TICKETS CARDS,
-	/* The oven tickets: one row per order, written with the OrderPaid
-	 * that caused it. */
-	.migrations[0] = TICKETS,
-	/* 1 -> 2: the cards, kept in the state until then, become rows, so
-	 * that an event changes one row instead of rewriting a document that
-	 * grows with every order; seq keeps the order they came in
-	 * (bakery-show lists them in it). */
-	.migrations[1] = CARDS
-	    "INSERT OR IGNORE INTO cards(order_id, status, day, items)"
-	    "  SELECT json_extract(e.value, '$.order'),"
-	    "    coalesce(json_extract(e.value, '$.status'), 'placed'),"
-	    "    json_extract(e.value, '$.day'), json_extract(e.value, '$.items')"
-	    "  FROM state, json_each(state.json, '$.cards') e"
-	    "  WHERE json_valid(state.json)"
-	    "    AND json_type(state.json, '$.cards') = 'array'"
-	    "    AND json_type(e.value, '$.order') = 'text'"
-	    "  ORDER BY e.id;"
-	    "UPDATE state SET json = json_remove(json, '$.cards')"
-	    "  WHERE json_valid(json);",
+	/* The oven tickets, one row per order, written with the OrderPaid
+	 * that caused it; the cards, rows rather than a document in the
+	 * state, so that an event changes one row instead of rewriting a
+	 * document that grows with every order. seq keeps the order the
+	 * cards came in (bakery-show lists them in it). */
+	.tables =
+	    "CREATE TABLE tickets(order_id TEXT PRIMARY KEY,"
+	    "  event_id TEXT NOT NULL, items TEXT NOT NULL,"
+	    "  created_at INTEGER NOT NULL);"
+	    "CREATE TABLE cards(seq INTEGER PRIMARY KEY,"
+	    "  order_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, day TEXT,"
+	    "  items TEXT);",
 	.rows = {
 		{ "cards", "vvjv", "SELECT order_id AS \"order\", day, items,"
 		  " status FROM cards ORDER BY seq" },

@@ -29,8 +29,7 @@ typedef struct schema_def {
 	/* The newest schema in one go, for a new file (version 0), so that
 	 * it is not built by replaying every migration; NULL: replay them,
 	 * from migrations[0] (then oldest is 1: every one is kept). A schema
-	 * whose oldest is above 1 has one. tests/unit/kind.c checks it
-	 * equals what the migrations build. */
+	 * whose oldest is above 1 has one. */
 	const char *create;
 } schema_def;
 

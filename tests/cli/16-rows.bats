@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
-# The kitchen's cards and the CRM's customers are rows (schema version 2),
-# and the outbox is the events not relayed yet (version 3): a home written
-# by a bakery of schema version 1, where cards and customers were inside
-# the state document and the outbox was a table of its own, migrates when
-# an object is opened, shows the same, goes on applying events and still
-# owes what its outbox owed.
+# The kitchen's cards and the CRM's customers are rows, and the outbox is
+# the events not relayed yet: schema version 3, the one 0.1.0 wrote. A home
+# 0.1.0 wrote, where every object's file had the kitchen's and the CRM's
+# tables, is read as it is, shows the same, goes on applying events and
+# still owes what its outbox owed. An object file of an older version,
+# which only bakeries before 0.1.0 made, is refused and left as it is.
 load helpers
 bats_require_minimum_version 1.5.0
 
@@ -15,8 +15,47 @@ db() {
 	echo "$BAKERY_HOME/sandboxes/default/$1.db"
 }
 
-# v1_object ADDRESS STATE: an object file as a bakery of schema version 1
-# wrote it: the version 1 tables, the state row, user_version 1.
+# v3_object ADDRESS STATE: an object file as 0.1.0 made it (lib/store.c's
+# object_schema_3 then): every kind's file with the tickets, cards and
+# customers tables, the state row, user_version 3.
+v3_object() {
+	local file
+	file=$(db "$1")
+	mkdir -p "$(dirname "$file")"
+	sqlite3 "$file" <<-EOF
+		CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),
+		  address TEXT NOT NULL, json TEXT NOT NULL);
+		CREATE TABLE events(seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE,
+		  type TEXT NOT NULL, envelope TEXT NOT NULL,
+		  recorded_at INTEGER NOT NULL, relayed_at INTEGER,
+		  attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT);
+		CREATE INDEX events_unrelayed ON events(seq) WHERE relayed_at IS NULL;
+		CREATE VIEW outbox(seq, event_id, envelope, attempts, created_at,
+		  last_error) AS SELECT seq, id, envelope, attempts, recorded_at,
+		  last_error FROM events WHERE relayed_at IS NULL;
+		CREATE TABLE seen(event_id TEXT PRIMARY KEY, type TEXT NOT NULL,
+		  applied_at INTEGER NOT NULL) WITHOUT ROWID;
+		CREATE TABLE commands_seen(key TEXT PRIMARY KEY,
+		  result TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+		CREATE TABLE alarm(id INTEGER PRIMARY KEY CHECK (id = 1),
+		  fire_at INTEGER,
+		  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);
+		CREATE TABLE tickets(order_id TEXT PRIMARY KEY,
+		  event_id TEXT NOT NULL, items TEXT NOT NULL,
+		  created_at INTEGER NOT NULL);
+		CREATE TABLE cards(seq INTEGER PRIMARY KEY,
+		  order_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, day TEXT,
+		  items TEXT);
+		CREATE TABLE crm_customers(seq INTEGER PRIMARY KEY,
+		  customer TEXT NOT NULL UNIQUE, orders INTEGER NOT NULL,
+		  total_cents NUMERIC NOT NULL, last_order TEXT);
+		INSERT INTO state VALUES (1, '$1', '${2//\'/\'\'}');
+		PRAGMA user_version = 3;
+	EOF
+}
+
+# v1_object ADDRESS: an object file of schema version 1, as bakeries
+# before 0.1.0 made it: the outbox a table, no cards or customers.
 v1_object() {
 	local file
 	file=$(db "$1")
@@ -41,7 +80,7 @@ v1_object() {
 		CREATE TABLE tickets(order_id TEXT PRIMARY KEY,
 		  event_id TEXT NOT NULL, items TEXT NOT NULL,
 		  created_at INTEGER NOT NULL);
-		INSERT INTO state VALUES (1, '$1', '${2//\'/\'\'}');
+		INSERT INTO state VALUES (1, '$1', '{"cards":[]}');
 		PRAGMA user_version = 1;
 	EOF
 }
@@ -57,28 +96,33 @@ order_paid() {
 		total_cents: 450, currency: "eur"}}'
 }
 
-# A home of schema version 1: a board with a confirmed card (and its
-# ticket) before a placed one, a CRM with two customers, zed first, and a
-# schedule, which has nothing to move.
-v1_home() {
+# A home 0.1.0 wrote: a board with a confirmed card (and its ticket)
+# before a placed one, a CRM with two customers, zed first, and a
+# schedule, which has no rows of its own.
+v3_home() {
 	T0=$(($(date -u -d "$DAY" +%s) * 1000))
 	CARDS='[{"order":"ord_b","day":"'$DAY'","items":'$ITEMS',"status":"confirmed"},{"order":"ord_a","day":"'$DAY'","items":'$ITEMS',"status":"placed"}]'
 	CUSTOMERS='{"zed":{"orders":2,"total_cents":900,"last_order":"ord_b"},"ada":{"orders":1,"total_cents":450,"last_order":"ord_x"}}'
 	SCHEDULE='{"day":"'$DAY'","holds":[{"order":"ord_a","customer":"ada"}],"reservations":[]}'
-	v1_object kitchen/board '{"cards":'"$CARDS"'}'
+	v3_object kitchen/board '{}'
 	sqlite3 "$(db kitchen/board)" \
-		"INSERT INTO tickets VALUES ('ord_b', 'evt_b', '$ITEMS', $T0);
+		"INSERT INTO cards(order_id, status, day, items) VALUES
+		  ('ord_b', 'confirmed', '$DAY', '$ITEMS'),
+		  ('ord_a', 'placed', '$DAY', '$ITEMS');
+		INSERT INTO tickets VALUES ('ord_b', 'evt_b', '$ITEMS', $T0);
 		INSERT INTO seen VALUES ('evt_b', 'OrderPaid', $T0)"
-	v1_object crm/customers '{"customers":'"$CUSTOMERS"'}'
+	v3_object crm/customers '{}'
 	sqlite3 "$(db crm/customers)" \
-		"INSERT INTO seen VALUES ('evt_b', 'OrderPaid', $T0)"
-	v1_object "schedule/$DAY" "$SCHEDULE"
+		"INSERT INTO crm_customers(customer, orders, total_cents, last_order)
+		  VALUES ('zed', 2, 900, 'ord_b'), ('ada', 1, 450, 'ord_x');
+		INSERT INTO seen VALUES ('evt_b', 'OrderPaid', $T0)"
+	v3_object "schedule/$DAY" "$SCHEDULE"
 	# ord_b's order, which recorded evt_b (bakery-trace starts there).
-	v1_object order/ord_b '{"id":"ord_b","status":"paid","customer":"zed"}'
+	v3_object order/ord_b '{"id":"ord_b","status":"paid","customer":"zed"}'
 	local env
 	env=$(order_paid ord_b zed evt_b)
 	sqlite3 "$(db order/ord_b)" \
-		"INSERT INTO events VALUES (1, 'evt_b', 'OrderPaid', '$env', $T0, $T0)"
+		"INSERT INTO events VALUES (1, 'evt_b', 'OrderPaid', '$env', $T0, $T0, 0, NULL)"
 	# The queue that took evt_b.
 	bakery-queue init >/dev/null
 }
@@ -88,8 +132,8 @@ version() {
 }
 
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
-@test "bakery-status and bakery-trace read a version 1 home as it is" {
-	v1_home
+@test "bakery-status and bakery-trace read a home 0.1.0 wrote" {
+	v3_home
 	run --separate-stderr bakery-status --json
 	assert_success
 	assert_equal "$(jq -c '[.ok, .attention]' <<<"$output")" '[true,[]]'
@@ -98,12 +142,10 @@ version() {
 	assert_equal "$stderr" ""
 	assert_equal "$(jq -c '[.subscribers[] | select(.applied_at != null) | .address]' <<<"$output")" \
 		'["kitchen/board","crm/customers"]'
-	assert_equal "$(version kitchen/board)" 1
-	assert_equal "$(version crm/customers)" 1
 }
 
-@test "a version 1 board, CRM and schedule migrate on opening and show the same state" {
-	v1_home
+@test "a board, CRM and schedule 0.1.0 wrote show the same, and stay as they are" {
+	v3_home
 	run --separate-stderr bakery-show kitchen/board crm/customers "schedule/$DAY"
 	assert_success
 	assert_equal "$stderr" ""
@@ -116,31 +158,20 @@ version() {
 	for a in kitchen/board crm/customers "schedule/$DAY"; do
 		assert_equal "$(version "$a")" 3
 	done
-	# The rows moved out of the state documents, in their order.
-	assert_equal "$(sqlite3 "$(db kitchen/board)" \
-		"SELECT json FROM state; SELECT group_concat(order_id) FROM (SELECT order_id FROM cards ORDER BY seq)")" \
-		$'{}\nord_b,ord_a'
-	assert_equal "$(sqlite3 "$(db crm/customers)" \
-		"SELECT json FROM state; SELECT group_concat(customer || ':' || orders) FROM (SELECT * FROM crm_customers ORDER BY seq)")" \
-		$'{}\nzed:2,ada:1'
-	# A schedule's file gets no table of another kind.
+	# The tables of other kinds 0.1.0 made in every file stay, unread.
 	assert_equal "$(sqlite3 "$(db "schedule/$DAY")" \
-		"SELECT count(*) FROM sqlite_master WHERE name IN ('cards', 'crm_customers')")" 0
-	# Opening again migrates nothing twice.
-	run --separate-stderr bakery-show kitchen/board crm/customers
-	assert_equal "$(jq -c .state.cards <<<"${lines[0]}")" "$CARDS"
-	assert_equal "$(jq -c .state.customers <<<"${lines[1]}")" "$CUSTOMERS"
+		"SELECT count(*) FROM sqlite_master WHERE name IN ('cards', 'crm_customers', 'tickets')")" 3
 }
 
-@test "a migrated board and CRM go on applying events, one row each" {
-	v1_home
-	# ord_a's OrderPaid, straight to its subscribers: its migrated card is
-	# confirmed, ada's migrated row counts it.
+@test "a board and CRM 0.1.0 wrote go on applying events, one row each" {
+	v3_home
+	# ord_a's OrderPaid, straight to its subscribers: its card is
+	# confirmed, ada's row counts it.
 	paid=$(order_paid ord_a ada evt_a)
 	run bakery-consume --stdin <<<"$paid"
 	assert_success
 	assert_equal "$(jq -r .outcome <<<"$output")" applied
-	# And a new order, placed and paid: a card after the migrated ones.
+	# And a new order, placed and paid: a card after the others.
 	id=$(paid_order ada)
 	bakery-consume >/dev/null
 	board=$(bakery-show kitchen/board)
@@ -172,29 +203,53 @@ version() {
 	assert_success
 }
 
-@test "a version 1 order's outbox is still owed after migrating, and only it" {
+@test "an order 0.1.0 wrote still owes its outbox, and only it" {
 	T0=$(($(date -u -d "$DAY" +%s) * 1000))
-	v1_object order/ord_c '{"id":"ord_c","status":"paid","customer":"zed"}'
+	v3_object order/ord_c '{"id":"ord_c","status":"paid","customer":"zed"}'
 	local sent unsent
 	sent=$(order_paid ord_c zed evt_sent)
 	unsent=$(order_paid ord_c zed evt_owed)
 	sqlite3 "$(db order/ord_c)" \
-		"INSERT INTO events VALUES (1, 'evt_sent', 'OrderPaid', '$sent', $T0, $T0);
-		INSERT INTO events VALUES (2, 'evt_owed', 'OrderPaid', '$unsent', $T0, NULL);
-		INSERT INTO outbox VALUES (7, 'evt_owed', '$unsent', 2, $T0, 'queue down')"
+		"INSERT INTO events VALUES (1, 'evt_sent', 'OrderPaid', '$sent', $T0, $T0, 0, NULL);
+		INSERT INTO events VALUES (2, 'evt_owed', 'OrderPaid', '$unsent', $T0, NULL, 2, 'queue down')"
 	run --separate-stderr bakery-show order/ord_c
 	assert_success
-	assert_equal "$(version order/ord_c)" 3
 	assert_equal "$(jq -c '[.outbox[] | [.id, .attempts, .last_error]]' <<<"$output")" \
 		'[["evt_owed",2,"queue down"]]'
-	assert_equal "$(sqlite3 "$(db order/ord_c)" \
-		"SELECT count(*) FROM sqlite_master WHERE name = 'outbox' AND type = 'view'")" 1
 	run --separate-stderr bakery-relay order/ord_c
 	assert_success
 	assert_equal "$(bakery-queue peek | jq -r .id)" evt_owed
 	assert_equal "$(bakery-show order/ord_c | jq -c .outbox)" '[]'
-	# The view reads empty: both events are relayed.
 	assert_equal "$(sqlite3 "$(db order/ord_c)" \
 		"SELECT count(*) FROM outbox; SELECT count(*) FROM events WHERE relayed_at IS NOT NULL")" \
 		$'0\n2'
+	assert_equal "$(version order/ord_c)" 3
+}
+
+@test "an object file of version 1 or 2, made before 0.1.0, is refused with 78 naming it, and left as it is" {
+	v1_object kitchen/board
+	v1_object order/ord_d
+	sqlite3 "$(db order/ord_d)" "PRAGMA user_version = 2"
+	before=$(sha256sum "$(db kitchen/board)" "$(db order/ord_d)")
+	for a in kitchen/board order/ord_d; do
+		run --separate-stderr bakery-show "$a"
+		assert_failure 78
+		[[ "$stderr" == *"cannot use '$(db "$a")': schema version "[12]" was made by a bakery before 0.1.0"* ]]
+	done
+	run --separate-stderr bakery-relay order/ord_d
+	assert_failure 78
+	[[ "$stderr" == *"'$(db order/ord_d)': schema version 2 was made by a bakery before 0.1.0"* ]]
+	# An OrderPlaced for the board is refused there, not applied.
+	run --separate-stderr bakery-consume --stdin <<<"$(order_paid ord_d ada evt_d | jq -c '.type = "OrderPlaced"')"
+	assert_success
+	assert_equal "$(jq -r .outcome <<<"$output")" refused
+	[[ "$(jq -r .error <<<"$output")" == *"'$(db kitchen/board)': schema version 1 was made by a bakery before 0.1.0"* ]]
+	# bakery-status reads the rest, and says which files need attention.
+	run --separate-stderr bakery-status --json
+	assert_failure 1
+	jq -e '.attention | any(test("kitchen/board.db.*made by a bakery before 0.1.0"))' <<<"$output"
+	jq -e '.attention | any(test("order/ord_d.db.*made by a bakery before 0.1.0"))' <<<"$output"
+	assert_equal "$(sha256sum "$(db kitchen/board)" "$(db order/ord_d)")" "$before"
+	assert_equal "$(version kitchen/board)" 1
+	assert_equal "$(version order/ord_d)" 2
 }

@@ -96,18 +96,20 @@ paid_and_consumed() {
 	assert_output --partial "checker: unexpected: confirmed card of $id at default/kitchen/board"
 }
 
-@test "a board of schema version 1 is refused, exit 78; an order of version 1 is read" {
+@test "an object file of schema version 1 or 2, made before 0.1.0, is refused, exit 78; a newer one too" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 1"
-	run "$CHECKER" --drained "$BAKERY_HOME"
-	assert_success
-	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 1"
+	for v in 1 2; do
+		sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = $v"
+		run "$CHECKER" --drained "$BAKERY_HOME"
+		assert_failure 78
+		assert_output --partial "order/$id.db: schema version $v was made by a bakery before 0.1.0"
+	done
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 4"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 78
-	assert_output --partial "kitchen/board.db: schema version 1, the checker reads 2 to 3"
-	# A board at version 2 (the first with rows) is read.
-	sqlite3 "$BAKERY_HOME/sandboxes/default/kitchen/board.db" "PRAGMA user_version = 2"
-	run "$CHECKER" "$BAKERY_HOME"
+	assert_output --partial "order/$id.db: schema version 4, the checker reads 3 to 3"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 3"
+	run "$CHECKER" --drained "$BAKERY_HOME"
 	assert_success
 }
 
