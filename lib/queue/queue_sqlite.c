@@ -22,28 +22,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const queue_migrations[] = {
-	"CREATE TABLE messages(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-	"  queue TEXT NOT NULL, id TEXT NOT NULL, sandbox TEXT NOT NULL,"
-	"  body TEXT NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,"
-	"  visible_at INTEGER NOT NULL, lease TEXT, last_error TEXT,"
-	"  enqueued_at INTEGER NOT NULL,"
-	/* In the DLQ: how many times bakery-events delivered it. */
-	"  attempts INTEGER NOT NULL DEFAULT 0, UNIQUE (queue, id));"
-	"CREATE INDEX messages_ready ON messages(queue, visible_at, seq);"
-	/* A sandbox's last wipe: events recorded before it are dropped. */
-	"CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
-	"  wiped_at INTEGER NOT NULL);",
-	/* When visible_at was last set: visible_at - held_at is the lease or
-	 * delay granted then (see hold_from_now). */
-	"ALTER TABLE messages ADD COLUMN held_at INTEGER;",
-};
+/* Version 2, the one 0.1.0 wrote, is the oldest a release wrote and this
+ * bakery's: no migration is kept (schema.h). */
 static const schema_def queue_schema = {
 	.name = "queue",
-	.migrations = queue_migrations,
 	.count = 2,
-	.read_from = 1,
-	.oldest = 1,
+	.read_from = 2,
+	.oldest = 2,
+	.create =
+	    "CREATE TABLE messages(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	    "  queue TEXT NOT NULL, id TEXT NOT NULL, sandbox TEXT NOT NULL,"
+	    "  body TEXT NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,"
+	    "  visible_at INTEGER NOT NULL, lease TEXT, last_error TEXT,"
+	    "  enqueued_at INTEGER NOT NULL,"
+	    /* In the DLQ: how many times bakery-events delivered it. */
+	    "  attempts INTEGER NOT NULL DEFAULT 0,"
+	    /* When visible_at was last set: visible_at - held_at is the
+	     * lease or delay granted then (see hold_from_now). */
+	    "  held_at INTEGER, UNIQUE (queue, id));"
+	    "CREATE INDEX messages_ready ON messages(queue, visible_at, seq);"
+	    /* A sandbox's last wipe: events recorded before it are dropped. */
+	    "CREATE TABLE fences(sandbox TEXT PRIMARY KEY,"
+	    "  wiped_at INTEGER NOT NULL);",
 };
 
 #define PREFETCH_MAX 100

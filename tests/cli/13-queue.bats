@@ -214,6 +214,36 @@ ready() {
 	assert_equal "$(ready)" 0
 }
 
+@test "a queue.db of schema version 1, made before 0.1.0, is refused with 78 naming it, and left as it is" {
+	sqlite_only "reads queue.db"
+	q="$BAKERY_HOME/queue.db"
+	# As bakeries before 0.1.0 made it: no held_at.
+	sqlite3 "$q" "
+		CREATE TABLE messages(seq INTEGER PRIMARY KEY AUTOINCREMENT,
+		  queue TEXT NOT NULL, id TEXT NOT NULL, sandbox TEXT NOT NULL,
+		  body TEXT NOT NULL, deliveries INTEGER NOT NULL DEFAULT 0,
+		  visible_at INTEGER NOT NULL, lease TEXT, last_error TEXT,
+		  enqueued_at INTEGER NOT NULL,
+		  attempts INTEGER NOT NULL DEFAULT 0, UNIQUE (queue, id));
+		CREATE INDEX messages_ready ON messages(queue, visible_at, seq);
+		CREATE TABLE fences(sandbox TEXT PRIMARY KEY,
+		  wiped_at INTEGER NOT NULL);
+		INSERT INTO messages(queue, id, sandbox, body, visible_at, enqueued_at)
+		  VALUES ('bakery-events', 'evt_old', 'default', '{}', 1, 1);
+		PRAGMA user_version = 1;"
+	before=$(sha256sum "$q")
+	for cmd in stats peek init; do
+		run --separate-stderr bakery-queue "$cmd"
+		assert_failure 78
+		[[ "$stderr" == *"cannot use '$q': schema version 1 was made by a bakery before 0.1.0"* ]]
+	done
+	run --separate-stderr bakery-queue send <<<"$(envelope evt_a)"
+	assert_failure 78
+	[[ "$stderr" == *"'$q': schema version 1 was made by a bakery before 0.1.0"* ]]
+	assert_equal "$(sha256sum "$q")" "$before"
+	assert_equal "$(sqlite3 "$q" "PRAGMA user_version; SELECT group_concat(id) FROM messages")" $'1\nevt_old'
+}
+
 @test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
 	mkdir "$BATS_TEST_TMPDIR/cwd"
 	cd "$BATS_TEST_TMPDIR/cwd"
