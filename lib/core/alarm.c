@@ -8,31 +8,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const alarms_migrations[] = {
-	/* An entry says "this object may have an alarm due at fire_at". The
-	 * object's own alarm row is the truth; a stale entry costs one open. */
-	"CREATE TABLE alarms(sandbox TEXT NOT NULL, address TEXT NOT NULL,"
-	"  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
-	"  PRIMARY KEY (sandbox, address));"
-	"CREATE INDEX alarms_due ON alarms(fire_at);",
-	/* When the entry was written: one written later than now was written
-	 * before the wall clock went back (alarm_due). */
-	"ALTER TABLE alarms ADD COLUMN armed_at INTEGER;",
-	/* The boot whose entries the index holds all of (alarm_index_boot):
-	 * no row, or another boot, and entries may have been lost. */
-	"CREATE TABLE boot(id INTEGER PRIMARY KEY CHECK (id = 1),"
-	"  boot_id TEXT NOT NULL);",
-};
-static int alarm_entry_fires(sqlite3 *db, const char *sandbox,
-    const char *address, int64_t fire_at);
+/* The boot whose entries the index holds all of (alarm_index_boot): no
+ * row, or another boot, and entries may have been lost. */
+#define BOOT \
+	"CREATE TABLE boot(id INTEGER PRIMARY KEY CHECK (id = 1)," \
+	"  boot_id TEXT NOT NULL);"
 
+/* Version 2, the one 0.1.0 wrote, is the oldest a release wrote: the
+ * steps to it are not kept (schema.h). */
+static const char *const alarms_migrations[3] = {
+	[2] = BOOT,
+};
 static const schema_def alarms_schema = {
 	.name = "alarms",
 	.migrations = alarms_migrations,
 	.count = 3,
-	.read_from = 1,
-	.oldest = 1,
+	.read_from = 2,
+	.oldest = 2,
+	/* An entry says "this object may have an alarm due at fire_at". The
+	 * object's own alarm row is the truth; a stale entry costs one open.
+	 * armed_at is when it was written: one written later than now was
+	 * written before the wall clock went back (alarm_due). */
+	.create =
+	    "CREATE TABLE alarms(sandbox TEXT NOT NULL, address TEXT NOT NULL,"
+	    "  fire_at INTEGER NOT NULL, gen INTEGER NOT NULL DEFAULT 1,"
+	    "  armed_at INTEGER, PRIMARY KEY (sandbox, address));"
+	    "CREATE INDEX alarms_due ON alarms(fire_at);"
+	    BOOT,
 };
+static int alarm_entry_fires(sqlite3 *db, const char *sandbox,
+    const char *address, int64_t fire_at);
 
 /* The boot this machine is in: BAKERY_BOOT_ID (checked by ctx_init; a
  * test's power cut is a new boot), else the kernel's; "" when unknown. */
