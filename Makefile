@@ -117,8 +117,8 @@ bin/%: build/cmd/%.o build/libbakery.a
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
 # The console hashes passwords with libcrypt (lib/web/account.h); no other
-# program needs it.
-bin/bakery-console: LDLIBS += -lcrypt
+# program needs it. tests/unit/schemas.c reads the console's schema.
+bin/bakery-console build/tests/schemas.t: LDLIBS += -lcrypt
 
 build/tests/checker: build/tests/checker.o build/libbakery.a
 	@mkdir -p $(@D)

@@ -19,7 +19,7 @@
 static const char *const alarms_migrations[3] = {
 	[2] = BOOT,
 };
-static const schema_def alarms_schema = {
+const schema_def alarms_schema = {
 	.name = "alarms",
 	.migrations = alarms_migrations,
 	.count = 3,

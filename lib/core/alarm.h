@@ -35,6 +35,9 @@ typedef struct alarm_entry {
 	int64_t armed_at; /* when the entry was written; 0: unknown */
 } alarm_entry;
 
+/* HOME/alarms.db's schema. */
+extern const schema_def alarms_schema;
+
 /* Writes the entry (a new generation) for an alarm being armed. */
 int alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t fire_at);

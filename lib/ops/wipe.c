@@ -29,7 +29,7 @@ static const char *const wipe_migrations[] = {
 	 * runs before scopes were all of every sandbox). */
 	"ALTER TABLE runs ADD COLUMN sandbox TEXT;",
 };
-static const schema_def wipe_schema = {
+const schema_def wipe_schema = {
 	.name = "wipe",
 	.migrations = wipe_migrations,
 	.count = 2,

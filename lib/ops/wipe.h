@@ -57,6 +57,9 @@ typedef struct wipe_request {
 	int dry_run;		/* say what would go, change nothing */
 } wipe_request;
 
+/* HOME/wipe.db's schema: the runs and their steps. */
+extern const schema_def wipe_schema;
+
 /* Finishes the unfinished runs within the request's scope (with a
  * sandbox, only runs of that sandbox: never one of every sandbox), then
  * starts a run of that scope as mode allows (none when one of the same

@@ -18,7 +18,7 @@ static const char *const refunds_migrations[] = {
 	"  reason TEXT NOT NULL, amount_cents INTEGER, currency TEXT,"
 	"  wiped_at INTEGER, refunded_at INTEGER);",
 };
-static const schema_def refunds_schema = {
+const schema_def refunds_schema = {
 	.name = "refunds",
 	.migrations = refunds_migrations,
 	.count = 1,

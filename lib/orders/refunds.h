@@ -18,6 +18,9 @@
 #include <jv.h>
 #include <stdint.h>
 
+/* HOME/refunds.db's schema. */
+extern const schema_def refunds_schema;
+
 /* The flagged payments of one sandbox's billing objects, kept in
  * refunds.db with wiped_at; called by the wipe under the sandbox's lock,
  * before it removes the folder. A payment kept already stays as it was,

@@ -45,6 +45,9 @@ struct bakery_queue {
 	void *impl;
 };
 
+/* HOME/queue.db's schema, the embedded queue's. */
+extern const schema_def queue_schema;
+
 /* Drivers. */
 /* look_only: an existing file, read-only (db_open_readonly). */
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,

@@ -24,7 +24,7 @@
 
 /* Version 2, the one 0.1.0 wrote, is the oldest a release wrote and this
  * bakery's: no migration is kept (schema.h). */
-static const schema_def queue_schema = {
+const schema_def queue_schema = {
 	.name = "queue",
 	.count = 2,
 	.read_from = 2,

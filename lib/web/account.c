@@ -29,7 +29,7 @@ static const char *const console_migrations[] = {
 	"INSERT INTO signin_key VALUES (randomblob(32));"
 	"DELETE FROM signin_failures;",
 };
-static const schema_def console_schema = {
+const schema_def console_schema = {
 	.name = "console",
 	.migrations = console_migrations,
 	.count = 2,

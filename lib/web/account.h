@@ -48,6 +48,9 @@ typedef struct account {
 	int operator;
 } account;
 
+/* HOME/console.db's schema. */
+extern const schema_def console_schema;
+
 /* HOME/console.db: accounts, sessions and failed sign-ins. create=0: a
  * home without one is EX_NOINPUT (no account yet). */
 int account_db_open(bakery_ctx *ctx, int create, sqlite3 **db);

@@ -1,6 +1,7 @@
 /*
  * kind.c — the kinds' descriptors: addresses, the schema of each kind's
- * file, and the rows bakery-show puts back into the state.
+ * file, and the rows bakery-show puts back into the state. A file of
+ * each kind 0.1.0 wrote is opened by tests/unit/schemas.c.
  */
 #define _GNU_SOURCE
 #include "tap.h"

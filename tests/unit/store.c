@@ -147,7 +147,7 @@ main(void)
 
 	/* The read-only tools read a file of version 3, the one 0.1.0
 	 * wrote, as it is; versions 1 and 2 only bakeries before 0.1.0
-	 * wrote, 4 none yet. */
+	 * wrote (tests/unit/schemas.c), 4 none yet. */
 	for (int v = 1; v <= 4; v++) {
 		char pragma[40];
 		snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v);
