@@ -132,7 +132,7 @@ heard() {
 	[ -n "$recipe" ]
 	for name in 'lib/objects/kinds.c' '`X(loyalty)`' 'share/routes' 'make extra-kind' \
 		'tests/kind/tally.c' 'tests/kind/tally.routes' 'tests/cli/93-add-a-kind.bats' \
-		'tests/unit/kind.c' 'migrations[OBJECT_SCHEMA_VERSION - 1]'; do
+		'tests/unit/kind.c'; do
 		grep -qF "$name" <<<"$recipe" || { echo "the recipe does not name $name" >&2; return 1; }
 	done
 	# Every field of the recipe's descriptor is one of kind.h's, and
