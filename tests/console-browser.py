@@ -25,7 +25,8 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import (NoSuchElementException,
-                                        StaleElementReferenceException)
+                                        StaleElementReferenceException,
+                                        WebDriverException)
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
@@ -76,6 +77,23 @@ def step(label):
         fail("the page logged errors: %r" % errors)
 
 
+def left(old):
+    """A wait's condition: old, an element of the page a click left, is
+    gone. Chromium may also answer that its node "does not belong to the
+    document" while the new page replaces it: gone as well."""
+    def check(_):
+        try:
+            old.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as e:
+            if "does not belong to the document" in str(e):
+                return True
+            raise
+    return check
+
+
 def loaded_after(action):
     """Runs action (a click that loads a page) and waits until the page
     it left is gone and the new one has its <main>."""
@@ -84,7 +102,7 @@ def loaded_after(action):
     # Longer than the 30 s a command may wait for a SQLite lock (the
     # busy timeout), so that a page slowed by one is not taken for none.
     wait = WebDriverWait(driver, 90)
-    wait.until(expected_conditions.staleness_of(old))
+    wait.until(left(old))
     wait.until(expected_conditions.presence_of_element_located(
         (By.TAG_NAME, "main")))
 

@@ -4,10 +4,10 @@
 # http://127.0.0.1:PORT, URL the webhook's endpoint, LIGHTTPD_DIR its
 # folder (stderr: the programs' logs), RESPONSE a file for an answer's
 # body. LIGHTTPD_QUEUE (default:
-# BAKERY_QUEUE) and LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN) are handed to
-# the programs. lighttpd keeps the test's user: the machine that runs
-# the tests has no user bakery for server.username to drop to. The
-# test's teardown ends it (lighttpd_stop).
+# BAKERY_QUEUE), LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN) and LIGHTTPD_NOW
+# (the console's BAKERY_NOW) are handed to the programs. lighttpd keeps
+# the test's user: the machine that runs the tests has no user bakery for
+# server.username to drop to. The test's teardown ends it (lighttpd_stop).
 lighttpd_start() {
 	local dir=$BATS_TEST_TMPDIR/www port
 	# shellcheck disable=SC2034 # read by the test files
@@ -27,6 +27,11 @@ lighttpd_start() {
 			-e "/^server.username /d" \
 			-e '/^server.groupname /d' \
 			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
+		# LIGHTTPD_NOW pins the console's clock (BAKERY_NOW), for a
+		# test whose counts must not age on a slow machine.
+		[ -z "${LIGHTTPD_NOW:-}" ] ||
+			sed -i "s|^\(\t*\)\"BAKERY_CONSOLE_ORIGIN\" => bakery_origin,|&\n\1\"BAKERY_NOW\" => \"$LIGHTTPD_NOW\",|" \
+				"$dir/lighttpd.conf"
 		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
 		LIGHTTPD_PID=$!
 		BASE=http://127.0.0.1:$port

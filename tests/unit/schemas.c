@@ -255,7 +255,7 @@ migrates(const released *r, const char *kind)
 	is_int(make_file(path, r->sql, r->rows, r->version), SQLITE_OK,
 	    "%s: a file of version %d as 0.1.0 made it", name, r->version);
 	sqlite3 *db = NULL, *fresh = NULL;
-	if (!is_int(db_open(&ctx, path, s, DB_OPEN_EXISTING, &db), 0,
+	if (!is_int(db_open(&ctx, path, s, &db), 0,
 	    "  opened by this bakery"))
 		printf("# %s\n", bakery_error());
 	is_int(db ? sql_int(db, "PRAGMA user_version") : -1, s->count,
@@ -263,7 +263,7 @@ migrates(const released *r, const char *kind)
 	char got[512];
 	is_str(db ? sql_text(db, r->kept, got, sizeof got) : "", r->want,
 	    "  its rows kept");
-	is_int(db_open(&fresh_ctx, fresh_path, s, DB_OPEN_CREATE, &fresh), 0,
+	is_int(birth_open(&fresh_ctx, fresh_path, s, &fresh), 0,
 	    "  a new file of it made");
 	char names[1024], a[8192], b[8192];
 	sql_text(fresh, "SELECT group_concat(quote(name)) FROM sqlite_master"
@@ -343,13 +343,13 @@ refused(const char *file, const schema_def *s, int version, const char *sql)
 	    "%s: a file of version %d, made before 0.1.0", s->name, version);
 	size_t size = 0, after = 0;
 	char *before = slurp(path, &size);
-	enum db_open_mode modes[] = { DB_OPEN_EXISTING, DB_OPEN_CREATE };
 	for (int i = 0; i < 3; i++) {
 		sqlite3 *db = NULL;
-		int rc = i < 2 ? db_open(&ctx, path, s, modes[i], &db)
+		int rc = i == 0 ? db_open(&ctx, path, s, &db)
+		    : i == 1 ? birth_open(&ctx, path, s, &db)
 		    : db_open_readonly(&ctx, path, s, &db);
 		const char *how = i == 0 ? "db_open" : i == 1
-		    ? "db_open to create" : "db_open_readonly";
+		    ? "birth_open" : "db_open_readonly";
 		is_int(rc, EX_CONFIG, "  %s: EX_CONFIG", how);
 		ok(db == NULL, "  and no handle");
 		char *want = bakery_xasprintf("cannot use '%s': schema version "
