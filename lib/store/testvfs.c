@@ -14,7 +14,7 @@
  *
  * BAKERY_POWERCUT_AT=N cuts the power at the N-th xSync of this process
  * (before that sync takes effect); =exit at the process's exit; =NAME or
- * NAME:N at a crash point (util.c). Until then it remembers, per path (not
+ * NAME:N at a crash point (crash.h). Until then it remembers, per path (not
  * per handle: a file closed unsynced is rolled back too), every change since
  * that file's last sync — the old bytes under each write or truncation, and
  * the size before the first — and which files were created since their

@@ -26,7 +26,7 @@ code_points() {
 	cp "$TOP/tests/crash-matrix.sh" "$TOP/tests/matrix.bash" "$BATS_TEST_TMPDIR/top/tests/"
 	cp -r "$TOP/cmd" "$BATS_TEST_TMPDIR/top/"
 	cp -r "$TOP/lib" "$BATS_TEST_TMPDIR/top/"
-	echo 'static void f(void) { bakery_crash_point("new.point"); }' >>"$BATS_TEST_TMPDIR/top/lib/base/util.c"
+	echo 'static void f(void) { bakery_crash_point("new.point"); }' >>"$BATS_TEST_TMPDIR/top/lib/base/crash.c"
 	ln -s "$TOP/bin" "$BATS_TEST_TMPDIR/top/bin"
 	ln -s "$TOP/share" "$BATS_TEST_TMPDIR/top/share"
 	mkdir -p "$BATS_TEST_TMPDIR/top/build/tests"
