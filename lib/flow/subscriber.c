@@ -1,13 +1,14 @@
 /*
- * subscriber.c — apply an event at each routed object, idempotently.
+ * subscriber.c — the delivery engine: a batch's events applied at each
+ * routed object, idempotently, one transaction per object (subscriber.h).
  */
 #include "subscriber.h"
+#include "kindkit.h"
 #include "../store/store.h"
 #include "../core/envelope.h"
 #include "../net/external.h"
 #include "../core/faults.h"
-#include "../core/menu.h"
-#include "../orders/order.h"
+#include "../orders/event_data.h"
 #include "../core/outbox.h"
 #include "../queue/queue.h"
 #include "routing.h"
@@ -72,7 +73,7 @@ check_envelope(jv env, envelope_check *c)
 	if (!id || !bakery_text_valid(id, 128))
 		snprintf(c->why, sizeof c->why, "bad id");
 	else
-		subscriber_check_data(env, c->why, sizeof c->why);
+		event_data_check(env, c->why, sizeof c->why);
 }
 
 /* One envelope at one of its subscribers. */
@@ -184,161 +185,6 @@ apply_one(bakery_object *o, const object_kind *sub, int refused,
 	}
 	answered(d->r, sub->name, status, why);
 	return object_rollback_to(o, &sp) ? -1 : 0;
-}
-
-/* The most cents a total may be. The other limits are the order's
- * (order.h) and the menu's (menu.h): place checks the same ones. */
-#define DATA_MAX_CENTS 1e15
-
-/* Whether v is a whole number from min to max. */
-static int
-whole(jv v, double min, double max)
-{
-	if (jv_get_kind(v) != JV_KIND_NUMBER)
-		return 0;
-	double d = jv_number_value(v);
-	return d >= min && d <= max && d == (double)(int64_t)d;
-}
-
-/* data.FIELD's fault, or NULL: a string field checked as a name (n), a
- * day (d), text of up to max bytes (t), or a currency (c); null allows a
- * JSON null. Absent is fine: each subscriber says what it needs. */
-static const char *
-string_fault(jv data, const char *field, char how, size_t max, int null)
-{
-	jv v = envelope_field(data, field);
-	int kind = jv_get_kind(v);
-	jv_free(v);
-	const char *s;
-	int got = envelope_opt_str(data, field, &s);
-	if (got == 0)
-		return kind == JV_KIND_NULL && !null ? "want a string" : NULL;
-	if (got < 0)
-		return "want a string without NUL";
-	switch (how) {
-	case 'n':
-		return bakery_name_valid(s) ? NULL
-		    : "want a name [a-z0-9][a-z0-9_.-]{0,63}";
-	case 'd':
-		return bakery_day_valid(s) ? NULL : "want a day YYYY-MM-DD";
-	case 'c':
-		return bakery_currency_valid(s) ? NULL
-		    : "want three lowercase letters";
-	default:
-		return bakery_text_valid(s, max) ? NULL : "want printable UTF-8 text";
-	}
-}
-
-/* data.items: 1 to ORDER_MAX_LINES lines {item, qty, price_cents}, an
- * item's quantities summing to at most MENU_MAX_QTY; *sum is the total
- * of the lines. */
-static int
-items_fault(jv items, char *why, size_t size, double *sum)
-{
-	int n = jv_get_kind(items) == JV_KIND_ARRAY
-	    ? jv_array_length(jv_copy(items)) : -1;
-	if (n < 1 || n > ORDER_MAX_LINES) {
-		snprintf(why, size, "bad data.items: want an array of 1 to %d "
-		    "lines", ORDER_MAX_LINES);
-		return ANSWER_MALFORMED;
-	}
-	*sum = 0;
-	for (int i = 0; i < n; i++) {
-		jv line = jv_array_get(jv_copy(items), i);
-		jv qty = envelope_field(line, "qty");
-		jv price = envelope_field(line, "price_cents");
-		const char *item = envelope_str(line, "item");
-		const char *bad = jv_get_kind(line) != JV_KIND_OBJECT
-		    ? "want an object {item, qty, price_cents}"
-		    : !item || !bakery_name_valid(item) ? "bad item: want a name"
-		    : !whole(qty, 1, MENU_MAX_QTY) ? "bad qty: want 1 to "
-		    DIGITS_OF(MENU_MAX_QTY)
-		    : !whole(price, 1, MENU_MAX_PRICE)
-		    ? "bad price_cents: want 1 to "
-		    DIGITS_OF(MENU_MAX_PRICE) : NULL;
-		int total = 0;
-		for (int j = 0; !bad && j <= i; j++) {
-			jv other = jv_array_get(jv_copy(items), j);
-			const char *name = envelope_str(other, "item");
-			if (name && strcmp(name, item) == 0) {
-				jv q = envelope_field(other, "qty");
-				total += (int)jv_number_value(q);
-				jv_free(q);
-			}
-			jv_free(other);
-		}
-		if (!bad && total > MENU_MAX_QTY)
-			bad = "bad qty: an item's lines sum past "
-			    DIGITS_OF(MENU_MAX_QTY);
-		if (!bad)
-			*sum += jv_number_value(qty) * jv_number_value(price);
-		jv_free(qty);
-		jv_free(price);
-		jv_free(line);
-		if (bad) {
-			snprintf(why, size, "bad data.items[%d]: %s", i, bad);
-			return ANSWER_MALFORMED;
-		}
-	}
-	return 0;
-}
-
-int
-subscriber_check_data(jv env, char *why, size_t size)
-{
-	static const struct {
-		const char *field;
-		char how;
-		size_t max;
-		int null;
-	} strings[] = {
-		{ "order", 'n', 0, 0 }, { "customer", 'n', 0, 0 },
-		{ "day", 'd', 0, 0 }, { "delivery", 't', ORDER_MAX_DELIVERY, 1 },
-		{ "currency", 'c', 0, 0 }, { "payment_intent", 't', 255, 1 },
-		{ "stripe_event", 't', 255, 0 }, { "placed_at", 't', 32, 1 },
-		{ "paid_at", 't', 32, 1 },
-	};
-	jv data = envelope_field(env, "data");
-	int rc = 0;
-	if (jv_get_kind(data) != JV_KIND_OBJECT) {
-		snprintf(why, size, "bad data: want an object");
-		rc = ANSWER_MALFORMED;
-	}
-	for (size_t i = 0; !rc && i < sizeof strings / sizeof *strings; i++) {
-		const char *bad = string_fault(data, strings[i].field,
-		    strings[i].how, strings[i].max, strings[i].null);
-		if (bad) {
-			snprintf(why, size, "bad data.%s: %s", strings[i].field,
-			    bad);
-			rc = ANSWER_MALFORMED;
-		}
-	}
-	jv items = envelope_field(data, "items");
-	jv total = envelope_field(data, "total_cents");
-	jv amount = envelope_field(data, "amount_cents");
-	double sum = -1;
-	if (!rc && jv_is_valid(items))
-		rc = items_fault(items, why, size, &sum);
-	if (!rc && jv_is_valid(total) && !whole(total, 0, DATA_MAX_CENTS)) {
-		snprintf(why, size, "bad data.total_cents: want a whole number "
-		    "of cents");
-		rc = ANSWER_MALFORMED;
-	} else if (!rc && jv_is_valid(total) && sum >= 0 &&
-	    jv_number_value(total) != sum) {
-		snprintf(why, size, "bad data.total_cents: not the sum of "
-		    "data.items");
-		rc = ANSWER_MALFORMED;
-	}
-	if (!rc && jv_is_valid(amount) && !whole(amount, 0, DATA_MAX_CENTS)) {
-		snprintf(why, size, "bad data.amount_cents: want a whole number "
-		    "of cents");
-		rc = ANSWER_MALFORMED;
-	}
-	jv_free(items);
-	jv_free(total);
-	jv_free(amount);
-	jv_free(data);
-	return rc;
 }
 
 /* One event at an external subscriber, inside a write transaction on
@@ -606,7 +452,7 @@ subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
 		if (sub && sub->arrays) {
 			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
 			*out = jv_object_set(*out, jv_string("state"),
-			    subscriber_state(state, sub->arrays));
+			    kindkit_state(state, sub->arrays));
 		}
 	}
 	object_close(o);
@@ -690,94 +536,4 @@ int
 subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r)
 {
 	return subscriber_deliver_batch(ctx, &env, NULL, 1, r);
-}
-
-int
-subscriber_find_order(jv arr, const char *order)
-{
-	if (jv_get_kind(arr) != JV_KIND_ARRAY)
-		return -1;
-	int n = jv_array_length(jv_copy(arr));
-	for (int i = 0; i < n; i++) {
-		jv el = jv_array_get(jv_copy(arr), i);
-		const char *o = envelope_str(el, "order");
-		int match = o && strcmp(o, order) == 0;
-		jv_free(el);
-		if (match)
-			return i;
-	}
-	return -1;
-}
-
-jv
-subscriber_state(jv state, const char *const *arrays)
-{
-	if (jv_get_kind(state) != JV_KIND_OBJECT) {
-		jv_free(state);
-		state = jv_object();
-	}
-	for (int i = 0; arrays && arrays[i]; i++)
-		if (!jv_object_has(jv_copy(state), jv_string(arrays[i])))
-			state = jv_object_set(state, jv_string(arrays[i]),
-			    jv_array());
-	return state;
-}
-
-jv
-subscriber_data(jv env, const char *field)
-{
-	jv data = envelope_field(env, "data");
-	jv v = envelope_field(data, field);
-	jv_free(data);
-	if (jv_is_valid(v))
-		return v;
-	jv_free(v);
-	return jv_null();
-}
-
-jv
-subscriber_pick(jv env, const char *const *fields)
-{
-	jv data = envelope_field(env, "data");
-	jv out = jv_object();
-	for (int i = 0; fields[i]; i++) {
-		jv v = envelope_field(data, fields[i]);
-		if (jv_is_valid(v) && jv_get_kind(v) != JV_KIND_NULL)
-			out = jv_object_set(out, jv_string(fields[i]), v);
-		else
-			jv_free(v);
-	}
-	jv_free(data);
-	return out;
-}
-
-jv
-subscriber_remove_at(jv arr, int i)
-{
-	jv out = jv_array();
-	jv_array_foreach(arr, j, el) {
-		if (j != i)
-			out = jv_array_append(out, el);
-		else
-			jv_free(el);
-	}
-	jv_free(arr);
-	return out;
-}
-
-int
-subscriber_append_once(bakery_object *o, const char *key_field,
-    const char *array, jv record)
-{
-	const char *const arrays[] = { array, NULL };
-	jv state = subscriber_state(jv_copy(o->state), arrays);
-	state = jv_object_set(state, jv_string(key_field), jv_string(o->key));
-	jv list = jv_object_get(jv_copy(state), jv_string(array));
-	const char *order = envelope_str(record, "order");
-	if (order && subscriber_find_order(list, order) < 0)
-		list = jv_array_append(list, jv_copy(record));
-	jv_free(record);
-	state = jv_object_set(state, jv_string(array), list);
-	object_set_state(o, state);
-	return ANSWER_APPLIED;
 }

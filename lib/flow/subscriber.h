@@ -1,5 +1,6 @@
 /*
- * subscriber.h — applying an event at an object, once in effect.
+ * subscriber.h — the delivery engine: applying an event at an object,
+ * once in effect.
  *
  * Every subscriber answers like an HTTP handler (answer.h names them):
  *   2xx  applied, or applied before (its id is in the object's seen table);
@@ -8,9 +9,18 @@
  *   422  malformed for this subscriber
  *   503  refused or unavailable (a fault, a locked or full disk)
  *
- * Invariant 3: the event id is stored in the same transaction as the
- * change, so a repeat finds it, changes nothing and answers 200. A 409 or
- * 503 records nothing.
+ * Owns: a batch's deliveries grouped by object, one transaction each with
+ * a savepoint per event; what a batch reads of a sandbox once (its faults,
+ * its fence as first read); the fence read again under each object's lock;
+ * the fault that makes a kind refuse; the subscribers outside bakery
+ * (external/NAME), called one event at a time under their object's lock.
+ * A kind's own part is its apply function (kindkit.h says what it may
+ * call); an event's data is checked once, before any subscriber writes
+ * (event_data.h).
+ *
+ * Promises: invariant 3: the event id is stored in the same transaction as
+ * the change, so a repeat finds it, changes nothing and answers 200. A 409
+ * or 503 records nothing.
  */
 #ifndef BAKERY_SUBSCRIBER_H
 #define BAKERY_SUBSCRIBER_H
@@ -63,27 +73,5 @@ int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
  * every event of that object. */
 int subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
     const char *const *bodies, size_t n, apply_result *r);
-
-/* The one check of an event's data, made before any subscriber writes
- * anything of it: 0 when every field bakery may write is of its type and
- * within its range (see bakery-envelope(5), "Data"), else 422 with the
- * first fault in why. */
-int subscriber_check_data(jv env, char *why, size_t size);
-
-/* Helpers for the kinds: the index of the element of arr whose .order is
- * order, or -1. */
-int subscriber_find_order(jv arr, const char *order);
-/* Sets state.KEY_FIELD = key and appends record to state.ARRAY unless an
- * element for the same order is there. Consumes record. Returns 200. */
-int subscriber_append_once(bakery_object *o, const char *key_field,
-    const char *array, jv record);
-/* arr without its element at index i. Consumes arr. */
-jv subscriber_remove_at(jv arr, int i);
-/* env's data.FIELD, or null when it has none. */
-jv subscriber_data(jv env, const char *field);
-/* An object with the named fields of env's data (those present). */
-jv subscriber_pick(jv env, const char *const *fields);
-/* State as an object with the given arrays present. Consumes state. */
-jv subscriber_state(jv state, const char *const *arrays);
 
 #endif

@@ -5,7 +5,7 @@
  * bakery-show shows them as state.customers, {"ID":{"orders",
  * "total_cents","last_order"}}.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 
 static int
@@ -19,7 +19,7 @@ crm_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	if (!customer || !order)
 		return ANSWER_MALFORMED;
-	jv add = subscriber_data(env, "total_cents");
+	jv add = kindkit_data(env, "total_cents");
 	if (jv_get_kind(add) != JV_KIND_NUMBER) {
 		jv_free(add);
 		add = jv_number(0);

@@ -2,7 +2,7 @@
  * customer.c — one customer's record: the orders they paid.
  * State: {"customer","orders":[{"order","day","total_cents"}]}.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 
 static int
@@ -16,8 +16,8 @@ customer_apply(bakery_object *o, jv env, const char *type, char *error,
 		"currency", NULL };
 	if (!envelope_data_str(env, "order"))
 		return ANSWER_MALFORMED;
-	return subscriber_append_once(o, "customer", "orders",
-	    subscriber_pick(env, fields));
+	return kindkit_append_once(o, "customer", "orders",
+	    kindkit_pick(env, fields));
 }
 
 static const char *const shape[] = { "orders", NULL };

@@ -3,7 +3,7 @@
  * that asked for delivery (an order collected at the shop has none).
  * State: {"day","stops":[{"order","customer","address","status"}]}.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 
 static int
@@ -29,7 +29,7 @@ dispatch_apply(bakery_object *o, jv env, const char *type, char *error,
 		    jv_string("confirmed"));
 	}
 	/* Without an order field the record is not appended: a pickup. */
-	return subscriber_append_once(o, "day", "stops", stop);
+	return kindkit_append_once(o, "day", "stops", stop);
 }
 
 static const char *const shape[] = { "stops", NULL };

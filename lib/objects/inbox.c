@@ -3,7 +3,7 @@
  * State: {"customer","receipts":[{"order","items","total_cents",
  * "currency","payment_intent","paid_at"}]}.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 
 static int
@@ -17,8 +17,8 @@ inbox_apply(bakery_object *o, jv env, const char *type, char *error,
 		"total_cents", "currency", "payment_intent", "paid_at", NULL };
 	if (!envelope_data_str(env, "order"))
 		return ANSWER_MALFORMED;
-	return subscriber_append_once(o, "customer", "receipts",
-	    subscriber_pick(env, fields));
+	return kindkit_append_once(o, "customer", "receipts",
+	    kindkit_pick(env, fields));
 }
 
 static const char *const shape[] = { "receipts", NULL };

@@ -8,7 +8,7 @@
  * An OrderPaid for an order without a card is not applicable yet (409):
  * the board must learn of the order before it bakes it.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 #include "../base/util.h"
 
@@ -24,8 +24,8 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 		return ANSWER_MALFORMED;
 	if (strcmp(type, "OrderPlaced") == 0) {
 		/* A card that is there already (placed or confirmed) stays. */
-		jv args = JV_ARRAY(jv_string(order), subscriber_data(env, "day"),
-		    subscriber_data(env, "items"));
+		jv args = JV_ARRAY(jv_string(order), kindkit_data(env, "day"),
+		    kindkit_data(env, "items"));
 		if (object_exec(o, "INSERT INTO cards(order_id, status, day,"
 			" items) VALUES (?1, 'placed', ?2, ?3)"
 			" ON CONFLICT (order_id) DO NOTHING", args, NULL))
@@ -40,7 +40,7 @@ kitchen_apply(bakery_object *o, jv env, const char *type, char *error,
 			snprintf(error, size, "no card for order '%s' yet", order);
 			return ANSWER_NOT_YET;
 		}
-		jv items = subscriber_data(env, "items");
+		jv items = kindkit_data(env, "items");
 		jv args = JV_ARRAY(jv_string(order),
 		    jv_string(envelope_str(env, "id")),
 		    jv_dump_string(items, 0), jv_number(bakery_now_ms()));

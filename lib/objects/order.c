@@ -10,7 +10,7 @@
 #include "../core/envelope.h"
 #include "../core/menu.h"
 #include "../net/stripe.h"
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../base/util.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * without a hold reserves directly, and a late OrderPlaced for a reserved
  * order holds nothing.
  */
-#include "../flow/subscriber.h"
+#include "../flow/kindkit.h"
 #include "../core/envelope.h"
 
 #include <string.h>
@@ -24,21 +24,21 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
 		return ANSWER_MALFORMED;
-	jv state = subscriber_state(jv_copy(o->state), arrays);
+	jv state = kindkit_state(jv_copy(o->state), arrays);
 	state = jv_object_set(state, jv_string("day"), jv_string(o->key));
 	jv holds = jv_object_get(jv_copy(state), jv_string("holds"));
 	jv reservations = jv_object_get(jv_copy(state), jv_string("reservations"));
-	int held = subscriber_find_order(holds, order);
-	int reserved = subscriber_find_order(reservations, order);
+	int held = kindkit_find_order(holds, order);
+	int reserved = kindkit_find_order(reservations, order);
 	if (strcmp(type, "OrderPlaced") == 0) {
 		if (held < 0 && reserved < 0)
-			holds = jv_array_append(holds, subscriber_pick(env, fields));
+			holds = jv_array_append(holds, kindkit_pick(env, fields));
 	} else if (strcmp(type, "OrderPaid") == 0) {
 		if (held >= 0)
-			holds = subscriber_remove_at(holds, held);
+			holds = kindkit_remove_at(holds, held);
 		if (reserved < 0)
 			reservations = jv_array_append(reservations,
-			    subscriber_pick(env, fields));
+			    kindkit_pick(env, fields));
 	}
 	state = jv_object_set(state, jv_string("holds"), holds);
 	state = jv_object_set(state, jv_string("reservations"), reservations);

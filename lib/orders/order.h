@@ -20,7 +20,7 @@
 #include "../core/object.h"
 
 /* What an order may hold. place refuses past these, and every subscriber
- * checks the same limits again in the event's data (subscriber.h), so
+ * checks the same limits again in the event's data (event_data.h), so
  * that an order placed is never one its subscribers refuse once paid. The
  * price is the menu's (MENU_MAX_PRICE), the quantity of an item in all its
  * lines MENU_MAX_QTY. */
