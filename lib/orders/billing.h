@@ -20,15 +20,8 @@
  * it: 200 recorded or ignored, 400 malformed, 401 bad signature, 413 too
  * large, 503 unavailable.
  *
- * Billing also keeps the attempts at paying the order through Stripe's API
- * (state.attempts), because each attempt has its own Idempotency-Key: the
- * order id for the first, ORDER-N for the N-th. An attempt is written
- * "pending" before its request leaves, and ends "declined" or "succeeded"
- * once Stripe has answered. Only a declined attempt lets a new one begin:
- * after a crash or an unreachable Stripe the attempt stays pending, and the
- * next pay sends it again — same key, same payment method — before anything
- * else. So a key is never used with other parameters, and never replaced
- * while its outcome is unknown.
+ * Billing's object also keeps the attempts at paying the order through
+ * Stripe's API (state.attempts): billing_attempts.h.
  */
 #ifndef BAKERY_BILLING_H
 #define BAKERY_BILLING_H
@@ -75,19 +68,6 @@ int billing_webhook_secret(bakery_ctx *ctx, char **secret);
  * BAKERY_STRIPE_WEBHOOK_SECRET; EX_CONFIG when none holds one. Caller
  * frees. */
 int billing_endpoint_secret(const char *path, char **secret);
-
-/* The attempt to send next for order: the pending one if any, else a new
- * one for payment_method after the last declined one, written pending
- * before this returns. A succeeded attempt is returned as it is (nothing
- * to send). *attempt is {"attempt","idempotency_key","payment_method",
- * "status",...}; caller frees. */
-int billing_attempt_next(bakery_ctx *ctx, const char *order,
-    const char *payment_method, jv *attempt);
-
-/* Ends attempt n: status "declined" with field decline_code, or
- * "succeeded" with field payment_intent. */
-int billing_attempt_end(bakery_ctx *ctx, const char *order, int n,
-    const char *status, const char *field, const char *value);
 
 /* billing/ORDER's state in ctx's sandbox; jv_null() when there is none. */
 int billing_read(bakery_ctx *ctx, const char *order, jv *state);

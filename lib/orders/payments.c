@@ -3,6 +3,7 @@
  */
 #include "payments.h"
 #include "billing.h"
+#include "billing_attempts.h"
 #include "../core/envelope.h"
 #include "../net/gateway.h"
 #include "order.h"

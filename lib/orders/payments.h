@@ -11,8 +11,8 @@
  * the presence of a key: with no choice recorded pay exits 78; a home
  * that uses Stripe needs a key (78 without one, before anything is
  * written) and never falls back to the test gateway; a test home refuses
- * a key (78), and an order with any attempt at Stripe (billing.h) is
- * settled through Stripe only.
+ * a key (78), and an order with any attempt at Stripe
+ * (billing_attempts.h) is settled through Stripe only.
  *
  * Once Billing holds a payment that pays the order (or the order is
  * paid), pay answers that success whatever the card, and sends nothing.
