@@ -13,10 +13,11 @@
  * follows, so a steady consumer commits twice per batch, not three times.
  * Leases it took and nobody received are given back when the queue is
  * closed (a killed consumer's come back when their visibility ends, as
- * any lease does).
+ * any lease does). The operations that only look or purge (init's report,
+ * stats, peek, a sandbox's wipe and its fence) are queue_sqlite_admin.c's.
  */
 #include "../core/faults.h"
-#include "queue-internal.h"
+#include "queue_sqlite-internal.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -46,33 +47,15 @@ const schema_def queue_schema = {
 	    "  wiped_at INTEGER NOT NULL);",
 };
 
-#define PREFETCH_MAX 100
-
-typedef struct sqlite_queue {
-	sqlite3 *db;
-	/* The last receive, which an ack_many repeats for the next batch. */
-	char *queue, *sandbox;
-	size_t max;
-	int visibility_s;
-	queue_message next[PREFETCH_MAX]; /* leased, not received yet */
-	int64_t next_visible[PREFETCH_MAX]; /* their visible_at before */
-	size_t next_n;
-	int64_t held_checked; /* bakery_monotonic_ms of the last hold_from_now */
-	db_stmts stmts;
-} sqlite_queue;
-
-#define SQ(q) ((sqlite_queue *)(q)->impl)
-#define DB(q) (SQ(q)->db)
-
-static int
-prepare(sqlite_queue *sq, const char *sql, sqlite3_stmt **st)
+int
+queue_sqlite_prepare(sqlite_queue *sq, const char *sql, sqlite3_stmt **st)
 {
 	int rc = db_prepare(sq->db, &sq->stmts, sql, st);
 	return rc == SQLITE_OK ? 0 : db_fail(sq->db, rc, "queue");
 }
 
-static void
-finish(sqlite_queue *sq, sqlite3_stmt *st)
+void
+queue_sqlite_finish(sqlite_queue *sq, sqlite3_stmt *st)
 {
 	db_release(&sq->stmts, st);
 }
@@ -98,7 +81,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 	/* The fence is read under the write lock, so a wipe is either wholly
 	 * before this send (its items are dropped) or wholly after it (the
 	 * wipe deletes them). */
-	if ((rc = prepare(SQ(q),
+	if ((rc = queue_sqlite_prepare(SQ(q),
 		 "INSERT OR IGNORE INTO messages(queue, id, sandbox, body,"
 		 " visible_at, enqueued_at, held_at) SELECT ?1, ?2, ?3, ?4, ?5,"
 		 " ?5, ?5"
@@ -121,7 +104,7 @@ sqlite_send(bakery_queue *q, const char *queue, queue_item *items, size_t n)
 			rc = db_fail(db, src, "queue send");
 		sqlite3_reset(st);
 	}
-	finish(SQ(q), st);
+	queue_sqlite_finish(SQ(q), st);
 	if (!rc)
 		rc = db_commit(db);
 	db_rollback(db);
@@ -167,7 +150,7 @@ hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
 		return 0;
 	sq->held_checked = mono;
 	sqlite3_stmt *st;
-	int rc = prepare(sq, "UPDATE messages SET"
+	int rc = queue_sqlite_prepare(sq, "UPDATE messages SET"
 	    " visible_at = ?2 + (visible_at - held_at), held_at = ?2"
 	    " WHERE queue = ?1 AND visible_at > ?2 AND held_at > ?2", &st);
 	if (rc)
@@ -175,7 +158,7 @@ hold_from_now(sqlite_queue *sq, const char *queue, int64_t now)
 	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, now);
 	int src = sqlite3_step(st);
-	finish(sq, st);
+	queue_sqlite_finish(sq, st);
 	return src == SQLITE_DONE ? 0 : db_fail(sq->db, src, "queue receive");
 }
 
@@ -190,12 +173,13 @@ lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
 	int64_t now = bakery_now_ms();
 	int rc;
 	*got = 0;
-	if ((rc = hold_from_now(sq, queue, now)) || (rc = prepare(sq,
+	if ((rc = hold_from_now(sq, queue, now)) ||
+	    (rc = queue_sqlite_prepare(sq,
 		 "SELECT seq, id, sandbox, body, deliveries, last_error, attempts,"
 		 " visible_at FROM messages WHERE queue = ?1 AND visible_at <= ?2"
 		 " AND (?3 IS NULL OR sandbox = ?3)"
 		 " ORDER BY visible_at, seq LIMIT ?4", &sel)) ||
-	    (rc = prepare(sq,
+	    (rc = queue_sqlite_prepare(sq,
 		 "UPDATE messages SET lease = ?1, visible_at = ?2, held_at = ?4,"
 		 " deliveries = deliveries + 1 WHERE seq = ?3", &upd)))
 		goto out;
@@ -229,8 +213,8 @@ lease(sqlite_queue *sq, const char *queue, const char *sandbox, size_t max,
 		sqlite3_reset(upd);
 	}
 out:
-	finish(sq, sel);
-	finish(sq, upd);
+	queue_sqlite_finish(sq, sel);
+	queue_sqlite_finish(sq, upd);
 	if (rc) {
 		for (size_t i = 0; i < *got; i++)
 			queue_message_free(&out[i]);
@@ -284,8 +268,6 @@ sqlite_receive(bakery_queue *q, const char *queue, const char *sandbox,
 	return rc;
 }
 
-static int64_t sqlite_fence(bakery_queue *q, const char *sandbox);
-
 /* Why m's lease no longer holds (EX_TEMPFAIL): its row is another's (the
  * lease expired and the message went back or on), or gone: removed by a
  * wipe of its sandbox fenced since the lease could have begun, or
@@ -295,12 +277,14 @@ lease_lost(bakery_queue *q, queue_message *m)
 {
 	sqlite3_stmt *st;
 	int there = 1;
-	if (!prepare(SQ(q), "SELECT 1 FROM messages WHERE seq = ?1", &st)) {
+	if (!queue_sqlite_prepare(SQ(q),
+		"SELECT 1 FROM messages WHERE seq = ?1", &st)) {
 		sqlite3_bind_int64(st, 1, m->handle);
 		there = sqlite3_step(st) == SQLITE_ROW;
-		finish(SQ(q), st);
+		queue_sqlite_finish(SQ(q), st);
 	}
-	int64_t fence = there || !m->sandbox ? 0 : sqlite_fence(q, m->sandbox);
+	int64_t fence = there || !m->sandbox ? 0
+	    : queue_sqlite_fence(q, m->sandbox);
 	if (fence && fence >= bakery_now_ms() -
 	    (int64_t)SQ(q)->visibility_s * 1000)
 		return bakery_fail(EX_TEMPFAIL, "lease lost: '%s': its sandbox "
@@ -319,7 +303,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 {
 	sqlite3 *db = DB(q);
 	sqlite3_stmt *st;
-	int rc = prepare(SQ(q), sql, &st);
+	int rc = queue_sqlite_prepare(SQ(q), sql, &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, m->lease, -1, SQLITE_STATIC);
@@ -328,7 +312,7 @@ leased_write(bakery_queue *q, const char *sql, queue_message *m,
 	sqlite3_bind_text(st, 4, b, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, c);
 	int src = sqlite3_step(st);
-	finish(SQ(q), st);
+	queue_sqlite_finish(SQ(q), st);
 	if (src != SQLITE_DONE)
 		return db_fail(db, src, "queue");
 	return sqlite3_changes(db) == 1 ? 0 : lease_lost(q, m);
@@ -362,8 +346,9 @@ give_back_next(sqlite_queue *sq)
 	sqlite3_stmt *st = NULL;
 	int rc = db_begin(sq->db);
 	if (!rc)
-		rc = prepare(sq, "UPDATE messages SET lease = NULL,"
-		    " visible_at = ?3, deliveries = deliveries - 1"
+		rc = queue_sqlite_prepare(sq, "UPDATE messages SET"
+		    " lease = NULL, visible_at = ?3,"
+		    " deliveries = deliveries - 1"
 		    " WHERE lease = ?1 AND seq = ?2", &st);
 	for (size_t i = 0; i < sq->next_n && !rc; i++) {
 		sqlite3_bind_text(st, 1, sq->next[i].lease, -1, SQLITE_STATIC);
@@ -373,7 +358,7 @@ give_back_next(sqlite_queue *sq)
 			rc = 1;
 		sqlite3_reset(st);
 	}
-	finish(sq, st);
+	queue_sqlite_finish(sq, st);
 	if (!rc)
 		db_commit(sq->db);
 	db_rollback(sq->db);
@@ -447,7 +432,7 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 	    "DELETE FROM messages WHERE lease = ?1 AND seq = ?2", m, 0, NULL,
 	    0);
 	sqlite3_stmt *st = NULL;
-	if (!rc && !(rc = prepare(SQ(q),
+	if (!rc && !(rc = queue_sqlite_prepare(SQ(q),
 		 "INSERT INTO messages(queue, id, sandbox, body, visible_at,"
 		 " enqueued_at, last_error, attempts, held_at)"
 		 " VALUES ('" QUEUE_DLQ "', ?1, ?2, ?3, ?4, ?4, ?5, ?6, ?4)"
@@ -464,142 +449,11 @@ sqlite_dead_letter(bakery_queue *q, queue_message *m, const char *error)
 		if (src != SQLITE_DONE)
 			rc = db_fail(db, src, "queue dead-letter");
 	}
-	finish(SQ(q), st);
+	queue_sqlite_finish(SQ(q), st);
 	if (!rc)
 		rc = db_commit(db);
 	db_rollback(db);
 	return rc;
-}
-
-static int
-sqlite_stats(bakery_queue *q, jv *out)
-{
-	sqlite3_stmt *st;
-	*out = jv_object();
-	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
-	for (int i = 0; i < 2; i++)
-		*out = jv_object_set(*out, jv_string(names[i]),
-		    jv_parse("{\"ready\":0,\"leased\":0,\"delayed\":0}"));
-	int rc = prepare(SQ(q),
-	    "SELECT queue,"
-	    " sum(visible_at <= ?1),"
-	    " sum(visible_at > ?1 AND lease IS NOT NULL),"
-	    " sum(visible_at > ?1 AND lease IS NULL)"
-	    " FROM messages GROUP BY queue", &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, bakery_now_ms());
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		jv s = jv_object();
-		s = jv_object_set(s, jv_string("ready"),
-		    jv_number(sqlite3_column_int64(st, 1)));
-		s = jv_object_set(s, jv_string("leased"),
-		    jv_number(sqlite3_column_int64(st, 2)));
-		s = jv_object_set(s, jv_string("delayed"),
-		    jv_number(sqlite3_column_int64(st, 3)));
-		*out = jv_object_set(*out,
-		    jv_string((const char *)sqlite3_column_text(st, 0)), s);
-	}
-	finish(SQ(q), st);
-	return 0;
-}
-
-static int
-sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
-{
-	sqlite3_stmt *st;
-	*out = jv_array();
-	int rc = prepare(SQ(q),
-	    "SELECT id, sandbox, deliveries, visible_at, lease IS NOT NULL,"
-	    " last_error, body FROM messages WHERE queue = ?1"
-	    " ORDER BY seq LIMIT ?2", &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		char ts[32];
-		bakery_format_time(sqlite3_column_int64(st, 3), ts, sizeof ts);
-		jv m = jv_object();
-		m = jv_object_set(m, jv_string("id"),
-		    jv_string((const char *)sqlite3_column_text(st, 0)));
-		m = jv_object_set(m, jv_string("queue"), jv_string(queue));
-		m = jv_object_set(m, jv_string("sandbox"),
-		    jv_string((const char *)sqlite3_column_text(st, 1)));
-		m = jv_object_set(m, jv_string("deliveries"),
-		    jv_number(sqlite3_column_int(st, 2)));
-		m = jv_object_set(m, jv_string("visible_at"), jv_string(ts));
-		m = jv_object_set(m, jv_string("leased"),
-		    jv_bool(sqlite3_column_int(st, 4)));
-		const char *err = (const char *)sqlite3_column_text(st, 5);
-		m = jv_object_set(m, jv_string("last_error"),
-		    err ? jv_string(err) : jv_null());
-		const char *body = (const char *)sqlite3_column_text(st, 6);
-		jv env = jv_parse(body);
-		m = jv_object_set(m, jv_string("envelope"),
-		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
-		*out = jv_array_append(*out, m);
-	}
-	finish(SQ(q), st);
-	return 0;
-}
-
-static int
-sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
-{
-	sqlite3 *db = DB(q);
-	sqlite3_stmt *st;
-	int rc = db_begin(db);
-	if (rc)
-		return rc;
-	const char *sql[] = {
-		"DELETE FROM messages WHERE sandbox = ?1",
-		"INSERT INTO fences(sandbox, wiped_at) VALUES (?1, ?2)"
-		" ON CONFLICT (sandbox) DO UPDATE SET"
-		" wiped_at = max(wiped_at, excluded.wiped_at)",
-	};
-	for (int i = 0; i < 2 && !rc; i++) {
-		if ((rc = prepare(SQ(q), sql[i], &st)))
-			break;
-		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, fence_ms);
-		int src = sqlite3_step(st);
-		if (src != SQLITE_DONE)
-			rc = db_fail(db, src, "queue wipe");
-		finish(SQ(q), st);
-	}
-	if (!rc)
-		rc = db_commit(db);
-	db_rollback(db);
-	return rc;
-}
-
-static int64_t
-sqlite_fence(bakery_queue *q, const char *sandbox)
-{
-	sqlite3_stmt *st;
-	int64_t at = 0;
-	if (prepare(SQ(q), "SELECT wiped_at FROM fences WHERE sandbox = ?1",
-		&st))
-		return 0;
-	sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		at = sqlite3_column_int64(st, 0);
-	finish(SQ(q), st);
-	return at;
-}
-
-/* The file and its schema exist once it is open: report it. */
-static int
-sqlite_init(bakery_queue *q, int replicas, jv *out)
-{
-	(void)replicas;
-	const char *path = sqlite3_db_filename(DB(q), "main");
-	jv r = jv_object();
-	r = jv_object_set(r, jv_string("file"), jv_string(path ? path : ""));
-	r = jv_object_set(r, jv_string("status"), jv_string("exists"));
-	*out = jv_array_append(jv_array(), r);
-	return 0;
 }
 
 static void
@@ -621,11 +475,11 @@ static const struct queue_ops sqlite_ops = {
 	.ack = sqlite_ack,
 	.retry = sqlite_retry,
 	.dead_letter = sqlite_dead_letter,
-	.stats = sqlite_stats,
-	.peek = sqlite_peek,
-	.wipe_sandbox = sqlite_wipe_sandbox,
-	.fence = sqlite_fence,
-	.init = sqlite_init,
+	.stats = queue_sqlite_stats,
+	.peek = queue_sqlite_peek,
+	.wipe_sandbox = queue_sqlite_wipe_sandbox,
+	.fence = queue_sqlite_fence,
+	.init = queue_sqlite_init,
 	.close = sqlite_close,
 	.ack_many = sqlite_ack_many,
 };
