@@ -16,8 +16,8 @@
  *   lib/base/log.c    bakery_die and bakery_die_last themselves, and
  *                     bakery_init when fds 0-2 cannot be reopened on
  *                     /dev/null (EX_OSERR);
- *   lib/queue/queue_nats.c  the NATS driver when memory is exhausted
- *                     (EX_OSERR);
+ *   lib/queue/queue_nats.c, lib/queue/queue_nats_receive.c  the NATS
+ *                     driver when memory is exhausted (EX_OSERR);
  *   lib/net/stripe.c  when libcrypto cannot be loaded to sign or hash
  *                     (EX_UNAVAILABLE);
  *   lib/core/kind.c   when more kinds have tables of their own than its

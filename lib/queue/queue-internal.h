@@ -2,10 +2,10 @@
  * queue-internal.h — what the queue drivers share and nobody else needs:
  * the table of operations a driver fills (its promises are in queue.h),
  * the handle's insides, and the drivers' open calls, which queue.c
- * chooses between by URL. Included by queue.c, queue_sqlite.c,
- * queue_nats.c and queue_nats_stream.c (through queue_nats-internal.h),
- * and the unit tests that drive a driver directly; every
- * other file reaches the queue through queue.h.
+ * chooses between by URL. Included by queue.c, the embedded driver's
+ * files (through queue_sqlite-internal.h), the NATS driver's (through
+ * queue_nats-internal.h), and the unit tests that drive a driver
+ * directly; every other file reaches the queue through queue.h.
  */
 #ifndef BAKERY_QUEUE_INTERNAL_H
 #define BAKERY_QUEUE_INTERNAL_H

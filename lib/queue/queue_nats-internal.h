@@ -1,9 +1,10 @@
 /*
- * queue_nats-internal.h — what the two files of the NATS driver share and
- * nobody else needs: the handle's insides and the calls one makes of the
- * other. queue_nats.c holds the connection, send, receive and the answers
- * to one message (its lease, ack, retry, dead letter); queue_nats_stream.c
- * the streams' administration: the assets made or checked, a stream healed
+ * queue_nats-internal.h — what the three files of the NATS driver share
+ * and nobody else needs: the handle's insides and the calls one makes of
+ * another. queue_nats.c holds the connection, send and the fences;
+ * queue_nats_receive.c receive and the answers to one message (its
+ * consumers, its lease, ack, retry, dead letter); queue_nats_stream.c the
+ * streams' administration: the assets made or checked, a stream healed
  * that moved back under its consumer, the deletes that remove an answered
  * message (one or a batch), stats, peek and the wipe's purge.
  */
@@ -71,16 +72,28 @@ const char *queue_nats_prefix_of(const char *queue);
 void queue_nats_token(const char *s, char *buf, size_t size);
 /* s into buf with its line breaks made blanks (a header value). */
 void queue_nats_one_line(const char *s, char *buf, size_t size);
-/* A copy of msg's header key, or NULL. */
-char *queue_nats_header_dup(natsMsg *msg, const char *key);
 /* The sandbox's fence (ms since the epoch), 0 when never wiped. */
 int64_t queue_nats_fence(bakery_queue *q, const char *sandbox);
+
+/* queue_nats_receive.c */
+
+/* A copy of msg's header key, or NULL. */
+char *queue_nats_header_dup(natsMsg *msg, const char *key);
 /* The held message of m (EX_SOFTWARE and NULL when it is not held); 1 when
  * it was held before its consumer was made again (to be dropped);
  * releasing it destroys it. */
 struct held *queue_nats_held_of(nats_queue *n, queue_message *m);
 int queue_nats_held_is_stale(nats_queue *n, struct held *h, const char *id);
 void queue_nats_release(struct held *h);
+/* The operations of queue-internal.h done there. */
+int queue_nats_receive(bakery_queue *q, const char *queue,
+    const char *sandbox, size_t max, int visibility_s, queue_message *out,
+    size_t *got);
+int queue_nats_ack(bakery_queue *q, const char *queue, queue_message *m);
+int queue_nats_retry(bakery_queue *q, const char *queue, queue_message *m,
+    int delay_s, const char *error);
+int queue_nats_dead_letter(bakery_queue *q, queue_message *m,
+    const char *error);
 
 /* queue_nats_stream.c */
 

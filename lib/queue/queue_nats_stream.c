@@ -1,6 +1,7 @@
 /*
  * queue_nats_stream.c — the NATS driver's streams (queue_nats.c has the
- * connection, send, receive and the answers to one message): the assets
+ * connection and send, queue_nats_receive.c receive and the answers to
+ * one message): the assets
  * made or checked (init), a stream healed that moved back under its
  * consumer, the deletes that remove an answered message from its stream
  * (one, or a batch's together), stats, peek and the wipe's purge. What
@@ -288,7 +289,8 @@ queue_nats_delete_gone(const char *answer, int len)
 
 /* The deletes of a batch go out together as requests on one inbox, and
  * their answers are read after: about one round trip for the batch, where
- * nats_ack takes two per message (the delete, then a synchronous ack). A
+ * queue_nats_ack takes two per message (the delete, then a synchronous
+ * ack). A
  * message whose delete was answered (or found it gone) is acked without
  * waiting: the ack only spares the server a redelivery attempt. One whose
  * delete was refused stays unacked and comes back; one not answered is
