@@ -20,11 +20,8 @@ static const char *const alarms_migrations[3] = {
 	[2] = BOOT,
 };
 const schema_def alarms_schema = {
-	.name = "alarms",
-	.migrations = alarms_migrations,
-	.count = 3,
-	.read_from = 2,
-	.oldest = 2,
+	.name = "alarms", .migrations = alarms_migrations,
+	.count = 3, .read_from = 2, .oldest = 2,
 	/* An entry says "this object may have an alarm due at fire_at". The
 	 * object's own alarm row is the truth; a stale entry costs one open.
 	 * armed_at is when it was written: one written later than now was

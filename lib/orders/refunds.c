@@ -19,11 +19,8 @@ static const char *const refunds_migrations[] = {
 	"  wiped_at INTEGER, refunded_at INTEGER);",
 };
 const schema_def refunds_schema = {
-	.name = "refunds",
-	.migrations = refunds_migrations,
-	.count = 1,
-	.read_from = 1,
-	.oldest = 1,
+	.name = "refunds", .migrations = refunds_migrations,
+	.count = 1, .read_from = 1, .oldest = 1,
 };
 
 #define COLUMNS "payment_intent, sandbox, order_id, flag, reason," \

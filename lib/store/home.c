@@ -42,11 +42,8 @@ static const char *const sandbox_migrations[] = {
 	"ALTER TABLE redrives ADD COLUMN dead_updated_at INTEGER;",
 };
 const schema_def home_sandbox_schema = {
-	.name = "sandbox",
-	.migrations = sandbox_migrations,
-	.count = 2,
-	.read_from = 1,
-	.oldest = 1,
+	.name = "sandbox", .migrations = sandbox_migrations,
+	.count = 2, .read_from = 1, .oldest = 1,
 };
 
 

@@ -30,11 +30,8 @@ static const char *const console_migrations[] = {
 	"DELETE FROM signin_failures;",
 };
 const schema_def console_schema = {
-	.name = "console",
-	.migrations = console_migrations,
-	.count = 2,
-	.read_from = 1,
-	.oldest = 1,
+	.name = "console", .migrations = console_migrations,
+	.count = 2, .read_from = 1, .oldest = 1,
 };
 
 int
