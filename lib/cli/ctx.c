@@ -70,7 +70,10 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	    strcmp(sync, "full") != 0)
 		return bakery_fail(EX_CONFIG, "bad BAKERY_SYNC: '%s': %s", sync,
 		    "want full or normal");
-	return home_init(ctx);
+	int rc = home_init(ctx);
+	/* The queue's URL is checked here, once, with the rest of the
+	 * configuration: opening the queue takes it as checked. */
+	return rc ? rc : queue_url_check(ctx->queue_url);
 }
 
 void

@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include "console.h"
 #include "../core/envelope.h"
-#include "../queue/queue.h"
 #include "../base/util.h"
 
 #include <errno.h>
@@ -387,8 +386,6 @@ console_serve(const char *home, const char *queue)
 	bakery_ctx ctx;
 	console_req r = { .ctx = &ctx };
 	int rc = ctx_init(&ctx, home, NULL, queue);
-	if (!rc)
-		rc = queue_url_check(ctx.queue_url);
 	if (rc)
 		console_fail_code(&r, rc == EX_USAGE ? EX_CONFIG : rc,
 		    "reading the settings");

@@ -50,11 +50,10 @@ int
 queue_config_check(bakery_ctx *ctx, int may_be_missing)
 {
 	const char *url = ctx->queue_url;
-	int rc = queue_url_check(url);
-	if (!rc && url && !may_be_missing && strncmp(url, "sqlite:", 7) == 0 &&
+	if (url && !may_be_missing && strncmp(url, "sqlite:", 7) == 0 &&
 	    access(url + 7, F_OK) != 0)
-		rc = no_queue_at(url + 7);
-	return rc;
+		return no_queue_at(url + 7);
+	return 0;
 }
 
 char *
@@ -67,13 +66,46 @@ queue_file(bakery_ctx *ctx)
 		   : bakery_xasprintf("%s/queue.db", ctx->home);
 }
 
-/* How a queue is opened: made when missing (bakery-queue init), read as
- * it is (the readers: nothing made, nothing migrated), or written but made
- * only when it is the home's own (the producers and the consumers): a file
- * --queue or BAKERY_QUEUE names must be there already, since a typo made
- * into a new file would take every event sent and keep it from every
- * consumer. */
-enum { MAKE, LOOK, NAMED };
+/* The embedded queue's file, opened as how says (queue-internal.h):
+ * made when missing (bakery-queue init), read as it is (the readers:
+ * nothing made, nothing migrated), or written but made only when it is
+ * the home's own (the producers and the consumers): a file --queue or
+ * BAKERY_QUEUE names must be there already, since a typo made into a new
+ * file would take every event sent and keep it from every consumer. */
+static int
+open_sqlite(bakery_ctx *ctx, int how, bakery_queue **q)
+{
+	const char *url = ctx->queue_url;
+	char *path = queue_file(ctx);
+	int rc;
+	if (how != QUEUE_MAKE && (url || how == QUEUE_LOOK) &&
+	    access(path, F_OK) != 0)
+		rc = url ? no_queue_at(path)
+			 : bakery_fail(EX_NOINPUT, "no queue yet");
+	else
+		rc = queue_sqlite_open(ctx, path, how == QUEUE_LOOK, q);
+	free(path);
+	return rc;
+}
+
+static int
+open_nats(bakery_ctx *ctx, int how, bakery_queue **q)
+{
+	(void)how;
+	return queue_nats_open(ctx, ctx->queue_url, q);
+}
+
+/* The drivers, by the URL's scheme (none: the home's queue.db). A queue
+ * is opened through this table as it is used through its handle's
+ * queue_ops: what is above queue.h reaches a driver only through them.
+ * The URL was checked by ctx_init (queue_url_check). */
+static const struct {
+	const char *scheme;
+	int (*open)(bakery_ctx *, int how, bakery_queue **);
+} drivers[] = {
+	{ "nats://", open_nats },
+	{ "sqlite:", open_sqlite },
+};
 
 static int
 open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
@@ -83,21 +115,11 @@ open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 		return 0;
 	}
 	const char *url = ctx->queue_url;
-	int rc = queue_url_check(url);
-	if (rc)
-		return rc;
-	if (url && strncmp(url, "nats://", 7) == 0) {
-		rc = queue_nats_open(ctx, url, q);
-	} else {
-		char *path = queue_file(ctx);
-		if (how != MAKE && (url || how == LOOK) &&
-		    access(path, F_OK) != 0)
-			rc = url ? no_queue_at(path)
-				 : bakery_fail(EX_NOINPUT, "no queue yet");
-		else
-			rc = queue_sqlite_open(ctx, path, how == LOOK, q);
-		free(path);
-	}
+	size_t i = url ? 0 : 1;
+	while (i < sizeof drivers / sizeof *drivers - 1 &&
+	    strncmp(url, drivers[i].scheme, strlen(drivers[i].scheme)) != 0)
+		i++;
+	int rc = drivers[i].open(ctx, how, q);
 	if (!rc)
 		ctx->queue = *q;
 	return rc;
@@ -106,19 +128,19 @@ open_queue(bakery_ctx *ctx, int how, bakery_queue **q)
 int
 queue_get(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, NAMED, q);
+	return open_queue(ctx, QUEUE_NAMED, q);
 }
 
 int
 queue_get_existing(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, LOOK, q);
+	return open_queue(ctx, QUEUE_LOOK, q);
 }
 
 int
 queue_make(bakery_ctx *ctx, bakery_queue **q)
 {
-	return open_queue(ctx, MAKE, q);
+	return open_queue(ctx, QUEUE_MAKE, q);
 }
 
 jv

@@ -70,8 +70,8 @@ typedef struct bakery_queue bakery_queue;
  * sqlite: URL an absolute, printable path without a query (no
  * :memory:, no ?mode=memory, no relative path). */
 int queue_url_check(const char *url);
-/* queue_url_check of ctx's URL, and EX_CONFIG for a sqlite: URL whose
- * file is missing unless may_be_missing (bakery-queue init makes it):
+/* EX_CONFIG for a sqlite: URL whose file is missing (ctx_init checked the
+ * URL itself with queue_url_check) unless may_be_missing (bakery-queue init makes it):
  * checked by every program before it writes anything, so that a producer
  * told of a mistyped queue places nothing. */
 int queue_config_check(bakery_ctx *ctx, int may_be_missing);

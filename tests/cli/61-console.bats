@@ -655,6 +655,17 @@ SH
 	assert_line --index 0 $'Status: 200 OK\r'
 }
 
+@test "a BAKERY_QUEUE that names no queue of its own is 503 on every request, nothing written" {
+	for url in "sqlite:queue.db" "sqlite::memory:" "nats:/127.0.0.1:1" "sqlite:$BAKERY_HOME/q.db?mode=memory"; do
+		run --separate-stderr env BAKERY_QUEUE="$url" GATEWAY_INTERFACE=CGI/1.1 \
+			REQUEST_METHOD=GET PATH_INFO=/signin HTTP_HOST=127.0.0.1 bakery-console
+		assert_equal "$url ${lines[0]}" "$url "$'Status: 503 Service Unavailable\r'
+		[[ "$stderr" == *"bad queue URL"* ]] || fail "$url: $stderr"
+	done
+	[ ! -e "$BAKERY_HOME/console.db" ]
+	[ ! -e "$BAKERY_HOME/queue.db" ]
+}
+
 @test "under a web server no argument is read: a query passed as operands changes nothing" {
 	run --separate-stderr env GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET QUERY_STRING=user+add+eve \
 		bakery-console user add eve <<<'a-long-password'
