@@ -29,10 +29,7 @@ static const char *const wipe_migrations[] = {
 	 * runs before scopes were all of every sandbox). */
 	"ALTER TABLE runs ADD COLUMN sandbox TEXT;",
 };
-const schema_def wipe_schema = {
-	.name = "wipe", .migrations = wipe_migrations,
-	.count = 2, .read_from = 1, .oldest = 1,
-};
+const schema_def wipe_schema = SCHEMA_REPLAYED("wipe", wipe_migrations, 1);
 
 /* Runs sql bound to (?1 a, ?2 b, ?3 c); unused parameters are ignored. */
 static int

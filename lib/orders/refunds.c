@@ -18,10 +18,7 @@ static const char *const refunds_migrations[] = {
 	"  reason TEXT NOT NULL, amount_cents INTEGER, currency TEXT,"
 	"  wiped_at INTEGER, refunded_at INTEGER);",
 };
-const schema_def refunds_schema = {
-	.name = "refunds", .migrations = refunds_migrations,
-	.count = 1, .read_from = 1, .oldest = 1,
-};
+const schema_def refunds_schema = SCHEMA_REPLAYED("refunds", refunds_migrations, 1);
 
 #define COLUMNS "payment_intent, sandbox, order_id, flag, reason," \
 	" amount_cents, currency, wiped_at, refunded_at"

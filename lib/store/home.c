@@ -41,10 +41,7 @@ static const char *const sandbox_migrations[] = {
 	"ALTER TABLE redrives ADD COLUMN dead_stored_at INTEGER;"
 	"ALTER TABLE redrives ADD COLUMN dead_updated_at INTEGER;",
 };
-const schema_def home_sandbox_schema = {
-	.name = "sandbox", .migrations = sandbox_migrations,
-	.count = 2, .read_from = 1, .oldest = 1,
-};
+const schema_def home_sandbox_schema = SCHEMA_REPLAYED("sandbox", sandbox_migrations, 1);
 
 
 #ifndef BAKERY_SHAREDIR

@@ -35,6 +35,14 @@ typedef struct schema_def {
 	const char *create;
 } schema_def;
 
+/* A schema kept whole since its first version: its migrations replay
+ * from migrations[0] (oldest 1, no create), and its version is the
+ * number of its migrations, counted here rather than written twice. */
+#define SCHEMA_REPLAYED(NAME, MIGRATIONS, READ_FROM)                     \
+	{ .name = (NAME), .migrations = (MIGRATIONS),                   \
+	  .count = (int)(sizeof(MIGRATIONS) / sizeof *(MIGRATIONS)),     \
+	  .read_from = (READ_FROM), .oldest = 1 }
+
 /* Brings db, the file at path, to schema->count. A file of version 0
  * gets its schema only when create (else EX_NOINPUT: a creation that
  * failed or is under way). keep_open: when the schema was written, the

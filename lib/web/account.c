@@ -29,10 +29,7 @@ static const char *const console_migrations[] = {
 	"INSERT INTO signin_key VALUES (randomblob(32));"
 	"DELETE FROM signin_failures;",
 };
-const schema_def console_schema = {
-	.name = "console", .migrations = console_migrations,
-	.count = 2, .read_from = 1, .oldest = 1,
-};
+const schema_def console_schema = SCHEMA_REPLAYED("console", console_migrations, 1);
 
 int
 account_db_open(bakery_ctx *ctx, int create, sqlite3 **db)
