@@ -177,15 +177,8 @@ main(int argc, char **argv)
 		return rc;
 	}
 	cli c = { .usage = USAGE, .argv = argv };
-	int operator = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_OPERATOR)
-			operator = 1;
-		else
-			cli_common(&c, opt, optarg);
-	}
-	argc -= optind;
-	argv += optind;
+	cli_parse(&c, &argc, &argv, options);
+	int operator = CLI_GIVEN(&c, OPT_OPERATOR) != NULL;
 	if (argc < 1 || strcmp(argv[0], "user") != 0)
 		cli_usage_error(&c, argc ? "unknown command: '%s'"
 		    : "missing command (user), or no CGI environment", argc

@@ -35,17 +35,8 @@ print_line(void *unused, jv line)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int follow = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_FOLLOW)
-			follow = 1;
-		else
-			cli_common(&c, opt, optarg);
-	}
-	argc -= optind;
-	argv += optind;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int follow = CLI_GIVEN(&c, OPT_FOLLOW) != NULL;
 	if (argc < 1)
 		cli_usage_error(&c, "missing command");
 	const char *cmd = argv[0];

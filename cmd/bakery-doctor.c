@@ -79,29 +79,21 @@ print_json(void *arg, enum doctor_status s, const char *check,
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
+	cli c = cli_start(USAGE, options, &argc, &argv);
 	doctor_options o = { .min_free = 100 << 20 };
-	int json = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		switch (opt) {
-		case OPT_JSON: json = 1; break;
-		case OPT_USER: o.user = optarg; break;
-		case OPT_ROUTES: o.routes_file = optarg; break;
-		case OPT_KEY: o.stripe_key_file = optarg; break;
-		case OPT_MIN_FREE:
-			if (!(o.min_free = parse_size(optarg)) &&
-			    strspn(optarg, "0") != strlen(optarg))
-				cli_usage_error(&c, "bad min-free: '%s': want "
-				    "bytes, or a number and K, M, G or T", optarg);
-			if (!*optarg)
-				cli_usage_error(&c, "--min-free needs a size");
-			break;
-		default: cli_common(&c, opt, optarg);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	int json = CLI_GIVEN(&c, OPT_JSON) != NULL;
+	o.user = CLI_GIVEN(&c, OPT_USER);
+	o.routes_file = CLI_GIVEN(&c, OPT_ROUTES);
+	o.stripe_key_file = CLI_GIVEN(&c, OPT_KEY);
+	const char *size = CLI_GIVEN(&c, OPT_MIN_FREE);
+	if (size && !(o.min_free = parse_size(size)) &&
+	    strspn(size, "0") != strlen(size))
+		cli_usage_error(&c, "bad min-free: '%s': want bytes, or a "
+		    "number and K, M, G or T", size);
+	if (size && !*size)
+		cli_usage_error(&c, "--min-free needs a size");
+	if (argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[0]);
 	if (o.user && !*o.user)
 		cli_usage_error(&c, "--user needs a name");
 	doctor_report_fn print = json ? print_json : print_plain;

@@ -15,21 +15,10 @@
 	"faults: refuses:KIND (KIND a built-in subscriber's kind, as\n" \
 	"        bakery-consume --routes names them), queue-refuses\n"
 
-static const struct option options[] = {
-	CLI_COMMON_OPTIONS,
-	{ NULL, 0, NULL, 0 },
-};
-
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1)
-		cli_common(&c, opt, optarg);
-	argc -= optind;
-	argv += optind;
+	cli c = cli_start(USAGE, cli_common_options, &argc, &argv);
 	if (argc < 1)
 		cli_usage_error(&c, "missing command");
 	int set = strcmp(argv[0], "set") == 0;

@@ -91,28 +91,18 @@ send_line(void *arg, const char *line, size_t len, long lineno)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int dlq = 0, replicas = 0, opt;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int dlq = CLI_GIVEN(&c, OPT_DLQ) != NULL, replicas = 0;
+	const char *arg;
 	long long limit = 100;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		switch (opt) {
-		case OPT_DLQ: dlq = 1; break;
-		case OPT_LIMIT:
-			if (bakery_parse_number(optarg, 1, 1000000, &limit))
-				cli_usage_error(&c, "bad limit: '%s'", optarg);
-			break;
-		case OPT_REPLICAS:
-			if (strlen(optarg) != 1 || optarg[0] < '1' || optarg[0] > '5')
-				cli_usage_error(&c, "bad replicas: '%s': want 1 to 5",
-				    optarg);
-			replicas = optarg[0] - '0';
-			break;
-		default: cli_common(&c, opt, optarg);
-		}
+	if ((arg = CLI_GIVEN(&c, OPT_LIMIT)) &&
+	    bakery_parse_number(arg, 1, 1000000, &limit))
+		cli_usage_error(&c, "bad limit: '%s'", arg);
+	if ((arg = CLI_GIVEN(&c, OPT_REPLICAS))) {
+		if (strlen(arg) != 1 || arg[0] < '1' || arg[0] > '5')
+			cli_usage_error(&c, "bad replicas: '%s': want 1 to 5", arg);
+		replicas = arg[0] - '0';
 	}
-	argc -= optind;
-	argv += optind;
 	if (argc != 1)
 		cli_usage_error(&c, argc ? "too many operands" : "missing command");
 	const char *cmd = argv[0];

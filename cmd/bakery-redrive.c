@@ -87,17 +87,8 @@ redrive_line(void *arg, const char *line, size_t len, long lineno)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int all = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_ALL)
-			all = 1;
-		else
-			cli_common(&c, opt, optarg);
-	}
-	argc -= optind;
-	argv += optind;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int all = CLI_GIVEN(&c, OPT_ALL) != NULL;
 	if (all && argc)
 		cli_usage_error(&c, "--all takes no ids");
 	bakery_ctx ctx;

@@ -95,21 +95,15 @@ watch(bakery_ctx *ctx)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int mode = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_ALL || opt == OPT_DUE || opt == OPT_WATCH) {
-			if (mode && mode != opt)
-				cli_usage_error(&c, "--all, --due and --watch "
-				    "exclude each other");
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int mode = 0;
+	for (int opt = OPT_ALL; opt <= OPT_WATCH; opt++) {
+		if (CLI_GIVEN(&c, opt) && mode)
+			cli_usage_error(&c, "--all, --due and --watch "
+			    "exclude each other");
+		if (CLI_GIVEN(&c, opt))
 			mode = opt;
-		} else {
-			cli_common(&c, opt, optarg);
-		}
 	}
-	argc -= optind;
-	argv += optind;
 	if (mode && argc)
 		cli_usage_error(&c, "--all, --due and --watch take no addresses");
 	bakery_ctx ctx;

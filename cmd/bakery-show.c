@@ -21,17 +21,8 @@ static const struct option options[] = {
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int list = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_LIST)
-			list = 1;
-		else
-			cli_common(&c, opt, optarg);
-	}
-	argc -= optind;
-	argv += optind;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int list = CLI_GIVEN(&c, OPT_LIST) != NULL;
 	if (list == (argc > 0))
 		cli_usage_error(&c, list ? "--list takes no addresses"
 					 : "missing ADDRESS");

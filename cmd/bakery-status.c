@@ -120,25 +120,16 @@ print_screen(jv status)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int json = 0, opt;
-	const char *prom = NULL;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int json = CLI_GIVEN(&c, OPT_JSON) != NULL;
+	const char *prom = CLI_GIVEN(&c, OPT_PROM);
+	const char *age = CLI_GIVEN(&c, OPT_MAX_AGE);
 	long long max_age = 300;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		switch (opt) {
-		case OPT_JSON: json = 1; break;
-		case OPT_PROM: prom = optarg; break;
-		case OPT_MAX_AGE:
-			if (bakery_parse_number(optarg, 0, 31622400, &max_age))
-				cli_usage_error(&c, "bad max-age: '%s': want 0 to "
-				    "31622400 seconds", optarg);
-			break;
-		default: cli_common(&c, opt, optarg);
-		}
-	}
-	if (optind < argc)
-		cli_usage_error(&c, "unexpected operand: '%s'", argv[optind]);
+	if (age && bakery_parse_number(age, 0, 31622400, &max_age))
+		cli_usage_error(&c, "bad max-age: '%s': want 0 to 31622400 "
+		    "seconds", age);
+	if (argc)
+		cli_usage_error(&c, "unexpected operand: '%s'", argv[0]);
 	if (prom && !*prom)
 		cli_usage_error(&c, "--prom needs a file name");
 	int prom_stdout = prom && strcmp(prom, "-") == 0;

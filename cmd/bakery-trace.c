@@ -70,17 +70,8 @@ print_trace(jv t)
 int
 main(int argc, char **argv)
 {
-	bakery_init(argv[0]);
-	cli c = { .usage = USAGE, .argv = argv };
-	int json = 0, opt;
-	while ((opt = cli_getopt(&c, argc, argv, options)) != -1) {
-		if (opt == OPT_JSON)
-			json = 1;
-		else
-			cli_common(&c, opt, optarg);
-	}
-	argc -= optind;
-	argv += optind;
+	cli c = cli_start(USAGE, options, &argc, &argv);
+	int json = CLI_GIVEN(&c, OPT_JSON) != NULL;
 	if (argc != 1)
 		cli_usage_error(&c, argc ? "too many operands" : "missing EVENT_ID");
 	bakery_ctx ctx;

@@ -112,6 +112,37 @@ cli_getopt(const cli *c, int argc, char **argv,
 }
 
 void
+cli_parse(cli *c, int *argc, char ***argv, const struct option *options)
+{
+	int opt;
+	while ((opt = cli_getopt(c, *argc, *argv, options)) != -1) {
+		if (opt >= CLI_OPT_FIRST_FREE && opt < CLI_OPT_FIRST_FREE +
+		    CLI_OPT_MAX)
+			c->given[opt - CLI_OPT_FIRST_FREE] = optarg ? optarg
+			    : (*argv)[optind - 1];
+		else
+			cli_common(c, opt, optarg);
+	}
+	*argc -= optind;
+	*argv += optind;
+}
+
+const struct option cli_common_options[] = {
+	CLI_COMMON_OPTIONS,
+	{ NULL, 0, NULL, 0 },
+};
+
+cli
+cli_start(const char *usage, const struct option *options, int *argc,
+    char ***argv)
+{
+	bakery_init((*argv)[0]);
+	cli c = { .usage = usage, .argv = *argv };
+	cli_parse(&c, argc, argv, options);
+	return c;
+}
+
+void
 cli_common(cli *c, int opt, const char *arg)
 {
 	switch (opt) {

@@ -21,7 +21,7 @@
 
 #include "../store/store.h"
 
-enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
+enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100, CLI_OPT_MAX = 16 };
 
 #define CLI_COMMON_SHORT "hVH:s:qv"
 #define CLI_COMMON_OPTIONS                                              \
@@ -32,6 +32,9 @@ enum { CLI_OPT_QUEUE = 1000, CLI_OPT_FIRST_FREE = 1100 };
 	{ "queue", required_argument, NULL, CLI_OPT_QUEUE },            \
 	{ "quiet", no_argument, NULL, 'q' },                            \
 	{ "verbose", no_argument, NULL, 'v' }
+
+/* The options of a program that has none of its own. */
+extern const struct option cli_common_options[];
 
 #define CLI_COMMON_USAGE                                                \
 	"common options:\n"                                             \
@@ -49,6 +52,8 @@ typedef struct cli {
 	const char *home;
 	const char *sandbox;
 	const char *queue;
+	/* cli_parse: the program's options given (CLI_GIVEN) */
+	const char *given[CLI_OPT_MAX];
 	int queue_may_be_missing; /* a sqlite: URL's missing file is not
 			    * refused here (queue.h): the program makes it
 			    * (bakery-queue init) or reports it (bakery-doctor) */
@@ -61,6 +66,18 @@ typedef struct cli {
  * error that names the option and never its value. */
 int cli_getopt(const cli *c, int argc, char **argv,
     const struct option *options);
+/* Reads the options of *argc and *argv with cli_getopt, then moves both
+ * past them to the operands. A common option is handled (cli_common); one
+ * of the program's, whose val is CLI_OPT_FIRST_FREE + i, is kept in
+ * c->given[i]: its value, or the word that named it when it takes none
+ * (the last of a repeated option wins). */
+void cli_parse(cli *c, int *argc, char ***argv, const struct option *options);
+/* A program's start: bakery_init, its cli (usage the program's usage
+ * text), and cli_parse of its options. */
+cli cli_start(const char *usage, const struct option *options, int *argc,
+    char ***argv);
+/* What cli_parse kept of the program's option opt; NULL: not given. */
+#define CLI_GIVEN(c, opt) ((c)->given[(opt) - CLI_OPT_FIRST_FREE])
 /* Handles a common option or '?'; exits for -h, -V and misuse. */
 void cli_common(cli *c, int opt, const char *arg);
 /* Prints "PROG: error: MSG" and the usage on stderr; exits 64. */
