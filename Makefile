@@ -467,7 +467,7 @@ T = $(UNIT_BIN) $(TEST_SLOW) \
 	$(filter-out $(TEST_SKIP) $(TEST_SLOW),$(wildcard tests/cli/*.bats))
 TEST_JOBS ?= 3
 test: all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) extra-kind
-	prove -j$(TEST_JOBS) -f $(T)
+	prove -j$(TEST_JOBS) -f --timer $(T)
 
 # The shell scripts of the tests and tools, through Debian's shellcheck,
 # which knows bats (`! cmd` mid-test, which never fails a test, is its error

@@ -118,10 +118,7 @@ consumed_order() {
 }
 
 @test "a missing object exits 66 and prints nothing on stdout" {
-	run --separate-stderr bakery-show kitchen/board
-	assert_failure 66
-	assert_output ""
-	[[ "$stderr" == *"no such object: 'kitchen/board'"* ]]
+	refuses 66 "no such object: 'kitchen/board'" bakery-show kitchen/board
 }
 
 @test "a missing object among present ones exits 66 and still prints the present ones" {
@@ -169,39 +166,12 @@ consumed_order() {
 	assert_output ""
 }
 
-@test "-h prints the usage on stdout and exits 0" {
-	run --separate-stderr bakery-show -h
-	assert_success
-	assert_line --index 0 "usage: bakery-show ADDRESS..."
-	assert_equal "$stderr" ""
-}
-
-@test "-V prints the program and version" {
-	run --separate-stderr bakery-show -V
-	assert_success
-	assert_output --regexp '^bakery-show [0-9]+\.[0-9]+\.[0-9]+'
-}
-
-@test "no address exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-show
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"missing ADDRESS"* ]]
-	[[ "$stderr" == *"usage: bakery-show"* ]]
-}
-
 @test "--list with an address exits 64" {
-	run --separate-stderr bakery-show --list kitchen/board
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-show"* ]]
+	refuses 64 "usage: bakery-show" bakery-show --list kitchen/board
 }
 
 @test "an unknown option exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-show --bogus kitchen/board
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-show"* ]]
+	refuses 64 "usage: bakery-show" bakery-show --bogus kitchen/board
 }
 
 @test "a kitchen board that has refused every event was never made: show exits 66" {

@@ -51,10 +51,7 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "an unknown fault exits 64 with the usage on stderr and sets nothing" {
-	run --separate-stderr bakery-fault set nosuch
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"unknown fault: 'nosuch'"* ]]
+	refuses 64 "unknown fault: 'nosuch'" bakery-fault set nosuch
 	[[ "$stderr" == *"usage: bakery-fault"* ]]
 	run --separate-stderr bakery-fault clear nosuch
 	assert_failure 64
@@ -151,10 +148,7 @@ refused() {
 @test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
 	mkdir "$BATS_TEST_TMPDIR/cwd"
 	cd "$BATS_TEST_TMPDIR/cwd"
-	run --separate-stderr bakery-fault -s ../x set queue-refuses
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"bad sandbox name"* ]]
+	refuses 64 "bad sandbox name" bakery-fault -s ../x set queue-refuses
 	run --separate-stderr bakery-fault -s ../x list
 	assert_failure 64
 	[ ! -e "$BATS_TEST_TMPDIR/x" ]
@@ -165,35 +159,6 @@ refused() {
 	run --separate-stderr bakery-fault set ../x
 	assert_failure 64
 	assert_output ""
-}
-
-@test "-h prints the usage on stdout and exits 0" {
-	run --separate-stderr bakery-fault -h
-	assert_success
-	assert_line --index 0 "usage: bakery-fault set NAME"
-	assert_line --partial "faults: refuses:KIND"
-	assert_equal "$stderr" ""
-}
-
-@test "-V prints the program and version" {
-	run --separate-stderr bakery-fault -V
-	assert_success
-	assert_output --regexp '^bakery-fault [0-9]+\.[0-9]+\.[0-9]+'
-}
-
-@test "a missing command exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-fault
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-fault"* ]]
-}
-
-@test "an unknown command exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-fault toggle queue-refuses
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"unknown command: 'toggle'"* ]]
-	[[ "$stderr" == *"usage: bakery-fault"* ]]
 }
 
 @test "set without a name exits 64 and list with an operand exits 64" {
@@ -209,8 +174,5 @@ refused() {
 }
 
 @test "an unknown option exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-fault --bogus list
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-fault"* ]]
+	refuses 64 "usage: bakery-fault" bakery-fault --bogus list
 }

@@ -89,18 +89,12 @@ ready() {
 }
 
 @test "an unknown event type exits 65 and sends nothing" {
-	run --separate-stderr bakery-queue send < <(envelope evt_a '.type = "OrderEaten"')
-	assert_failure 65
-	assert_output ""
-	[[ "$stderr" == *"line 1: unknown event type: 'OrderEaten'"* ]]
+	refuses 65 "line 1: unknown event type: 'OrderEaten'" bakery-queue send < <(envelope evt_a '.type = "OrderEaten"')
 	assert_equal "$(ready)" 0
 }
 
 @test "a wrong specversion exits 65 and sends nothing" {
-	run --separate-stderr bakery-queue send < <(envelope evt_a '.specversion = "0.3"')
-	assert_failure 65
-	assert_output ""
-	[[ "$stderr" == *"line 1: specversion '0.3'"* ]]
+	refuses 65 "line 1: specversion '0.3'" bakery-queue send < <(envelope evt_a '.specversion = "0.3"')
 	assert_equal "$(ready)" 0
 }
 
@@ -182,10 +176,7 @@ ready() {
 }
 
 @test "a nats:// queue with no server listening exits 69" {
-	run --separate-stderr bakery-queue --queue nats://127.0.0.1:1 stats
-	assert_failure 69
-	assert_output ""
-	[[ "$stderr" == *"cannot connect to 'nats://127.0.0.1:1'"* ]]
+	refuses 69 "cannot connect to 'nats://127.0.0.1:1'" bakery-queue --queue nats://127.0.0.1:1 stats
 }
 
 @test "init creates or checks the queue and prints one line per part" {
@@ -254,46 +245,8 @@ ready() {
 	assert_equal "$(outside_home)" ""
 }
 
-@test "-h prints the usage on stdout and exits 0" {
-	run --separate-stderr bakery-queue -h
-	assert_success
-	assert_line --index 0 "usage: bakery-queue init [--replicas N]"
-	assert_equal "$stderr" ""
-}
-
-@test "-V prints the program and version" {
-	run --separate-stderr bakery-queue -V
-	assert_success
-	assert_output --regexp '^bakery-queue [0-9]+\.[0-9]+\.[0-9]+'
-}
-
-@test "a missing command exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-queue
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-queue"* ]]
-}
-
-@test "an unknown command exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-queue receive
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"unknown command: 'receive'"* ]]
-	[[ "$stderr" == *"usage: bakery-queue"* ]]
-}
-
-@test "an extra operand exits 64" {
-	run --separate-stderr bakery-queue stats extra
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-queue"* ]]
-}
-
 @test "an unknown option exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-queue --bogus stats
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-queue"* ]]
+	refuses 64 "usage: bakery-queue" bakery-queue --bogus stats
 }
 
 @test "stdout that cannot be written exits 74" {

@@ -58,10 +58,7 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "bakery nosuch exits 64 with an error naming the command and the usage on stderr" {
-	run --separate-stderr bakery nosuch
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"bakery: error: unknown command: 'nosuch'"* ]]
+	refuses 64 "bakery: error: unknown command: 'nosuch'" bakery nosuch
 	[[ "$stderr" == *"usage: bakery COMMAND"* ]]
 }
 
@@ -75,10 +72,7 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "bakery without a command exits 64 with the usage on stderr" {
-	run --separate-stderr bakery
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"missing command"* ]]
+	refuses 64 "missing command" bakery
 	[[ "$stderr" == *"usage: bakery COMMAND"* ]]
 }
 
@@ -101,18 +95,11 @@ bats_require_minimum_version 1.5.0
 	done
 }
 
-@test "every command listed in the usage runs through bakery" {
+@test "every command listed in the usage runs through bakery, its -h naming each common option once" {
 	for c in $(bakery_commands); do
 		run --separate-stderr bakery "$c" -h
 		assert_success
 		assert_line --index 0 --partial "usage: bakery-$c"
-	done
-}
-
-@test "every command's -h names each common option once" {
-	for c in $(bakery_commands); do
-		run --separate-stderr bakery "$c" -h
-		assert_success
 		[ "$(grep -c '^common options:' <<<"$output")" -eq 1 ] &&
 			[ "$(grep -c -- '--home DIR' <<<"$output")" -eq 1 ] ||
 			{ echo "bakery-$c -h: the common options not once" >&2; false; }

@@ -173,20 +173,14 @@ unsent_order() {
 }
 
 @test "a missing object exits 66 and is not created" {
-	run --separate-stderr bakery-relay order/ord_000000000000000000000000
-	assert_failure 66
-	assert_output ""
-	[[ "$stderr" == *"no such object"* ]]
+	refuses 66 "no such object" bakery-relay order/ord_000000000000000000000000
 	[ ! -e "$BAKERY_HOME/sandboxes/default/order/ord_000000000000000000000000.db" ]
 }
 
 @test "a bad sandbox -s ../x exits 64 and creates no file outside BAKERY_HOME" {
 	mkdir "$BATS_TEST_TMPDIR/cwd"
 	cd "$BATS_TEST_TMPDIR/cwd"
-	run --separate-stderr bakery-relay -s ../x --all
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"bad sandbox name"* ]]
+	refuses 64 "bad sandbox name" bakery-relay -s ../x --all
 	run --separate-stderr bakery-relay -s ../x order/ord_x
 	assert_failure 64
 	[ ! -e "$BATS_TEST_TMPDIR/x" ]
@@ -194,30 +188,7 @@ unsent_order() {
 }
 
 @test "--all with an address exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-relay --all order/ord_x
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-relay"* ]]
-}
-
-@test "-h prints the usage on stdout and exits 0" {
-	run --separate-stderr bakery-relay -h
-	assert_success
-	assert_line --index 0 "usage: bakery-relay ADDRESS..."
-	assert_equal "$stderr" ""
-}
-
-@test "-V prints the program and version" {
-	run --separate-stderr bakery-relay -V
-	assert_success
-	assert_output --regexp '^bakery-relay [0-9]+\.[0-9]+\.[0-9]+'
-}
-
-@test "an unknown option exits 64 with the usage on stderr" {
-	run --separate-stderr bakery-relay --bogus
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"usage: bakery-relay"* ]]
+	refuses 64 "usage: bakery-relay" bakery-relay --all order/ord_x
 }
 
 @test "a queue URL that names no driver exits 78 and keeps the rows" {

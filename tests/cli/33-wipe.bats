@@ -371,10 +371,7 @@ home_state() {
 @test "a wipe with neither -s nor --all exits 64 with the usage and removes nothing" {
 	fill default
 	before=$(home_state)
-	run --separate-stderr bakery-wipe
-	assert_failure 64
-	assert_output ""
-	[[ "$stderr" == *"-s SANDBOX, or --all"* ]]
+	refuses 64 "-s SANDBOX, or --all" bakery-wipe
 	[[ "$stderr" == *"usage: bakery-wipe"* ]]
 	assert_equal "$(home_state)" "$before"
 }

@@ -377,10 +377,7 @@ EOF
 	printf 'OrderPaid builtin:crm\n# caf\xe9\n' >"$f"; check 2 "not UTF-8"
 	{ echo 'OrderPaid builtin:crm'; head -c 5000 /dev/zero | tr '\0' x; echo; } >"$f"
 	check 2 "a line longer than 4096 bytes"
-	run --separate-stderr bakery-consume --routes-file "$BATS_TEST_TMPDIR/nonesuch"
-	assert_failure 78
-	assert_output ""
-	[[ "$stderr" == *"cannot read routes file '$BATS_TEST_TMPDIR/nonesuch'"* ]]
+	refuses 78 "cannot read routes file '$BATS_TEST_TMPDIR/nonesuch'" bakery-consume --routes-file "$BATS_TEST_TMPDIR/nonesuch"
 	run --separate-stderr env BAKERY_ROUTES="$f" bakery-consume --routes
 	assert_failure 78
 	# A FIFO or a device is no routes file, and does not hang the reader.

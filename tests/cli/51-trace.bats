@@ -106,10 +106,7 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 
 @test "an unknown order exits 66, an order id that is not a name 64" {
 	place ada >/dev/null
-	run --separate-stderr bakery-trace ord_000000000000000000000000
-	assert_failure 66
-	assert_output ""
-	[[ "$stderr" == *"no such order: 'ord_000000000000000000000000'"* ]]
+	refuses 66 "no such order: 'ord_000000000000000000000000'" bakery-trace ord_000000000000000000000000
 	run --separate-stderr bakery-trace 'ord_../x'
 	assert_failure 64
 	assert_output ""

@@ -87,23 +87,23 @@ all_json() {
 	jq -e '.level == "error"' "$err"
 }
 
-@test "progress: on a terminal redrive and wipe count on stderr; not on a file" {
+# Two orders for the kitchen, dead-lettered and drained to the DLQ.
+two_dead() {
 	bakery-fault set refuses:kitchen
-	place ada >/dev/null
-	place bo >/dev/null
+	place "$1" >/dev/null
+	place "$2" >/dev/null
 	bakery-consume --max-retries 0 >/dev/null 2>&1
 	bakery-dlq drain >/dev/null
 	bakery-fault clear refuses:kitchen
+}
+
+@test "progress: on a terminal redrive and wipe count on stderr; not on a file" {
+	two_dead ada bo
 	run --separate-stderr bakery-redrive --all
 	assert_success
 	assert_equal "$stderr" ""
 	bakery-consume --max-retries 0 >/dev/null 2>&1 || true
-	bakery-fault set refuses:kitchen
-	place cy >/dev/null
-	place di >/dev/null
-	bakery-consume --max-retries 0 >/dev/null 2>&1
-	bakery-dlq drain >/dev/null
-	bakery-fault clear refuses:kitchen
+	two_dead cy di
 	run script -qec "bakery-redrive --all >/dev/null" /dev/null
 	assert_success
 	[[ "$output" == *$'\r'"bakery-redrive: redrive 2/2"* ]]

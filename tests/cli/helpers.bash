@@ -156,6 +156,18 @@ queue_raw() {
 	fi
 }
 
+# refuses CODE WHAT CMD...: CMD exits CODE with nothing on stdout and
+# WHAT in what it says on stderr.
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+refuses() {
+	local code=$1 what=$2
+	shift 2
+	run --separate-stderr "$@"
+	assert_failure "$code"
+	assert_output ""
+	[[ $stderr == *"$what"* ]] || fail "$*: stderr: $stderr"
+}
+
 # refuses_setting VAR VALUE WHAT WANT CMD...: each command (a string of
 # words), run with VAR=VALUE, exits 78 with "PROG: error: bad WHAT: …WANT".
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
