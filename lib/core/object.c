@@ -101,6 +101,16 @@ object_close(bakery_object *o)
 	free(o);
 }
 
+/* SQLite's rc on o as bakery's: "cannot VERB 'ADDRESS': ..." */
+static int
+failed(bakery_object *o, int rc, const char *verb)
+{
+	char *what = bakery_xasprintf("cannot %s '%s'", verb, o->address);
+	rc = db_fail(o->db, rc, what);
+	free(what);
+	return rc;
+}
+
 int
 object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 {
@@ -110,12 +120,7 @@ object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st)
 		return rc;
 	}
 	rc = db_prepare(o->db, &o->stmts, sql, st);
-	if (rc == SQLITE_OK)
-		return 0;
-	char *what = bakery_xasprintf("cannot use '%s'", o->address);
-	rc = db_fail(o->db, rc, what);
-	free(what);
-	return rc;
+	return rc == SQLITE_OK ? 0 : failed(o, rc, "use");
 }
 
 void
@@ -129,12 +134,7 @@ step_done(bakery_object *o, sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 	object_finish(o, st);
-	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
-		return 0;
-	char *what = bakery_xasprintf("cannot write '%s'", o->address);
-	rc = db_fail(o->db, rc, what);
-	free(what);
-	return rc;
+	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : failed(o, rc, "write");
 }
 
 int

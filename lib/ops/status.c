@@ -50,6 +50,20 @@ attention(struct totals *t, char *sentence)
 	free(sentence);
 }
 
+/* Opens path (freed here) read-only into *db. A file that fails to open
+ * is under "needs attention"; EX_NOINPUT, a file being made, is not. */
+static int
+look_at(bakery_ctx *ctx, char *path, const schema_def *schema,
+    const char *sandbox, struct totals *t, sqlite3 **db)
+{
+	int rc = db_open_readonly(ctx, path, schema, db);
+	free(path);
+	if (rc && rc != EX_NOINPUT)
+		attention(t, bakery_xasprintf("sandbox %s: %s", sandbox,
+		    bakery_error()));
+	return rc;
+}
+
 /* The flagged payments of one billing object not marked refunded, each
  * under "needs attention" until an operator refunds it and says so. */
 static void
@@ -116,18 +130,14 @@ static void
 read_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     int64_t now, int64_t max_age_s, struct totals *t)
 {
-	char *path = home_object_path(ctx, sandbox, address);
 	sqlite3 *db;
-	int rc = db_open_readonly(ctx, path, &object_schema, &db);
-	free(path);
+	int rc = look_at(ctx, home_object_path(ctx, sandbox, address),
+	    &object_schema, sandbox, t, &db);
 	if (rc == EX_NOINPUT)
 		return; /* being created right now: nothing to see yet */
 	t->objects++;
-	if (rc) {
-		attention(t, bakery_xasprintf("sandbox %s: %s", sandbox,
-		    bakery_error()));
+	if (rc)
 		return;
-	}
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
 	    "SELECT (SELECT count(*) FROM outbox),"
@@ -226,17 +236,10 @@ check_billed(const char *sandbox, const char *id, const char *text,
 static void
 read_dead_letters(bakery_ctx *ctx, const char *sandbox, struct totals *t)
 {
-	char *path = home_sandbox_file(ctx, sandbox);
 	sqlite3 *db;
-	int rc = db_open_readonly(ctx, path, &home_sandbox_schema, &db);
-	free(path);
-	if (rc == EX_NOINPUT)
+	if (look_at(ctx, home_sandbox_file(ctx, sandbox), &home_sandbox_schema,
+		sandbox, t, &db))
 		return;
-	if (rc) {
-		attention(t, bakery_xasprintf("sandbox %s: %s", sandbox,
-		    bakery_error()));
-		return;
-	}
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
 	    "SELECT event_id, type, error, attempts, times, updated_at,"
