@@ -455,7 +455,8 @@ check-nats-cluster: deps
 # (make test T=tests/cli/20-consume.bats). Three files at a time
 # (TEST_JOBS; the files wait on timers and servers as often as they
 # compute): every test has a home of its own, and the servers a test
-# starts listen on free ports. 2 min on an idle 2-core machine.
+# starts listen on free ports. About 2.5 min on an idle 2-core machine;
+# prove --timer gives each file's time.
 TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
 # The slowest files start first, so that none of them starts last and
 # runs alone while the other jobs have nothing left.
