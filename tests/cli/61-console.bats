@@ -655,6 +655,7 @@ SH
 	assert_line --index 0 $'Status: 200 OK\r'
 }
 
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 @test "a BAKERY_QUEUE that names no queue of its own is 503 on every request, nothing written" {
 	for url in "sqlite:queue.db" "sqlite::memory:" "nats:/127.0.0.1:1" "sqlite:$BAKERY_HOME/q.db?mode=memory"; do
 		run --separate-stderr env BAKERY_QUEUE="$url" GATEWAY_INTERFACE=CGI/1.1 \
