@@ -489,9 +489,13 @@ queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,
     bakery_queue **out)
 {
 	sqlite3 *db;
-	int rc = look_only
-	    ? db_open_readonly(ctx, path, &queue_schema, &db)
-	    : birth_open(ctx, path, &queue_schema, &db);
+	/* A queue.db that is there is opened as any file; only a missing
+	 * one, or one whose making a killed process left (EX_NOINPUT, as
+	 * database.h says), goes to its birth. */
+	int rc = look_only ? db_open_readonly(ctx, path, &queue_schema, &db)
+			   : db_open(ctx, path, &queue_schema, &db);
+	if (rc == EX_NOINPUT && !look_only)
+		rc = birth_open(ctx, path, &queue_schema, &db);
 	if (rc)
 		return rc;
 	bakery_queue *q = bakery_xmalloc(sizeof *q);
