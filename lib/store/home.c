@@ -279,41 +279,49 @@ home_remove_tree(const char *path)
 	return 0;
 }
 
+/* home_mkdirs on a path without a trailing '/': mkdir first, so that a
+ * folder that is there costs one call; only when a parent is missing
+ * (ENOENT) is the parent made, the same way, and then dir. */
+static int
+mkdirs(char *dir)
+{
+	int err = mkdir(dir, 0700) == 0 ? 0 : errno;
+	char *slash = strrchr(dir, '/');
+	if (err == ENOENT && slash && slash > dir) {
+		*slash = '\0';
+		int rc = mkdirs(dir);
+		*slash = '/';
+		if (rc)
+			return rc;
+		err = mkdir(dir, 0700) == 0 ? 0 : errno;
+	}
+	if (err == EEXIST)
+		return 0;
+	if (err)
+		return bakery_fail(db_errno_code(err),
+		    "cannot create folder '%s': %s", dir, strerror(err));
+	/* A new folder's name is in its parent: synced, so that the files
+	 * synced inside it do not vanish with it on a power cut. */
+	if (slash && slash > dir) {
+		*slash = '\0';
+		file_sync_dir(dir);
+		*slash = '/';
+	} else {
+		file_sync_dir("/");
+	}
+	return 0;
+}
+
 int
 home_mkdirs(const char *dir)
 {
 	char *path = bakery_xstrdup(dir);
-	for (char *p = path + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		int made = mkdir(path, 0700) == 0;
-		if (!made && errno != EEXIST) {
-			int err = errno;
-			int rc = bakery_fail(db_errno_code(err),
-			    "cannot create folder '%s': %s", path,
-			    strerror(err));
-			free(path);
-			return rc;
-		}
-		/* A new folder's name is in its parent: synced, so that the
-		 * files synced inside it do not vanish with it on a power
-		 * cut. */
-		char *slash = made ? strrchr(path, '/') : NULL;
-		if (slash && slash > path) {
-			*slash = '\0';
-			file_sync_dir(path);
-			*slash = '/';
-		} else if (slash) {
-			file_sync_dir("/");
-		}
-		*p = c;
-		if (!c)
-			break;
-	}
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+	int rc = mkdirs(path);
 	free(path);
-	return 0;
+	return rc;
 }
 
 /* SANDBOXES/SANDBOX/rest. */

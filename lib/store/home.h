@@ -97,6 +97,9 @@ char *home_sandbox_dir(bakery_ctx *ctx, const char *sandbox);
 /* The names of the sandbox folders, sorted (jv array of strings); dot
  * files and names that are not sandbox names are left out. */
 jv home_sandbox_names(bakery_ctx *ctx);
+/* Makes the folder dir (0700) and its missing parents, each new one's
+ * name synced in its parent; one that is there is left as it is (one
+ * mkdir: EEXIST). */
 int home_mkdirs(const char *dir);
 /* Removes path and everything under it, links not followed; a missing
  * path is 0 (the wipe's aside folder, a backup's unfinished copy). */
