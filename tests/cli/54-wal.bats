@@ -115,6 +115,10 @@ making() {
 hold_making() {
 	local copy
 	copy=$(making "$1")
+	# Made here, 0600 as a maker makes it: the check below would
+	# otherwise make it first when the holder is slow to start, with
+	# the test's umask, and a maker removes a copy not made its way.
+	(umask 077 && : >>"$copy")
 	(umask 077 && exec flock -o "$copy" -c "$2") &
 	holder=$!
 	wait_for 10 bash -c "! flock -n '$copy' true"
