@@ -19,7 +19,7 @@ _bakery_options()
 	bakery-queue) echo "--dlq --limit= --replicas=" ;;
 	bakery-redrive) echo "--all" ;;
 	bakery-relay) echo "--all --due --watch" ;;
-	bakery-show) echo "--list" ;;
+	bakery-show) echo "--list --rows= --after= --limit=" ;;
 	bakery-status) echo "--json --prom= --max-age=" ;;
 	bakery-trace) echo "--json" ;;
 	bakery-webhook) echo "--signature= --secret-file= --tolerance=

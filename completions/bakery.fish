@@ -89,6 +89,9 @@ complete -c bakery-fault -f -n '__fish_seen_subcommand_from set clear' -a '(__ba
 
 complete -c bakery-show -f -a '(__bakery_run bakery-show --list | tr -d \'"\')'
 complete -c bakery-show -l list -d 'list the objects'
+complete -c bakery-show -l rows -x -a 'holds reservations stops orders receipts' -d 'one list of the object, a record a line'
+complete -c bakery-show -l after -x -d 'with --rows: after the record of an order'
+complete -c bakery-show -l limit -x -d 'with --rows: at most N records'
 
 complete -c bakery-status -f
 complete -c bakery-status -l json -d 'one JSON object'

@@ -7,7 +7,8 @@
  *
  * Every fact goes into an in-memory SQLite database first (each file is
  * attached read-only and copied with SQL, JSON included; an object file
- * must have this bakery's schema version, the one 0.1.0 wrote; one with no
+ * must have a schema version this bakery reads, 0.1.0's (3: the lists
+ * arrays of the state) or its own (4: the lists tables); one with no
  * schema, whose creation never committed, is skipped); the categories are
  * then queries over it:
  *
@@ -114,12 +115,12 @@ static const char schema[] =
  * whose effects are rows of their own tables. Checked against the kinds'
  * descriptors (kind.h) at every start: a kind renamed or gone would
  * leave its effects uncounted, and every event routed to it lost. */
-static const struct { const char *kind, *path, *what; } arrays[] = {
-	{ "schedule", "$.holds", "hold" },
-	{ "schedule", "$.reservations", "reservation" },
-	{ "inbox", "$.receipts", "receipt" },
-	{ "customer", "$.orders", "customer-order" },
-	{ "dispatch", "$.stops", "stop" },
+static const struct { const char *kind, *list, *what; } arrays[] = {
+	{ "schedule", "holds", "hold" },
+	{ "schedule", "reservations", "reservation" },
+	{ "inbox", "receipts", "receipt" },
+	{ "customer", "orders", "customer-order" },
+	{ "dispatch", "stops", "stop" },
 	{ NULL, NULL, NULL },
 };
 static const char *const row_kinds[] = { "kitchen", "crm", NULL };
@@ -137,10 +138,34 @@ check_kind(const char *kind)
 static void
 check_kinds(void)
 {
-	for (int i = 0; arrays[i].kind; i++)
+	for (int i = 0; arrays[i].kind; i++) {
 		check_kind(arrays[i].kind);
+		const object_kind *k = kind_find(arrays[i].kind);
+		int listed = 0;
+		for (size_t j = 0; k->arrays && k->arrays[j]; j++)
+			listed |= strcmp(k->arrays[j], arrays[i].list) == 0;
+		if (!listed) {
+			fprintf(stderr, "checker: error: it reads the list '%s' "
+			    "of the kind '%s', which has no such list (kind.h, "
+			    ".arrays)\n", arrays[i].list, arrays[i].kind);
+			exit(EX_SOFTWARE);
+		}
+	}
 	for (int i = 0; row_kinds[i]; i++)
 		check_kind(row_kinds[i]);
+}
+
+/* Whether the attached file has a table named name. */
+static int
+list_table(const char *name)
+{
+	sqlite3_stmt *st;
+	int has = sqlite3_prepare_v2(mem, "SELECT 1 FROM o.sqlite_master WHERE"
+	    " type = 'table' AND name = ?1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return has;
 }
 
 /* Copies one attached object file (schema `o`) into the tables. */
@@ -161,11 +186,16 @@ load_object(const char *sandbox, const char *kind, const char *key)
 	for (int i = 0; arrays[i].kind; i++) {
 		if (strcmp(arrays[i].kind, kind) != 0)
 			continue;
-		sql = sqlite3_mprintf(
-		    "INSERT INTO effects SELECT %Q, %Q,"
-		    "  json_extract(e.value, '$.order'), count(*)"
-		    " FROM o.state, json_each(o.state.json, %Q) e"
-		    " GROUP BY 3", addr, arrays[i].what, arrays[i].path);
+		/* A list is a table of the file (kind.h, .arrays); in a file
+		 * of version 3, an array of its state. */
+		sql = list_table(arrays[i].list)
+		    ? sqlite3_mprintf("INSERT INTO effects SELECT %Q, %Q,"
+			"  order_id, count(*) FROM o.\"%w\" GROUP BY 3", addr,
+			arrays[i].what, arrays[i].list)
+		    : sqlite3_mprintf("INSERT INTO effects SELECT %Q, %Q,"
+			"  json_extract(e.value, '$.order'), count(*)"
+			" FROM o.state, json_each(o.state.json, '$.' || %Q) e"
+			" GROUP BY 3", addr, arrays[i].what, arrays[i].list);
 		exec(sql);
 		sqlite3_free(sql);
 	}
@@ -205,7 +235,7 @@ attach(const char *path)
 
 /* The attached object file has a schema this checker reads: from
  * read_from on (version 3, the one 0.1.0 wrote: the outbox a view, the
- * kitchen's and the CRM's rows). An older one only a bakery before 0.1.0
+ * kitchen's and the CRM's rows; 4: the lists rows too). An older one only a bakery before 0.1.0
  * made, and none migrates it. Version 0 is a file whose creation never
  * committed (schema.c: "not a bakery file yet", as bakery-show and the
  * lists treat it): 0, and the file is skipped; an order promised in it is

@@ -8,9 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The shared schema, for a new file. It is version 3's, the one 0.1.0
- * wrote and the oldest a release wrote: the migrations to it, from files
- * only bakeries before 0.1.0 made, are not kept (schema.h). */
+/* The shared schema, for a new file: version 3's, the one 0.1.0 wrote
+ * and the oldest a release wrote (the migrations to it, from files only
+ * bakeries before 0.1.0 made, are not kept: schema.h), which version 4
+ * left as it was. */
 static const char shared_create[] =
 	"CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1),"
 	"  address TEXT NOT NULL, json TEXT NOT NULL);"
@@ -30,8 +31,15 @@ static const char shared_create[] =
 	"  fire_at INTEGER,"
 	"  rearms_today INTEGER NOT NULL DEFAULT 0, rearm_day TEXT);";
 
+/* Version 4 moved the lists of the kinds' states into tables (kind.h,
+ * .arrays): a kind without lists has nothing to move. */
+static const char *const shared_migrations[] = { NULL, NULL, NULL, "" };
+
+/* Files of version 3 are read as they are by the read-only tools
+ * (bakery-status, bakery-trace), which read no list. */
 const schema_def object_schema = {
 	.name = "object",
+	.migrations = shared_migrations,
 	.count = OBJECT_SCHEMA_VERSION,
 	.read_from = 3,
 	.oldest = 3,
@@ -67,11 +75,18 @@ kind_find(const char *name)
 }
 
 /* A kind's schema, built on first use and kept for the process: the
- * shared one with the kind's tables in its create. */
+ * shared one with the kind's tables and its lists' in its create, and
+ * version 4's step, which moves each list of a state of version 3 into its
+ * table, in the order it had, and out of the state. */
 struct built {
 	const object_kind *kind;
 	schema_def schema;
+	const char *migrations[OBJECT_SCHEMA_VERSION];
 };
+
+/* The table of the list name: one row a record, keyed by its order. */
+#define LIST_TABLE "CREATE TABLE \"%s\"(seq INTEGER PRIMARY KEY," \
+	" order_id TEXT NOT NULL UNIQUE, json TEXT NOT NULL);"
 
 static const schema_def *
 build(struct built *b, const object_kind *k)
@@ -79,14 +94,39 @@ build(struct built *b, const object_kind *k)
 	b->kind = k;
 	b->schema = object_schema;
 	b->schema.name = k->name;
-	b->schema.create = bakery_xasprintf("%s%s", shared_create, k->tables);
+	char *lists = bakery_xstrdup(""), *moves = bakery_xstrdup("");
+	for (size_t i = 0; k->arrays && k->arrays[i]; i++) {
+		const char *a = k->arrays[i];
+		char *table = bakery_xasprintf(LIST_TABLE, a);
+		char *l = bakery_xasprintf("%s%s", lists, table);
+		char *m = bakery_xasprintf("%s%s"
+		    "INSERT OR IGNORE INTO \"%s\"(order_id, json)"
+		    " SELECT json_extract(e.value, '$.order'), e.value"
+		    " FROM state, json_each(state.json, '$.%s') e"
+		    " WHERE e.type = 'object'"
+		    " AND json_type(e.value, '$.order') = 'text' ORDER BY e.key;"
+		    "UPDATE state SET json = json_remove(json, '$.%s');",
+		    moves, table, a, a, a);
+		free(table);
+		free(lists);
+		free(moves);
+		lists = l;
+		moves = m;
+	}
+	b->schema.create = bakery_xasprintf("%s%s%s", shared_create,
+	    k->tables ? k->tables : "", lists);
+	for (int v = 0; v < OBJECT_SCHEMA_VERSION; v++)
+		b->migrations[v] = shared_migrations[v];
+	b->migrations[3] = moves;
+	b->schema.migrations = b->migrations;
+	free(lists);
 	return &b->schema;
 }
 
 const schema_def *
 kind_schema(const object_kind *k)
 {
-	if (!k->tables)
+	if (!k->tables && !k->arrays)
 		return &object_schema;
 	static struct built built[16];
 	size_t i = 0;

@@ -12,8 +12,9 @@
  * An object's file has the schema every kind shares (object_schema: the
  * state, events and their outbox, seen, command keys, the alarm) and its
  * kind's own tables, versioned together (OBJECT_SCHEMA_VERSION). Version
- * 3, the one 0.1.0 wrote, is the oldest a release wrote and this
- * bakery's: no migration is kept (schema.h).
+ * 3, the one 0.1.0 wrote, is the oldest a release wrote: no migration to
+ * it is kept (schema.h). Version 4 moved the kinds' lists out of the
+ * state document into tables of their own (.arrays).
  */
 #ifndef BAKERY_KIND_H
 #define BAKERY_KIND_H
@@ -25,7 +26,7 @@
 #include "../store/store.h"
 
 /* The object schema's version, every kind's file's. */
-#define OBJECT_SCHEMA_VERSION 3
+#define OBJECT_SCHEMA_VERSION 4
 
 struct bakery_object;
 
@@ -40,7 +41,8 @@ typedef int (*kind_apply_fn)(struct bakery_object *o, jv env,
  * names them and read as types says, a letter a column: 'v' the SQL value
  * (text, a number), 'j' JSON text, 't' a time in ms, and, first only,
  * 'k' the key of the row in an object (the state field is then an object,
- * not an array). A NULL leaves its field out. */
+ * not an array), or, alone, 'o': the row is the JSON object its one
+ * column holds (a list's record). A NULL leaves its field out. */
 typedef struct kind_rows {
 	const char *field, *types, *sql;
 } kind_rows;
@@ -57,7 +59,12 @@ typedef struct object_kind {
 	const char *hears[4];
 	kind_apply_fn apply;
 	int create; /* 0: the object must exist to apply (409 if not) */
-	/* Arrays its state always shows, even before anything applied. */
+	/* Its lists: records keyed by their .order, each list a table of
+	 * the kind's file named as it is (one row a record, in the order
+	 * they came), written through kindkit.h and shown as state.NAME,
+	 * an array, even before anything applied. An event touches only
+	 * its own rows: no list is kept in the state document, whose size
+	 * would grow with the day. */
 	const char *const *arrays;
 	/* The event types it records of its own, keyed by order (object_
 	 * record refuses any other; bakery-trace looks there, and the

@@ -142,6 +142,13 @@ int object_events(bakery_object *o, jv *out);
 /* {"address","sandbox","state","seen","outbox","alarm"}; the state holds
  * the kind's rows too (its descriptor's rows). */
 int object_show(bakery_object *o, jv *out);
+/* Up to limit records of the object's list (kind.h, .arrays) as a jv
+ * array, in the order they came, from the one after the record of order
+ * after (NULL: from the first): a long list read a page at a time.
+ * EX_USAGE for a list the kind does not keep, EX_NOINPUT for an after
+ * the list does not hold. */
+int object_list_rows(bakery_object *o, const char *list, const char *after,
+    long long limit, jv *out);
 
 /* Runs a statement inside the object's transaction, for the kinds that
  * keep rows in tables of their own. args is a jv array of the parameters ?1, ?2, ...: strings

@@ -61,6 +61,10 @@ add_state_rows(bakery_object *o, const kind_rows *r, jv *state)
 	jv all = keyed ? jv_object() : jv_array();
 	int src;
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (r->types[0] == 'o') { /* the row is the record it holds */
+			all = jv_array_append(all, column_jv(st, 0, 'j'));
+			continue;
+		}
 		jv row = jv_object();
 		for (int i = keyed; r->types[i]; i++)
 			if (sqlite3_column_type(st, i) != SQLITE_NULL)
@@ -86,6 +90,19 @@ add_state_rows(bakery_object *o, const kind_rows *r, jv *state)
 	return 0;
 }
 
+/* Sets (*state).LIST to the records of o's list (kind.h, .arrays), in
+ * the order they came. */
+static int
+add_list(bakery_object *o, const char *list, jv *state)
+{
+	char *sql = bakery_xasprintf("SELECT json FROM \"%s\" ORDER BY seq",
+	    list);
+	kind_rows r = { list, "o", sql };
+	int rc = add_state_rows(o, &r, state);
+	free(sql);
+	return rc;
+}
+
 int
 object_show(bakery_object *o, jv *out)
 {
@@ -98,6 +115,11 @@ object_show(bakery_object *o, jv *out)
 	for (size_t i = 0; i < sizeof o->desc->rows / sizeof *rows &&
 	     rows[i].field; i++)
 		if ((rc = add_state_rows(o, &rows[i], &state))) {
+			jv_free(state);
+			return rc;
+		}
+	for (size_t i = 0; o->desc->arrays && o->desc->arrays[i]; i++)
+		if ((rc = add_list(o, o->desc->arrays[i], &state))) {
 			jv_free(state);
 			return rc;
 		}
@@ -161,6 +183,60 @@ object_show(bakery_object *o, jv *out)
 	}
 	*out = o_;
 	return 0;
+}
+
+int
+object_list_rows(bakery_object *o, const char *list, const char *after,
+    long long limit, jv *out)
+{
+	*out = jv_array();
+	size_t i = 0;
+	while (o->desc->arrays && o->desc->arrays[i] &&
+	    strcmp(o->desc->arrays[i], list) != 0)
+		i++;
+	if (!o->desc->arrays || !o->desc->arrays[i]) {
+		char lists[256] = "";
+		for (size_t j = 0; o->desc->arrays && o->desc->arrays[j]; j++)
+			snprintf(lists + strlen(lists), sizeof lists -
+			    strlen(lists), "%s%s", j ? ", " : "",
+			    o->desc->arrays[j]);
+		return bakery_fail(EX_USAGE, "no list '%s' in %s: %s%s", list,
+		    o->address, *lists ? "its lists: " : "its kind keeps no "
+		    "list", lists);
+	}
+	/* The records after the one of order after, by the order they
+	 * came; none found is EX_NOINPUT, not the whole list again. */
+	char *sql = bakery_xasprintf("SELECT json FROM \"%s\" WHERE seq >"
+	    " coalesce((SELECT seq FROM \"%s\" WHERE order_id = ?1),"
+	    " CASE WHEN ?1 IS NULL THEN 0 END) ORDER BY seq LIMIT ?2",
+	    list, list);
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, sql, &st);
+	free(sql);
+	if (rc)
+		return rc;
+	if (after)
+		sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, limit);
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW)
+		*out = jv_array_append(*out, column_jv(st, 0, 'j'));
+	object_finish(o, st);
+	if (src != SQLITE_DONE)
+		return db_fail(o->db, src, "cannot read a list");
+	if (!after || jv_array_length(jv_copy(*out)) > 0)
+		return 0;
+	sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
+	    list);
+	rc = object_prepare(o, sql, &st);
+	free(sql);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
+	int found = sqlite3_step(st) == SQLITE_ROW;
+	object_finish(o, st);
+	return found ? 0 : bakery_fail(EX_NOINPUT, "no record of order '%s' "
+	    "in the list %s of %s", after, list, o->address);
 }
 
 int

@@ -4,25 +4,11 @@
  */
 #include "kindkit.h"
 #include "../core/envelope.h"
+#include "../base/util.h"
+
+#include <stdlib.h>
 
 #include <string.h>
-
-int
-kindkit_find_order(jv arr, const char *order)
-{
-	if (jv_get_kind(arr) != JV_KIND_ARRAY)
-		return -1;
-	int n = jv_array_length(jv_copy(arr));
-	for (int i = 0; i < n; i++) {
-		jv el = jv_array_get(jv_copy(arr), i);
-		const char *o = envelope_str(el, "order");
-		int match = o && strcmp(o, order) == 0;
-		jv_free(el);
-		if (match)
-			return i;
-	}
-	return -1;
-}
 
 jv
 kindkit_state(jv state, const char *const *arrays)
@@ -66,33 +52,58 @@ kindkit_pick(jv env, const char *const *fields)
 	return out;
 }
 
-jv
-kindkit_remove_at(jv arr, int i)
+int
+kindkit_list_has(bakery_object *o, const char *list, const char *order,
+    int *has)
 {
-	jv out = jv_array();
-	jv_array_foreach(arr, j, el) {
-		if (j != i)
-			out = jv_array_append(out, el);
-		else
-			jv_free(el);
-	}
-	jv_free(arr);
-	return out;
+	char *sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
+	    list);
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, sql, &st);
+	free(sql);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, order, -1, SQLITE_TRANSIENT);
+	int src = sqlite3_step(st);
+	*has = src == SQLITE_ROW;
+	object_finish(o, st);
+	return src == SQLITE_ROW || src == SQLITE_DONE ? 0
+	    : bakery_fail(EX_UNAVAILABLE, "cannot read '%s': %s", o->address,
+		sqlite3_errstr(src));
+}
+
+int
+kindkit_list_remove(bakery_object *o, const char *list, const char *order)
+{
+	char *sql = bakery_xasprintf("DELETE FROM \"%s\" WHERE order_id = ?1",
+	    list);
+	int rc = object_exec(o, sql, JV_ARRAY(jv_string(order)), NULL);
+	free(sql);
+	return rc;
 }
 
 int
 kindkit_append_once(bakery_object *o, const char *key_field,
-    const char *array, jv record)
+    const char *list, jv record)
 {
-	const char *const arrays[] = { array, NULL };
-	jv state = kindkit_state(jv_copy(o->state), arrays);
-	state = jv_object_set(state, jv_string(key_field), jv_string(o->key));
-	jv list = jv_object_get(jv_copy(state), jv_string(array));
+	/* The state holds the key alone, written once. */
+	jv key = envelope_field(o->state, key_field);
+	int keyed = jv_get_kind(key) == JV_KIND_STRING &&
+	    strcmp(jv_string_value(key), o->key) == 0;
+	jv_free(key);
+	if (!keyed)
+		object_set_state(o, jv_object_set(kindkit_state(
+		    jv_copy(o->state), NULL), jv_string(key_field),
+		    jv_string(o->key)));
 	const char *order = envelope_str(record, "order");
-	if (order && kindkit_find_order(list, order) < 0)
-		list = jv_array_append(list, jv_copy(record));
+	int rc = 0;
+	if (order) {
+		char *sql = bakery_xasprintf("INSERT INTO \"%s\"(order_id, json)"
+		    " VALUES (?1, ?2) ON CONFLICT (order_id) DO NOTHING", list);
+		rc = object_exec(o, sql, JV_ARRAY(jv_string(order),
+		    jv_copy(record)), NULL);
+		free(sql);
+	}
 	jv_free(record);
-	state = jv_object_set(state, jv_string(array), list);
-	object_set_state(o, state);
-	return ANSWER_APPLIED;
+	return rc ? ANSWER_UNAVAILABLE : ANSWER_APPLIED;
 }

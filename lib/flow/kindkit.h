@@ -16,10 +16,10 @@
  * (invariant 1: it may read one, as the order reads its Billing record)
  * and never sends: what it recorded goes out after the commit.
  *
- * Owns: the shapes the built-in kinds share in their state: arrays of
- * records keyed by .order, and arrays a state always shows.
- * Promises: none of these writes anything but the object's state
- * (kindkit_append_once); each says what it consumes.
+ * Owns: the shapes the built-in kinds share: lists of records keyed by
+ * .order (kind.h, .arrays), and arrays a state always shows.
+ * Promises: none of these writes anything but the object's state and its
+ * lists' rows; each says what it consumes.
  */
 #ifndef BAKERY_KINDKIT_H
 #define BAKERY_KINDKIT_H
@@ -30,14 +30,18 @@
 #include "../core/kind.h"
 #include "../core/object.h"
 
-/* The index of the element of arr whose .order is order, or -1. */
-int kindkit_find_order(jv arr, const char *order);
-/* Sets state.KEY_FIELD = key and appends record to state.ARRAY unless an
- * element for the same order is there. Consumes record. Returns 200. */
+/* A kind's lists (kind.h, .arrays) are tables of its file: a record a
+ * row, keyed by its .order. Each call touches the rows of one order. */
+/* Sets state.KEY_FIELD = o->key (once) and adds record to o's list
+ * unless a record of the same .order is there; a record without an order
+ * is not added. Consumes record. 200, or 503 when it cannot write. */
 int kindkit_append_once(bakery_object *o, const char *key_field,
-    const char *array, jv record);
-/* arr without its element at index i. Consumes arr. */
-jv kindkit_remove_at(jv arr, int i);
+    const char *list, jv record);
+/* *has: whether o's list holds a record of order. An exit code. */
+int kindkit_list_has(bakery_object *o, const char *list, const char *order,
+    int *has);
+/* Removes order's record from o's list. An exit code. */
+int kindkit_list_remove(bakery_object *o, const char *list, const char *order);
 /* env's data.FIELD, or null when it has none. */
 jv kindkit_data(jv env, const char *field);
 /* An object with the named fields of env's data (those present). */

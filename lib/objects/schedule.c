@@ -1,7 +1,8 @@
 /*
  * schedule.c — the day's schedule: holds for placed orders, reservations
- * for paid ones. State: {"day","holds":[…],"reservations":[…]}, each
- * {"order","customer","items"}.
+ * for paid ones. Shown as {"day","holds":[…],"reservations":[…]}, each
+ * {"order","customer","items"}: the two lists are rows of the schedule's
+ * file (kind.h), one touched a event.
  *
  * Either event may come first (a redrive can reorder them): an OrderPaid
  * without a hold reserves directly, and a late OrderPlaced for a reserved
@@ -12,7 +13,6 @@
 
 #include <string.h>
 
-static const char *const arrays[] = { "holds", "reservations", NULL };
 static const char *const fields[] = { "order", "customer", "items", NULL };
 
 static int
@@ -24,26 +24,20 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
 		return ANSWER_MALFORMED;
-	jv state = kindkit_state(jv_copy(o->state), arrays);
-	state = jv_object_set(state, jv_string("day"), jv_string(o->key));
-	jv holds = jv_object_get(jv_copy(state), jv_string("holds"));
-	jv reservations = jv_object_get(jv_copy(state), jv_string("reservations"));
-	int held = kindkit_find_order(holds, order);
-	int reserved = kindkit_find_order(reservations, order);
-	if (strcmp(type, "OrderPlaced") == 0) {
-		if (held < 0 && reserved < 0)
-			holds = jv_array_append(holds, kindkit_pick(env, fields));
-	} else if (strcmp(type, "OrderPaid") == 0) {
-		if (held >= 0)
-			holds = kindkit_remove_at(holds, held);
-		if (reserved < 0)
-			reservations = jv_array_append(reservations,
-			    kindkit_pick(env, fields));
-	}
-	state = jv_object_set(state, jv_string("holds"), holds);
-	state = jv_object_set(state, jv_string("reservations"), reservations);
-	object_set_state(o, state);
-	return ANSWER_APPLIED;
+	int reserved = 0, rc = kindkit_list_has(o, "reservations", order,
+	    &reserved);
+	if (rc)
+		return ANSWER_UNAVAILABLE;
+	if (strcmp(type, "OrderPlaced") == 0)
+		/* An order reserved already holds nothing. */
+		return kindkit_append_once(o, "day", "holds", reserved
+		    ? jv_object() : kindkit_pick(env, fields));
+	if (strcmp(type, "OrderPaid") != 0)
+		return ANSWER_APPLIED;
+	if (kindkit_list_remove(o, "holds", order))
+		return ANSWER_UNAVAILABLE;
+	return kindkit_append_once(o, "day", "reservations",
+	    kindkit_pick(env, fields));
 }
 
 static const char *const shape[] = { "holds", "reservations", NULL };

@@ -192,3 +192,39 @@ consumed_order() {
 	assert_success
 	assert_equal "$(jq -c '[.state.cards, .state.tickets]' <<<"$output")" '[[],[]]'
 }
+
+@test "--rows pages a list: --limit and --after walk the day's holds, the pages together the whole list" {
+	for c in a b c d e f g; do place "$c" >/dev/null; done
+	bakery-consume >/dev/null
+	whole=$(bakery-show "schedule/$DAY" | jq -c '.state.holds[]')
+	assert_equal "$(wc -l <<<"$whole")" 7
+	pages="" after=""
+	while :; do
+		page=$(bakery-show "schedule/$DAY" --rows holds --limit 3 ${after:+--after "$after"})
+		[ -n "$page" ] || break
+		[ "$(wc -l <<<"$page")" -le 3 ]
+		pages+="$page"$'\n'
+		after=$(tail -1 <<<"$page" | jq -r .order)
+	done
+	assert_equal "${pages%$'\n'}" "$whole"
+	# Without --limit, a page of 100.
+	assert_equal "$(bakery-show "schedule/$DAY" --rows holds | jq -c .)" "$whole"
+	assert_equal "$(bakery-show "schedule/$DAY" --rows reservations)" ""
+}
+
+@test "--rows refuses a list the kind does not keep, an order the list does not hold, and a bad limit" {
+	place ada >/dev/null
+	bakery-consume >/dev/null
+	refuses 64 "no list 'cards' in schedule/$DAY: its lists: holds, reservations" \
+		bakery-show "schedule/$DAY" --rows cards
+	refuses 64 "no list 'cards' in kitchen/board: its kind keeps no list" \
+		bakery-show kitchen/board --rows cards
+	refuses 66 "no record of order 'ord_nope' in the list holds" \
+		bakery-show "schedule/$DAY" --rows holds --after ord_nope
+	for n in 0 100001 -1 ' 5' 5x ''; do
+		refuses 64 "bad limit" bakery-show "schedule/$DAY" --rows holds --limit "$n"
+	done
+	refuses 64 "--after and --limit go with --rows" bakery-show "schedule/$DAY" --limit 5
+	refuses 64 "--rows takes one ADDRESS" bakery-show "schedule/$DAY" kitchen/board --rows holds
+	refuses 66 "no such object" bakery-show schedule/2026-12-31 --rows holds
+}

@@ -1,8 +1,11 @@
 #!/usr/bin/env bats
 # The kitchen's cards and the CRM's customers are rows, and the outbox is
-# the events not relayed yet: schema version 3, the one 0.1.0 wrote. A home
-# 0.1.0 wrote, where every object's file had the kitchen's and the CRM's
-# tables, is read as it is, shows the same, goes on applying events and
+# the events not relayed yet: schema version 3, the one 0.1.0 wrote; the
+# kinds' lists (the schedule's holds and reservations, the dispatch's
+# stops, a customer's orders and receipts) are rows since version 4. A
+# home 0.1.0 wrote, where every object's file had the kitchen's and the
+# CRM's tables and the lists were arrays of the state, is read by the
+# read-only tools as it is, shows the same, goes on applying events and
 # still owes what its outbox owed. An object file of an older version,
 # which only bakeries before 0.1.0 made, is refused and left as it is.
 load helpers
@@ -144,9 +147,13 @@ version() {
 		'["kitchen/board","crm/customers"]'
 }
 
-@test "a board, CRM and schedule 0.1.0 wrote show the same, and stay as they are" {
+@test "a board, CRM, schedule, dispatch and customer 0.1.0 wrote show the same, their lists now rows (version 4)" {
 	v3_home
-	run --separate-stderr bakery-show kitchen/board crm/customers "schedule/$DAY"
+	DISPATCH='{"stops":[{"order":"ord_b","customer":"zed","address":"1 Mill Lane","status":"confirmed"},{"order":"ord_a","customer":"ada","address":"2 Mill Lane","status":"confirmed"}],"day":"'$DAY'"}'
+	INBOX='{"receipts":[{"order":"ord_b","day":"'$DAY'","total_cents":450,"currency":"eur"}],"customer":"zed"}'
+	v3_object "dispatch/$DAY" "$DISPATCH"
+	v3_object inbox/zed "$INBOX"
+	run --separate-stderr bakery-show kitchen/board crm/customers "schedule/$DAY" "dispatch/$DAY" inbox/zed
 	assert_success
 	assert_equal "$stderr" ""
 	assert_equal "$(jq -c .state.cards <<<"${lines[0]}")" "$CARDS"
@@ -154,10 +161,20 @@ version() {
 		'[{"order":"ord_b","event":"evt_b","created_at":"'$DAY'T00:00:00.000Z"}]'
 	assert_equal "$(jq -c 'del(.state.tickets) | .state' <<<"${lines[0]}")" "{\"cards\":$CARDS}"
 	assert_equal "$(jq -c .state <<<"${lines[1]}")" "{\"customers\":$CUSTOMERS}"
-	assert_equal "$(jq -c .state <<<"${lines[2]}")" "$SCHEDULE"
-	for a in kitchen/board crm/customers "schedule/$DAY"; do
-		assert_equal "$(version "$a")" 3
+	# The same JSON as 0.1.0's state, its lists in the order they had.
+	assert_equal "$(jq -cS .state <<<"${lines[2]}")" "$(jq -cS . <<<"$SCHEDULE")"
+	assert_equal "$(jq -cS .state <<<"${lines[3]}")" "$(jq -cS . <<<"$DISPATCH")"
+	assert_equal "$(jq -cS .state <<<"${lines[4]}")" "$(jq -cS . <<<"$INBOX")"
+	for a in kitchen/board crm/customers "schedule/$DAY" "dispatch/$DAY" inbox/zed; do
+		assert_equal "$(version "$a")" 4
 	done
+	# The lists left the state document for rows.
+	assert_equal "$(sqlite3 "$(db "dispatch/$DAY")" "SELECT json FROM state;
+		SELECT group_concat(order_id) FROM (SELECT order_id FROM stops ORDER BY seq)")" \
+		$'{"day":"'$DAY$'"}\nord_b,ord_a'
+	assert_equal "$(sqlite3 "$(db "schedule/$DAY")" "SELECT json FROM state;
+		SELECT order_id FROM holds; SELECT count(*) FROM reservations")" \
+		$'{"day":"'$DAY$'"}\nord_a\n0'
 	# The tables of other kinds 0.1.0 made in every file stay, unread.
 	assert_equal "$(sqlite3 "$(db "schedule/$DAY")" \
 		"SELECT count(*) FROM sqlite_master WHERE name IN ('cards', 'crm_customers', 'tickets')")" 3
@@ -223,7 +240,7 @@ version() {
 	assert_equal "$(sqlite3 "$(db order/ord_c)" \
 		"SELECT count(*) FROM outbox; SELECT count(*) FROM events WHERE relayed_at IS NOT NULL")" \
 		$'0\n2'
-	assert_equal "$(version order/ord_c)" 3
+	assert_equal "$(version order/ord_c)" 4
 }
 
 @test "an object file of version 1 or 2, made before 0.1.0, is refused with 78 naming it, and left as it is" {

@@ -65,10 +65,16 @@ paid_and_consumed() {
 	assert_failure 1
 }
 
-@test "a second receipt for one order is applied twice" {
+@test "a second receipt for one order: refused by the list's table; in a file of version 3, applied twice" {
 	paid_and_consumed
-	sqlite3 "$BAKERY_HOME/sandboxes/default/inbox/ada.db" \
-		"UPDATE state SET json = json_insert(json, '\$.receipts[#]', json_extract(json, '\$.receipts[0]'))"
+	inbox=$BAKERY_HOME/sandboxes/default/inbox/ada.db
+	run sqlite3 "$inbox" "INSERT INTO receipts(order_id, json) SELECT order_id, json FROM receipts"
+	assert_failure
+	assert_output --partial 'UNIQUE constraint failed'
+	# The list as 0.1.0 kept it, an array of the state, twice the receipt.
+	sqlite3 "$inbox" "UPDATE state SET json = json_set(json, '\$.receipts',
+		json_array(json((SELECT json FROM receipts)), json((SELECT json FROM receipts))));
+		DROP TABLE receipts; PRAGMA user_version = 3"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 1
 	assert_output --partial '"applied_twice":1'
@@ -104,11 +110,11 @@ paid_and_consumed() {
 		assert_failure 78
 		assert_output --partial "order/$id.db: schema version $v was made by a bakery before 0.1.0"
 	done
-	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 4"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 5"
 	run "$CHECKER" "$BAKERY_HOME"
 	assert_failure 78
-	assert_output --partial "order/$id.db: schema version 4, the checker reads 3 to 3"
-	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 3"
+	assert_output --partial "order/$id.db: schema version 5, the checker reads 3 to 4"
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 4"
 	run "$CHECKER" --drained "$BAKERY_HOME"
 	assert_success
 }

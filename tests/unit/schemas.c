@@ -446,6 +446,24 @@ main(void)
 		free(file);
 	}
 
+	/* A schedule 0.1.0 wrote: its lists move to their tables (version
+	 * 4), in the order they had, and out of its state; a record without
+	 * an order, which no bakery appended, goes. */
+	released schedule = { "sandboxes/default/schedule/2026-12-01.db",
+		kind_schema(kind_find("schedule")), 3, OBJECT_3,
+		"INSERT INTO state VALUES (1, 'schedule/2026-12-01', '{\"holds\":"
+		"[{\"order\":\"ord_b\",\"customer\":\"bo\"},{\"order\":"
+		"\"ord_a\"},{\"no\":1}],\"reservations\":[{\"order\":\"ord_c\","
+		"\"items\":[1]}],\"day\":\"2026-12-01\"}');",
+		"SELECT (SELECT json FROM state) || ' ' || (SELECT group_concat("
+		"  order_id || '=' || json, ' ') FROM (SELECT * FROM holds"
+		"  ORDER BY seq)) || ' ' || (SELECT group_concat(json) FROM"
+		"  reservations)",
+		"{\"day\":\"2026-12-01\"} ord_b={\"order\":\"ord_b\",\"customer\":"
+		"\"bo\"} ord_a={\"order\":\"ord_a\"} {\"order\":\"ord_c\","
+		"\"items\":[1]}" };
+	migrates(&schedule, "schedule");
+
 	refused("sandboxes/default/order/ord_1.db", &object_schema, 1,
 	    OBJECT_1);
 	refused("sandboxes/default/kitchen/board.db",
