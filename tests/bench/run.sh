@@ -24,11 +24,12 @@ RUNS=${BENCH_RUNS:-3}
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
 	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
-	STRACE_N=20 B7_N=10 B8_N=20
+	STRACE_N=20 B7_N=10 B8_N=20 B9_SMALL=20 B9_LARGE=100 B9_N=5
 else
 	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
 	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
 	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B7_N=100 B8_N=1000
+	B9_SMALL=200 B9_LARGE=5000 B9_N=50
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
@@ -84,13 +85,14 @@ feed() {
 	cat "$SCRATCH/feed.placed" "$SCRATCH/feed.paid" | jq -c 'select(.exit != 0)'
 }
 
-# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8" by default.
-PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8} "
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
 B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
 B7_IPE=null B7_STATE="not run"
+B9_SMALL_IPE=null B9_LARGE_IPE=null B9_RATIO=null B9_STATE="not run"
 
 LOAD_START=$(load)
 JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
@@ -425,6 +427,46 @@ elif command -v valgrind > /dev/null; then
 fi
 fi
 
+if want 9; then
+# B9 — the day's growth: the consumer's instructions an event (callgrind,
+# as B7) for B9_N orders placed and paid into a day that already holds
+# B9_SMALL orders, and into one that holds B9_LARGE (50 customers, one
+# day, all consumed before), in one run: what an event costs as its day
+# fills.
+note "B9 the day's growth"
+B9_STATE=blocked
+# b9 DAY_ORDERS: instructions an event of the drain of B9_N more orders.
+b9() {
+	fresh
+	local n
+	for n in "$1" "$B9_N"; do
+		awk -v n="$n" -v k="$n" 'BEGIN { for (i = 0; i < n; i++)
+			printf "{\"cmd\":\"place\",\"customer\":\"c%d\",\"day\":\"2026-12-01\",\"items\":[\"cardamom-bun=2\"],\"key\":\"b9-%s-%d\"}\n",
+				i % 50, k, i }' | bakery-order --batch |
+			jq -c '{cmd: "pay", order: .result.id}' |
+			bakery-order --batch > /dev/null
+		[ "$n" = "$B9_N" ] || bakery-consume --drain > /dev/null
+	done
+	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/b9.cg" \
+		bakery-consume --drain > "$SCRATCH/b9.out" 2> "$SCRATCH/b9.err"
+	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b9.out" || true)
+	[ "$acked" = $((3 * B9_N)) ] || {
+		echo "bench: B9: $acked of $((3 * B9_N)) events acked" >&2
+		exit 1
+	}
+	calc "$(awk '$1 == "summary:" { print $2 }' "$SCRATCH/b9.cg") / (3 * $B9_N)"
+	rm -f "$SCRATCH"/b9.*
+}
+if ldd "$(command -v bakery-consume)" 2>/dev/null | grep -q libasan; then
+	B9_STATE="not run: a sanitizer build, which valgrind cannot run"
+elif command -v valgrind > /dev/null; then
+	B9_SMALL_IPE=$(b9 "$B9_SMALL")
+	B9_LARGE_IPE=$(b9 "$B9_LARGE")
+	B9_RATIO=$(calc "$B9_LARGE_IPE / $B9_SMALL_IPE")
+	B9_STATE=measured
+fi
+fi
+
 # The table.
 LOAD_END=$(load)
 ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
@@ -513,6 +555,13 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	row "B8 --batch, $B8_N places + $B8_N pays, FULL" b8 commands/s
 	line "B8 b8_ratio (÷ B0 WAL)" "$B8_RATIO" ""
 	line "B8 ÷ B4's one process a place" "$B8_VS_PROCESS" ""
+	if [ "$B9_STATE" = measured ]; then
+		line "B9 instructions an event, $B9_SMALL orders in the day" "$(calc "$B9_SMALL_IPE / 1000000")" "M"
+		line "B9 instructions an event, $B9_LARGE orders in the day" "$(calc "$B9_LARGE_IPE / 1000000")" "M"
+		line "B9 b9_ratio ($B9_LARGE ÷ $B9_SMALL)" "$B9_RATIO" "target ≤ 1.2"
+	else
+		line "B9 the day's growth" "-" "$B9_STATE"
+	fi
 }
 
 if [ -n "${BENCH_JSON:-}" ]; then
@@ -545,6 +594,9 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b6_sync_always_vs_default "$(num "$B6_SYNC_COST")" \
 		--arg b6_state "$B6_STATE" \
 		--argjson b7_instructions_per_event "$B7_IPE" \
+		--argjson b9_small_instructions_per_event "$B9_SMALL_IPE" \
+		--argjson b9_large_instructions_per_event "$B9_LARGE_IPE" \
+		--argjson b9_ratio "$B9_RATIO" \
 		--argjson b8 "$(median b8)" \
 		--argjson b8_ratio "$(num "$B8_RATIO")" \
 		--argjson b8_vs_process "$(num "$B8_VS_PROCESS")" \
