@@ -149,6 +149,9 @@ int object_show(bakery_object *o, jv *out);
  * the list does not hold. */
 int object_list_rows(bakery_object *o, const char *list, const char *after,
     long long limit, jv *out);
+/* *has: whether the object's list holds a record of order. */
+int object_list_has(bakery_object *o, const char *list, const char *order,
+    int *has);
 
 /* Runs a statement inside the object's transaction, for the kinds that
  * keep rows in tables of their own. args is a jv array of the parameters ?1, ?2, ...: strings

@@ -224,19 +224,31 @@ object_list_rows(bakery_object *o, const char *list, const char *after,
 	object_finish(o, st);
 	if (src != SQLITE_DONE)
 		return db_fail(o->db, src, "cannot read a list");
-	if (!after || jv_array_length(jv_copy(*out)) > 0)
-		return 0;
-	sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
+	int found = 1;
+	if (after && jv_array_length(jv_copy(*out)) == 0 &&
+	    (rc = object_list_has(o, list, after, &found)))
+		return rc;
+	return found ? 0 : bakery_fail(EX_NOINPUT, "no record of order '%s' "
+	    "in the list %s of %s", after, list, o->address);
+}
+
+int
+object_list_has(bakery_object *o, const char *list, const char *order,
+    int *has)
+{
+	char *sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
 	    list);
-	rc = object_prepare(o, sql, &st);
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, sql, &st);
 	free(sql);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
-	int found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_bind_text(st, 1, order, -1, SQLITE_TRANSIENT);
+	int src = sqlite3_step(st);
+	*has = src == SQLITE_ROW;
 	object_finish(o, st);
-	return found ? 0 : bakery_fail(EX_NOINPUT, "no record of order '%s' "
-	    "in the list %s of %s", after, list, o->address);
+	return src == SQLITE_ROW || src == SQLITE_DONE ? 0
+	    : db_fail(o->db, src, "cannot read a list");
 }
 
 int

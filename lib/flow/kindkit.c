@@ -53,26 +53,6 @@ kindkit_pick(jv env, const char *const *fields)
 }
 
 int
-kindkit_list_has(bakery_object *o, const char *list, const char *order,
-    int *has)
-{
-	char *sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
-	    list);
-	sqlite3_stmt *st;
-	int rc = object_prepare(o, sql, &st);
-	free(sql);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, order, -1, SQLITE_TRANSIENT);
-	int src = sqlite3_step(st);
-	*has = src == SQLITE_ROW;
-	object_finish(o, st);
-	return src == SQLITE_ROW || src == SQLITE_DONE ? 0
-	    : bakery_fail(EX_UNAVAILABLE, "cannot read '%s': %s", o->address,
-		sqlite3_errstr(src));
-}
-
-int
 kindkit_list_remove(bakery_object *o, const char *list, const char *order)
 {
 	char *sql = bakery_xasprintf("DELETE FROM \"%s\" WHERE order_id = ?1",

@@ -37,9 +37,7 @@
  * is not added. Consumes record. 200, or 503 when it cannot write. */
 int kindkit_append_once(bakery_object *o, const char *key_field,
     const char *list, jv record);
-/* *has: whether o's list holds a record of order. An exit code. */
-int kindkit_list_has(bakery_object *o, const char *list, const char *order,
-    int *has);
+/* Whether o's list holds a record of order: object_list_has (object.h). */
 /* Removes order's record from o's list. An exit code. */
 int kindkit_list_remove(bakery_object *o, const char *list, const char *order);
 /* env's data.FIELD, or null when it has none. */

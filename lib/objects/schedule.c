@@ -24,7 +24,7 @@ schedule_apply(bakery_object *o, jv env, const char *type, char *error,
 	const char *order = envelope_data_str(env, "order");
 	if (!order)
 		return ANSWER_MALFORMED;
-	int reserved = 0, rc = kindkit_list_has(o, "reservations", order,
+	int reserved = 0, rc = object_list_has(o, "reservations", order,
 	    &reserved);
 	if (rc)
 		return ANSWER_UNAVAILABLE;

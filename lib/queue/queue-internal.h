@@ -48,11 +48,6 @@ struct bakery_queue {
 /* HOME/queue.db's schema, the embedded queue's. */
 extern const schema_def queue_schema;
 
-/* How queue.c opens a queue: made when missing (queue_make), read as it
- * is (queue_get_existing), or written and made only when it is the home's
- * own (queue_get). */
-enum { QUEUE_MAKE, QUEUE_LOOK, QUEUE_NAMED };
-
 /* Drivers. */
 /* look_only: an existing file, read-only (db_open_readonly). */
 int queue_sqlite_open(bakery_ctx *ctx, const char *path, int look_only,

@@ -66,7 +66,12 @@ queue_file(bakery_ctx *ctx)
 		   : bakery_xasprintf("%s/queue.db", ctx->home);
 }
 
-/* The embedded queue's file, opened as how says (queue-internal.h):
+/* How a queue is opened: made when missing (queue_make), read as it is
+ * (queue_get_existing), or written and made only when it is the home's
+ * own (queue_get). */
+enum { QUEUE_MAKE, QUEUE_LOOK, QUEUE_NAMED };
+
+/* The embedded queue's file, opened as how says:
  * made when missing (bakery-queue init), read as it is (the readers:
  * nothing made, nothing migrated), or written but made only when it is
  * the home's own (the producers and the consumers): a file --queue or

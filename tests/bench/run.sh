@@ -85,6 +85,21 @@ feed() {
 	cat "$SCRATCH/feed.placed" "$SCRATCH/feed.paid" | jq -c 'select(.exit != 0)'
 }
 
+# drain_instructions PART N: instructions an event of one bakery-consume
+# --drain under callgrind, whose N paid orders' 3 N events must all be
+# acked (B7, B9).
+drain_instructions() {
+	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/$1.cg" \
+		bakery-consume --drain > "$SCRATCH/$1.out" 2> "$SCRATCH/$1.err"
+	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/$1.out" || true)
+	[ "$acked" = $((3 * $2)) ] || {
+		echo "bench: $1: $acked of $((3 * $2)) events acked" >&2
+		exit 1
+	}
+	calc "$(awk '$1 == "summary:" { print $2 }' "$SCRATCH/$1.cg") / (3 * $2)"
+	rm -f "$SCRATCH/$1".*
+}
+
 # BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9" by default.
 PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
@@ -413,17 +428,8 @@ elif command -v valgrind > /dev/null; then
 	for i in $(seq "$B7_N"); do
 		bakery-order place --customer "c$i" --day 2026-12-01 cardamom-bun=1
 	done | jq -r .id | xargs -n1 bakery-order pay > /dev/null
-	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/b7.cg" \
-		bakery-consume --drain > "$SCRATCH/b7.out" 2> "$SCRATCH/b7.err"
-	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b7.out" || true)
-	[ "$acked" = $((3 * B7_N)) ] || {
-		echo "bench: B7: $acked of $((3 * B7_N)) events acked" >&2
-		exit 1
-	}
-	instr=$(awk '$1 == "summary:" { print $2 }' "$SCRATCH/b7.cg")
-	B7_IPE=$(calc "$instr / (3 * $B7_N)")
+	B7_IPE=$(drain_instructions B7 "$B7_N")
 	B7_STATE=measured
-	rm -f "$SCRATCH"/b7.*
 fi
 fi
 
@@ -447,15 +453,7 @@ b9() {
 			bakery-order --batch > /dev/null
 		[ "$n" = "$B9_N" ] || bakery-consume --drain > /dev/null
 	done
-	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/b9.cg" \
-		bakery-consume --drain > "$SCRATCH/b9.out" 2> "$SCRATCH/b9.err"
-	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/b9.out" || true)
-	[ "$acked" = $((3 * B9_N)) ] || {
-		echo "bench: B9: $acked of $((3 * B9_N)) events acked" >&2
-		exit 1
-	}
-	calc "$(awk '$1 == "summary:" { print $2 }' "$SCRATCH/b9.cg") / (3 * $B9_N)"
-	rm -f "$SCRATCH"/b9.*
+	drain_instructions B9 "$B9_N"
 }
 if ldd "$(command -v bakery-consume)" 2>/dev/null | grep -q libasan; then
 	B9_STATE="not run: a sanitizer build, which valgrind cannot run"
