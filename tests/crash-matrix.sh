@@ -55,6 +55,7 @@ declare -A PASSES=(
 	[alarm.before_gone]="1"
 	[alarm.gone_held]="1"
 	[make.before_rename]="1 2"
+	[make.before_folder_sync]="1 2"
 	[wipe.midway]="1 2 3"
 	[external.after_answer]="1 2"
 	[batch.after_commit]="1"
@@ -75,7 +76,7 @@ declare -A ELSEWHERE=(
 # journal has none of (its new file is created at its name, empty, and
 # given its schema in its first transaction: docs/design.md, "WAL"): not
 # reached on such a build (make crash-other), and said so.
-WAL_ONLY="make.before_rename alarm.before_gone alarm.gone_held"
+WAL_ONLY="make.before_rename make.before_folder_sync alarm.before_gone alarm.gone_held"
 JOURNAL=$("$TOP/bin/bakery-order" -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
 QUEUE_KIND=${CRASH_QUEUE:-sqlite}
 case $QUEUE_KIND in
@@ -237,17 +238,33 @@ s_alarm.before_rearm() {
 }
 
 # A new file's making killed between its alarm's entry and its rename.
-# Pass 1: a place's order file; pass 2: a consumer's second new
-# subscriber file of a delivery (a later one may be the external
-# subscriber's, whose repeat is external.after_answer's case).
+# Pass 1: a place's order file; pass 2: a consumer's first group of new
+# subscriber files, named together before the external subscriber's call
+# (the external's own file is named after its answer: a kill there is
+# external.after_answer's case, a repeat).
 s_make.before_rename() {
-	local id
+	local id crash=$CRASH
 	if [ "$n" = 1 ]; then
 		kill_at bakery-order place --customer ada --day "$DAY" cardamom-bun=1 || return
 	fi
 	id=$(place default bo)
 	pay default "$id"
-	[ "$n" = 1 ] || kill_at bakery-consume --batch 1
+	[ "$n" = 1 ] || CRASH=make.before_rename:1 kill_at bakery-consume --batch 1
+	CRASH=$crash
+}
+
+# A group's new files named, their folder not synced yet. Pass 1: a
+# --batch's places, then its pays (a group each); pass 2: a consumer's
+# batch, at the second folder it names files in.
+s_make.before_folder_sync() {
+	local id
+	if [ "$n" = 1 ]; then
+		s_batch.after_commit
+		return
+	fi
+	id=$(place default bo)
+	pay default "$id"
+	kill_at bakery-consume
 }
 
 # An alarm run killed in its look at an entry whose object has no file:

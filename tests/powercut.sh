@@ -1,6 +1,6 @@
 #!/bin/bash
 # powercut.sh — power loss at every sync of every step of an order's path.
-# For each step (place, pay, stripe, webhook, relay, alarm, consume,
+# For each step (place, pay, batch, stripe, webhook, relay, alarm, consume,
 # consume1, ack, dlq, redrive, wipe, resume) it builds the step's starting home once, runs the
 # step on a copy counting its syncs (BAKERY_POWERCUT_LOG), then for each
 # k = 1..N runs it again on a fresh copy with the power cut at its k-th sync
@@ -42,7 +42,7 @@ MATRIX_NAME=powercut RECOVER_WIPE=1
 # shellcheck source=tests/matrix.bash
 . "$TOP/tests/matrix.bash"
 
-STEPS="place pay stripe webhook relay alarm consume consume1 ack dlq redrive wipe resume"
+STEPS="place pay batch stripe webhook relay alarm consume consume1 ack dlq redrive wipe resume"
 EVERY=${POWERCUT_EVERY:-1}
 case $EVERY in
 '' | *[!0-9]* | 0*) echo "powercut: POWERCUT_EVERY: want a number from 1, not '$EVERY'" >&2; exit 64 ;;
@@ -91,6 +91,33 @@ step_pay() {
 	run_step bakery-order pay "$id"
 	[ "$(jq -r '.status // empty' "$HOME_DIR.out" 2>/dev/null)" != succeeded ] ||
 		echo "default $id" >>"$HOME_DIR.paid"
+}
+
+# bakery-order --batch: one group of three places (three order files made
+# durable together, one sync of their folder) and two pays (two billing
+# files, their folder's own sync). Its named points are cut too: after the
+# group's syncs, before its names (make.before_rename), and after the
+# names, before their folder's sync (make.before_folder_sync).
+setup_batch() {
+	place default ada >"$HOME_DIR.ids"
+	place default bo >>"$HOME_DIR.ids"
+}
+step_batch() {
+	local id
+	printf '{"cmd":"place","customer":"%s","day":"%s","items":["cardamom-bun=1"],"key":"pc-%s"}\n' \
+		cy "$DAY" 1 dee "$DAY" 2 eve "$DAY" 3 >"$HOME_DIR.lines"
+	jq -Rc '{cmd: "pay", order: .}' "$HOME_DIR.ids" >>"$HOME_DIR.lines"
+	run_step bakery-order --batch <"$HOME_DIR.lines"
+	for id in $(jq -r 'select(.exit == 0) | .result.id // empty' "$HOME_DIR.out" 2>/dev/null); do
+		echo "default $id" >>"$HOME_DIR.placed"
+	done
+	for id in $(jq -r 'select(.exit == 0 and .result.status == "succeeded") | .result.order' "$HOME_DIR.out" 2>/dev/null); do
+		echo "default $id" >>"$HOME_DIR.paid"
+	done
+}
+# The named points a step is cut at too, beside its syncs.
+named_points() {
+	case $1 in batch | consume) echo "make.before_rename make.before_folder_sync" ;; esac
 }
 
 # Pay through Stripe's API: tests/stripe-standin.py, a fresh one for each
@@ -276,10 +303,11 @@ for step in $STEPS; do
 	"step_$step"
 	[ "$rc" -eq 0 ] || fail "$step: exit $rc uncut: $(tail -2 "$HOME_DIR.err")"
 	n=$(grep -c '^sync ' "$HOME_DIR.log" 2>/dev/null)
-	points=$((points + n + 1))
+	named=$(named_points "$step")
+	points=$((points + n + 1 + $(wc -w <<<"$named")))
 	before="$lost $twice $corrupt $cuts $stuck"
 
-	for k in $(seq 1 "$EVERY" "$n") exit; do
+	for k in $(seq 1 "$EVERY" "$n") exit $named; do
 		HOME_DIR="$WORK/$step.$k"
 		copy_case "$WORK/$step.start" "$HOME_DIR"
 		export BAKERY_HOME="$HOME_DIR/home"

@@ -79,6 +79,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 void
 ctx_free(bakery_ctx *ctx)
 {
+	(void)birth_group_end(ctx); /* each birth answered for its own */
 	if (ctx->queue)
 		queue_close(ctx->queue);
 	if (ctx->alarms)

@@ -34,6 +34,7 @@ open_file(bakery_ctx *ctx, bakery_object *o, int create)
 {
 	char *path = home_object_path(ctx, o->sandbox, o->address);
 	int rc = 0;
+	birth_group_wants(ctx, path); /* made in this group: named first */
 	if (!ctx->kept || !keep_take(ctx->kept, path, &o->db, &o->stmts))
 		rc = create ? birth_object_open(ctx, path,
 		    kind_schema(o->desc), &o->birth, &o->db)
@@ -90,7 +91,7 @@ object_close(bakery_object *o)
 		}
 		free(path);
 	}
-	if (o->db) {
+	if (o->db || o->birth.state == BIRTH_PENDING) {
 		db_stmts_free(&o->stmts);
 		char *path = home_object_path(o->ctx, o->sandbox, o->address);
 		birth_close(&o->birth, &o->db, path);
@@ -505,14 +506,21 @@ object_arm(bakery_object *o)
 int
 object_connect(bakery_object *o)
 {
-	if (o->db || o->birth.state != BIRTH_MADE)
-		return 0;
+	int rc = birth_settled(&o->birth); /* named with its group first */
+	if (rc || o->db || o->birth.state != BIRTH_MADE)
+		return rc;
 	char *path = home_object_path(o->ctx, o->sandbox, o->address);
-	int rc = open_existing(o, path);
+	rc = open_existing(o, path);
 	free(path);
 	if (!rc)
 		o->birth.state = BIRTH_NONE;
 	return rc;
+}
+
+int
+object_settled(bakery_object *o)
+{
+	return birth_settled(&o->birth);
 }
 
 int
@@ -533,6 +541,9 @@ object_commit(bakery_object *o)
 	}
 	if (!rc && o->recorded)
 		rc = arm_if_needed(o);
+	/* A file that is there: the group's births are durable first. */
+	if (!rc && !o->birth.copy)
+		rc = birth_group_before_commit(o->ctx);
 	if (!rc)
 		rc = db_commit(o->db);
 	if (!rc && o->birth.copy)

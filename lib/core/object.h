@@ -80,6 +80,10 @@ void object_close(bakery_object *o);
 /* Opens the object's file again after its first commit made it (the
  * connection of its private copy is closed then); 0 when open already. */
 int object_connect(bakery_object *o);
+/* 0 when the object's file, made by its first commit inside a group of
+ * births (birth.h), has its name (its group settled first if need be); its
+ * failure when it could not: that commit is lost. 0 for any other. */
+int object_settled(bakery_object *o);
 
 int object_begin(bakery_object *o);
 int object_commit(bakery_object *o);

@@ -15,7 +15,8 @@ outbox_count(bakery_object *o)
 {
 	/* A file its first commit just made holds in its outbox what that
 	 * commit recorded: no need to open it again to count. */
-	if (!o->db && o->birth.state == BIRTH_MADE)
+	if (!o->db && (o->birth.state == BIRTH_MADE ||
+	    o->birth.state == BIRTH_PENDING))
 		return o->recorded;
 	sqlite3_stmt *st = NULL;
 	int n = 0;

@@ -219,6 +219,9 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
 		(size_t)jv_string_length_bytes(jv_copy(line)) };
 	external_answer a = { 0, 0, "" };
+	/* The batch's new files are named before the call: between the
+	 * answer and its seen record only the external's own file waits. */
+	(void)birth_group_settle(ctx); /* each object answers for its own */
 	if (rt->how == ROUTE_EXEC)
 		external_exec(rt->target, &ev, ctx->subscriber_timeout_s, &a);
 	else
@@ -239,6 +242,9 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 		object_rollback(o);
 	else
 		rc = object_commit(o);
+	/* Its seen record counts once its file has its name. */
+	if (!rc)
+		rc = object_settled(o);
 	if (rc)
 		answered(d->r, rt->key, ANSWER_UNAVAILABLE, "applied, but its "
 		    "seen record failed (it will hear the event again)");
@@ -300,13 +306,35 @@ apply_external(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
 	object_close(o);
 }
 
+/* A group whose commit made its object's file, waiting for the batch's
+ * births to be named together (birth.h): its object stays open until
+ * then, and its events count as applied only once the file has its
+ * name. */
+typedef struct unnamed {
+	bakery_object *o;
+	delivery **g;
+	size_t n;
+	char kind[BAKERY_NAME_SIZE];
+} unnamed;
+
+/* After the group's commit: what the object recorded goes out now (an
+ * order's OrderPaid); a refusal leaves it in the outbox for the alarm. */
+static void
+applied_group(bakery_object *o)
+{
+	bakery_crash_point("consume.after_apply");
+	if (outbox_count(o) > 0)
+		outbox_send(o, NULL);
+}
+
 /* Applies the group's events, in order, at one object of one sandbox: one
  * open, one BEGIN IMMEDIATE, a savepoint per event so that a refusal takes
  * back only that event's changes, one COMMIT for all that applied, then
  * the send of whatever the object recorded. If that commit fails, every
  * event of the group fails with it. */
 static void
-apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n)
+apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n,
+    unnamed *u)
 {
 	char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE];
 	const char *address = g[0]->address;
@@ -370,13 +398,15 @@ apply_group(bakery_ctx *ctx, sandbox_reads *f, delivery *const *g, size_t n)
 		object_rollback(o);
 	} else if ((rc = object_commit(o))) {
 		fail_group(g, n, kind, bakery_error());
+	} else if (o->birth.state == BIRTH_PENDING) {
+		u->o = o;
+		u->g = bakery_xmalloc(n * sizeof *u->g);
+		memcpy(u->g, g, n * sizeof *g);
+		u->n = n;
+		snprintf(u->kind, sizeof u->kind, "%s", kind);
+		return;
 	} else {
-		bakery_crash_point("consume.after_apply");
-		/* What the object recorded goes out now (an order's
-		 * OrderPaid); a refusal leaves it in the outbox for the
-		 * alarm. */
-		if (outbox_count(o) > 0)
-			outbox_send(o, NULL);
+		applied_group(o);
 	}
 	object_close(o);
 }
@@ -395,15 +425,36 @@ subscriber_apply(bakery_ctx *ctx, const char *address, jv env,
 	return subscriber_apply_batch(ctx, address, &env, 1, r);
 }
 
+/* The groups whose commits made files, once the batch's births are
+ * named: a file that could not be named lost its commit, and its group's
+ * events fail with it. */
+static void
+name_unnamed(bakery_ctx *ctx, unnamed *u, size_t n)
+{
+	(void)birth_group_settle(ctx); /* each object answers for its own */
+	for (size_t i = 0; i < n; i++) {
+		if (object_settled(u[i].o))
+			fail_group(u[i].g, u[i].n, u[i].kind, bakery_error());
+		else
+			applied_group(u[i].o);
+		object_close(u[i].o);
+		free(u[i].g);
+	}
+}
+
 /* Applies every delivery: those to one object (one address in one
- * sandbox), in their order, as one group. */
+ * sandbox), in their order, as one group; the files the groups make are
+ * named together at the end. */
 static void
 apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 {
 	delivery **group = bakery_xmalloc(nd * sizeof *group);
+	unnamed *u = bakery_xmalloc(nd * sizeof *u);
+	size_t nu = 0;
 	sandbox_reads f = { "", jv_invalid(), -1 };
 	char *grouped = bakery_xmalloc(nd);
 	memset(grouped, 0, nd);
+	int began = birth_group_begin(ctx, 0);
 	for (size_t a = 0; a < nd; a++) {
 		if (grouped[a])
 			continue;
@@ -416,9 +467,15 @@ apply_all(bakery_ctx *ctx, delivery *ds, size_t nd)
 			grouped[b] = 1;
 			group[m++] = &ds[b];
 		}
-		apply_group(ctx, &f, group, m);
+		u[nu].o = NULL;
+		apply_group(ctx, &f, group, m, &u[nu]);
+		nu += u[nu].o != NULL;
 	}
+	name_unnamed(ctx, u, nu);
+	if (began)
+		(void)birth_group_end(ctx);
 	jv_free(f.faults);
+	free(u);
 	free(group);
 	free(grouped);
 }

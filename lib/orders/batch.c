@@ -290,16 +290,45 @@ group_add(group *g, long number, int rc, jv out, bakery_object *o)
 	g->answers = jv_array_append(g->answers, a);
 }
 
-/* The group's outboxes in one send; then its answers. */
-static int
-group_end(group *g, long first, const batch_options *opt)
+/* The answer of a line whose object's new file could not be named (the
+ * group's births, birth.h): its commit is lost, and so it failed. */
+static jv
+answer_lost(jv a, int rc, const char *error, int *status)
 {
-	int rcs[BATCH_GROUP];
-	bakery_crash_point("batch.after_commit");
-	if (g->n_objects)
-		outbox_send_together(g->objects, g->n_objects, rcs);
-	bakery_crash_point("batch.after_send");
+	a = jv_object_delete(a, jv_string("result"));
+	a = jv_object_set(a, jv_string("exit"), jv_number(rc));
+	a = jv_object_set(a, jv_string("error"), jv_string(error));
+	if (!*status)
+		*status = rc;
+	return a;
+}
+
+/* The group's new files named, its outboxes in one send; then its
+ * answers. */
+static int
+group_end(bakery_ctx *ctx, group *g, long first, const batch_options *opt,
+    int *status)
+{
+	int rcs[BATCH_GROUP], sent_rcs[BATCH_GROUP];
+	char *lost[BATCH_GROUP];
+	bakery_object *named[BATCH_GROUP];
+	size_t which[BATCH_GROUP], n = 0;
+	(void)birth_group_settle(ctx); /* each object answers for its own */
 	for (size_t i = 0; i < g->n_objects; i++) {
+		rcs[i] = object_settled(g->objects[i]);
+		lost[i] = rcs[i] ? bakery_xstrdup(bakery_error()) : NULL;
+		if (!rcs[i]) {
+			which[n] = i;
+			named[n++] = g->objects[i];
+		}
+	}
+	bakery_crash_point("batch.after_commit");
+	if (n)
+		outbox_send_together(named, n, sent_rcs);
+	bakery_crash_point("batch.after_send");
+	for (size_t k = 0; k < n; k++) {
+		size_t i = which[k];
+		rcs[i] = sent_rcs[k];
 		/* A refused send leaves the rows to the alarm. */
 		if (rcs[i] && object_arm(g->objects[i]))
 			bakery_log(LOG_WARN, "alarm_error", "object",
@@ -309,16 +338,21 @@ group_end(group *g, long first, const batch_options *opt)
 	jv answers = jv_array();
 	for (size_t i = 0; i < g->n_answers; i++) {
 		jv a = jv_array_get(jv_copy(g->answers), (int)i);
-		if (jv_number_value(jv_object_get(jv_copy(a),
+		int k = g->sent[i];
+		if (k >= 0 && lost[k])
+			a = answer_lost(a, rcs[k], lost[k], status);
+		else if (jv_number_value(jv_object_get(jv_copy(a),
 		    jv_string("exit"))) == 0)
 			a = jv_object_set(a, jv_string("sent"),
-			    jv_bool(g->sent[i] < 0 || !rcs[g->sent[i]]));
+			    jv_bool(k < 0 || !rcs[k]));
 		answers = jv_array_append(answers, a);
 	}
 	jv_free(g->answers);
 	int rc = opt->answer(opt->arg, answers);
-	for (size_t i = 0; i < g->n_objects; i++)
+	for (size_t i = 0; i < g->n_objects; i++) {
 		object_close(g->objects[i]);
+		free(lost[i]);
+	}
 	g->answers = jv_array();
 	g->n_answers = g->n_objects = 0;
 	if (rc)
@@ -338,12 +372,14 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt, int *status)
 	long number = 0, first = 1;
 	int rc = 0, got;
 	*status = 0;
+	/* The group's new files are made durable together (birth.h). */
+	birth_group_begin(ctx, 1);
 	char *line;
 	size_t len;
 	while ((got = reader_next(r, g.n_answers == 0, &line, &len)) !=
 	    LINE_EOF && got != LINE_ERROR) {
 		if (got == LINE_NONE || g.n_answers == BATCH_GROUP) {
-			if ((rc = group_end(&g, first, opt)))
+			if ((rc = group_end(ctx, &g, first, opt, status)))
 				break;
 			first = number + 1;
 			if (got == LINE_NONE)
@@ -364,12 +400,13 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt, int *status)
 	char *read_error = got == LINE_ERROR && !rc
 	    ? bakery_xstrdup(bakery_error()) : NULL;
 	if (!rc && g.n_answers)
-		rc = group_end(&g, first, opt);
+		rc = group_end(ctx, &g, first, opt, status);
 	if (!rc && read_error)
 		rc = bakery_fail(EX_IOERR, "%s", read_error);
 	free(read_error);
 	for (size_t i = 0; i < g.n_objects; i++)
 		object_close(g.objects[i]);
+	(void)birth_group_end(ctx); /* committed, never answered */
 	jv_free(g.answers);
 	free(r);
 	return rc;

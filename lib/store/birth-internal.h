@@ -7,6 +7,8 @@
 
 #include "birth.h"
 
+#include <stddef.h>
+
 /* Records "cannot WHAT 'PATH': strerror(err)" with err's exit code. */
 int birth_fail(const char *what, const char *path, int err);
 /* Makes path whole with schema (steps 2 and 3 of a home's file): *made
@@ -17,15 +19,24 @@ int birth_make_whole(const char *path, const schema_def *schema,
  * folder must exist. *copy is NULL when path exists (made meanwhile:
  * open it as usual). Else *db is a connection on a private copy of
  * schema's image beside path, a transaction begun in it, and nothing is
- * at path until birth_copy_settle. Another maker of path waits (up to
+ * at path until birth_copies_settle. Another maker of path waits (up to
  * ctx's busy timeout, then EX_TEMPFAIL) until this one has settled or
  * ended. */
 int birth_copy_begin(bakery_ctx *ctx, const char *path,
     const schema_def *schema, birth_copy **copy, sqlite3 **db);
-/* After a commit on *db (steps 4 and 5): closes *db (its statements
- * finalized first) and gives the copy, synced, path's name beside an
- * empty -wal, the folder synced once for both. Then path holds the
- * committed transaction; birth_release after, whatever it returns. */
-int birth_copy_settle(birth_copy *copy, sqlite3 **db);
+/* After their commits, their connections closed (steps 4 and 5): gives
+ * each copy, synced, its path's name beside an empty -wal and -shm. The
+ * copies' data is written back at once and then synced one by one; each
+ * folder is synced once for all the names given in it. Each copy's
+ * outcome is kept (birth_copy_outcome); birth_release after, whatever it
+ * was. */
+void birth_copies_settle(birth_copy **c, size_t n);
+/* 1 once birth_copies_settle ran for c; then 0 or its failure, raised
+ * again (bakery_error()). */
+int birth_copy_done(const birth_copy *c);
+int birth_copy_outcome(const birth_copy *c);
+const char *birth_copy_path(const birth_copy *c);
+/* One more holder of c: each birth_release lets one go. */
+birth_copy *birth_copy_hold(birth_copy *c);
 
 #endif

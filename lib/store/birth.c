@@ -195,6 +195,7 @@ birth_object_open(bakery_ctx *ctx, const char *path,
 {
 	b->state = BIRTH_NONE;
 	b->copy = NULL;
+	b->ctx = ctx;
 	*db = NULL;
 	int missing = access(path, F_OK) != 0, rc = 0;
 	/* In WAL a missing file is made with its first transaction. */
@@ -254,6 +255,69 @@ birth_rolled_back(birth *b, sqlite3 *db, const char *what)
 		b->state = BIRTH_SCHEMA;
 }
 
+struct birth_group {
+	birth_copy *copies[BIRTH_GROUP_MAX];
+	size_t n;
+	int ordered;
+};
+
+int
+birth_group_begin(bakery_ctx *ctx, int ordered)
+{
+	if (ctx->births)
+		return 0;
+	ctx->births = bakery_xmalloc(sizeof *ctx->births);
+	ctx->births->n = 0;
+	ctx->births->ordered = ordered;
+	return 1;
+}
+
+int
+birth_group_before_commit(bakery_ctx *ctx)
+{
+	struct birth_group *g = ctx->births;
+	return g && g->ordered && g->n ? birth_group_settle(ctx) : 0;
+}
+
+int
+birth_group_settle(bakery_ctx *ctx)
+{
+	struct birth_group *g = ctx->births;
+	if (!g || g->n == 0)
+		return 0;
+	birth_copies_settle(g->copies, g->n);
+	size_t bad = g->n;
+	for (size_t i = 0; i < g->n && bad == g->n; i++)
+		if (birth_copy_outcome(g->copies[i]))
+			bad = i;
+	int rc = bad < g->n ? birth_copy_outcome(g->copies[bad]) : 0;
+	for (size_t i = 0; i < g->n; i++)
+		birth_release(g->copies[i]);
+	g->n = 0;
+	return rc;
+}
+
+void
+birth_group_wants(bakery_ctx *ctx, const char *path)
+{
+	struct birth_group *g = ctx->births;
+	for (size_t i = 0; g && i < g->n; i++)
+		if (strcmp(birth_copy_path(g->copies[i]), path) == 0) {
+			/* Its failure is its birth's (birth_settled). */
+			(void)birth_group_settle(ctx);
+			return;
+		}
+}
+
+int
+birth_group_end(bakery_ctx *ctx)
+{
+	int rc = birth_group_settle(ctx);
+	free(ctx->births);
+	ctx->births = NULL;
+	return rc;
+}
+
 int
 birth_committed(birth *b, sqlite3 **db)
 {
@@ -262,7 +326,29 @@ birth_committed(birth *b, sqlite3 **db)
 			b->state = BIRTH_NONE;
 		return 0;
 	}
-	int rc = birth_copy_settle(b->copy, db);
+	sqlite3_close(*db);
+	*db = NULL;
+	struct birth_group *g = b->ctx ? b->ctx->births : NULL;
+	if (g) {
+		if (g->n == BIRTH_GROUP_MAX)
+			(void)birth_group_settle(b->ctx); /* each its own */
+		g->copies[g->n++] = birth_copy_hold(b->copy);
+		b->state = BIRTH_PENDING;
+		return 0;
+	}
+	birth_copies_settle(&b->copy, 1);
+	b->state = BIRTH_PENDING;
+	return birth_settled(b);
+}
+
+int
+birth_settled(birth *b)
+{
+	if (b->state != BIRTH_PENDING)
+		return 0;
+	if (!birth_copy_done(b->copy))
+		(void)birth_group_settle(b->ctx);
+	int rc = birth_copy_outcome(b->copy);
 	birth_release(b->copy);
 	b->copy = NULL;
 	/* Given its name, or not: either way the file is opened again when
@@ -274,7 +360,11 @@ birth_committed(birth *b, sqlite3 **db)
 void
 birth_close(birth *b, sqlite3 **db, const char *path)
 {
-	if (b->copy) {
+	if (b->state == BIRTH_PENDING) {
+		/* Committed: its group names it. */
+		birth_release(b->copy);
+		b->copy = NULL;
+	} else if (b->copy) {
 		/* Never committed: the copy goes, nothing was at its name. */
 		sqlite3_close(*db);
 		*db = NULL;

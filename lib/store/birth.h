@@ -86,10 +86,13 @@ enum birth_state {
 		       * its schema alone, removed at close while it is so */
 	BIRTH_MADE,   /* its first commit gave it its name; the connection
 		       * closed, the file opened again when next used */
+	BIRTH_PENDING, /* its first commit is in its copy, which its group
+			* names (birth_group_settle); then BIRTH_MADE */
 };
 typedef struct birth {
 	enum birth_state state;
 	birth_copy *copy; /* in WAL, before the first commit: the copy */
+	bakery_ctx *ctx;
 } birth;
 
 /* Opens path for a command that writes, made with the first change when
@@ -106,15 +109,55 @@ int birth_unborn(const birth *b);
  * in WAL, in the copy), as it would have been had it been committed on
  * its own. */
 void birth_rolled_back(birth *b, sqlite3 *db, const char *what);
-/* After a commit on *db: a copy is given its name (steps 4 and 5), *db
- * closed (its statements finalized first): BIRTH_MADE. Else the file is
+/* After a commit on *db: *db is closed (its statements finalized
+ * first) and the copy given its name (steps 4 and 5): BIRTH_MADE; in a
+ * group, named when the group settles: BIRTH_PENDING. Else the file is
  * born: BIRTH_NONE. */
 int birth_committed(birth *b, sqlite3 **db);
+/* BIRTH_PENDING: its group settled first if it has not yet, then 0 when
+ * the copy has its name, or the failure that kept it from it (the
+ * commit is lost: nothing is at the name); either way BIRTH_MADE after.
+ * Any other state: 0. */
+int birth_settled(birth *b);
 /* Ends what this open made and closes *db (its statements finalized
  * first, the transaction rolled back): a copy never committed goes
  * (nothing was at the name), and a file made here that holds its schema
  * alone is removed. */
 void birth_close(birth *b, sqlite3 **db, const char *path);
+
+/*
+ * A group of births. A process that makes several objects' files before
+ * it answers (bakery-order --batch's group of lines, a consumer's batch)
+ * settles them together: from birth_group_begin, a first commit in a
+ * copy leaves it BIRTH_PENDING, its making's lock held, until
+ * birth_group_settle, which writes back every copy's data at once, then
+ * syncs each (the syncs find their data already on its way), names them
+ * all, and syncs each folder once for every name given in it. What a
+ * group made is acknowledged only after it settled: a failure, or a
+ * power cut at any point before, leaves no file at a name and nothing
+ * answered (docs/adr/0009-a-group-of-births.md). A group holds at most
+ * BIRTH_GROUP_MAX copies: one more settles those first.
+ */
+#define BIRTH_GROUP_MAX 64
+/* 1 when it began one, 0 when ctx is in a group already. ordered: a
+ * commit to a file that is there (birth_group_before_commit) waits until
+ * the group's births have their names, so that no change is durable
+ * before one the same process made earlier (a command that makes one
+ * file, then changes another, as bakery-order --batch's commands may);
+ * a consumer's deliveries, each acknowledged only after all of them,
+ * need no such order. */
+int birth_group_begin(bakery_ctx *ctx, int ordered);
+/* Before a commit to a file that is there: an ordered group settles
+ * first, and its failure is the commit's (0 else). */
+int birth_group_before_commit(bakery_ctx *ctx);
+/* Names what the group holds: 0, or the first of its failures (each
+ * birth has its own, birth_settled). The group goes on, empty. */
+int birth_group_settle(bakery_ctx *ctx);
+/* Settles the group first when path is one of its copies' (a command of
+ * the group opens it again). */
+void birth_group_wants(bakery_ctx *ctx, const char *path);
+/* Settles and ends the group: birth_group_settle's answer. */
+int birth_group_end(bakery_ctx *ctx);
 
 /*
  * The making's lock of path, taken by one who makes nothing: the alarm run

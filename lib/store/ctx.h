@@ -29,6 +29,7 @@ enum home_pending {
 };
 
 struct bakery_queue;
+struct birth_group;
 struct keep_pool;
 struct routes;
 
@@ -55,6 +56,8 @@ struct bakery_ctx {
 	sqlite3 *alarms;       /* the alarm index, opened on first use */
 	struct keep_pool *kept; /* objects' connections kept open (keep.h):
 				 * NULL but in a long-running program */
+	struct birth_group *births; /* new files named together (birth.h):
+				 * NULL but inside a group */
 	struct routes *routes; /* the routes in effect, loaded on first use */
 	void (*routes_free)(struct routes *); /* set with routes */
 };

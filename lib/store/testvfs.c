@@ -7,6 +7,10 @@
  * the first open, and only when a variable below is set: without them it is
  * never registered and nothing here runs.
  *
+ * BAKERY_FAIL_SYNC_OF=TEXT makes bakery's own syncs of the files it
+ * writes outside SQLite (testvfs_synced) fail when their path contains
+ * TEXT, as a disk failing there would (read without registering the VFS).
+ *
  * BAKERY_FAIL_WRITE_AT=N makes the N-th write or sync of this process
  * (xWrite or xSync, any file) fail, SQLITE_FULL for a write and
  * SQLITE_IOERR_FSYNC for a sync, as a full or failing disk would;
@@ -360,21 +364,32 @@ testvfs_created(const char *path)
 		pc_find(path)->created = 1;
 }
 
-void
+int
 testvfs_synced(const char *path, int folder)
 {
+	static const char *fail_of;
+	static int looked;
+	if (!looked) {
+		looked = 1;
+		fail_of = getenv("BAKERY_FAIL_SYNC_OF");
+		if (fail_of && !*fail_of)
+			fail_of = NULL;
+	}
+	if (fail_of && strstr(path, fail_of))
+		return 1;
 	if (!pc_on)
-		return;
+		return 0;
 	pc_syncs++;
 	pc_note("sync", pc_syncs, path);
 	if (pc_syncs == pc_at)
 		pc_cut();
 	if (pc_skip && strstr(path, pc_skip))
-		return;
+		return 0;
 	if (folder)
 		pc_dir_synced(pc_find(path)->path);
 	else
 		pc_forget(pc_find(path));
+	return 0;
 }
 
 void

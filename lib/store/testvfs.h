@@ -2,6 +2,8 @@
  * testvfs.h — a SQLite VFS that fails or loses power on purpose, registered
  * only when a test asks for it through the environment.
  *
+ * BAKERY_FAIL_SYNC_OF=TEXT fails bakery's own syncs (testvfs_synced) of
+ * paths containing TEXT.
  * BAKERY_FAIL_WRITE_AT=N fails the process's N-th SQLite write (SQLITE_FULL)
  * or sync (SQLITE_IOERR_FSYNC), any file; N+ fails that one and every later
  * one. BAKERY_POWERCUT_AT=N|exit|POINT[:N] loses every unsynced change at
@@ -21,8 +23,11 @@ void testvfs_created(const char *path);
 
 /* bakery syncs a file it wrote outside SQLite (folder: path's folder):
  * the power may go first, as at any sync; then what was written to it
- * (or made in the folder) is durable. Nothing unless a cut is armed. */
-void testvfs_synced(const char *path, int folder);
+ * (or made in the folder) is durable. Nothing unless a cut is armed.
+ * 1 when the sync is to fail (BAKERY_FAIL_SYNC_OF=TEXT: the syncs of
+ * paths containing TEXT, a disk failing there), its caller failing as if
+ * fsync had failed with EIO. */
+int testvfs_synced(const char *path, int folder);
 
 /* Cuts the power now (a crash point named by BAKERY_POWERCUT_AT); returns
  * only when no cut is armed. */

@@ -25,11 +25,12 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
 	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
 	STRACE_N=20 B7_N=10 B8_N=20 B9_SMALL=20 B9_LARGE=100 B9_N=5
+	B10_N=4 B10_ROUNDS=3
 else
 	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
 	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
 	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B7_N=100 B8_N=1000
-	B9_SMALL=200 B9_LARGE=5000 B9_N=50
+	B9_SMALL=200 B9_LARGE=5000 B9_N=50 B10_N=64 B10_ROUNDS=30
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
@@ -100,8 +101,8 @@ drain_instructions() {
 	rm -f "$SCRATCH/$1".*
 }
 
-# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9" by default.
-PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9} "
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9 10" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9 10} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
@@ -465,6 +466,19 @@ elif command -v valgrind > /dev/null; then
 fi
 fi
 
+if want 10; then
+# B10 — a group of new files made durable, each way, on this disk
+# (docs/adr/0009-a-group-of-births.md): milliseconds a file.
+note "B10 a group's syncs"
+mkdir -p "$SCRATCH/b10"
+for _ in $(seq "$RUNS"); do
+	out=$("$BENCH/syncs" "$SCRATCH/b10" "$B10_N" "$B10_ROUNDS")
+	for way in seq each writeback threads syncfs; do
+		add "b10_$way" "$(figure "$out" "$way")"
+	done
+done
+fi
+
 # The table.
 LOAD_END=$(load)
 ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
@@ -481,6 +495,7 @@ B6_RATIO=$(ratio b6_bakery b6_raw)
 B6_RATIO_ALWAYS=$(ratio b6_bakery_always b6_raw_always)
 B6_SYNC_COST=$(ratio b6_bakery_always b6_bakery)
 B8_RATIO=$(ratio b8 b0_wal)
+B10_RATIO=$(ratio b10_writeback b10_seq)
 # A command a process, from B4: 1000 / its ms.
 B8_VS_PROCESS=$(has b8 && has b4_order && calc "$(median b8) * $(median b4_order) / 1000" || echo null)
 
@@ -560,6 +575,10 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	else
 		line "B9 the day's growth" "-" "$B9_STATE"
 	fi
+	for way in seq each writeback threads syncfs; do
+		row "B10 $B10_N new files made durable: $way" "b10_$way" "ms/file"
+	done
+	line "B10 b10_ratio (writeback ÷ seq)" "$B10_RATIO" ""
 }
 
 if [ -n "${BENCH_JSON:-}" ]; then
@@ -598,5 +617,10 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b8 "$(median b8)" \
 		--argjson b8_ratio "$(num "$B8_RATIO")" \
 		--argjson b8_vs_process "$(num "$B8_VS_PROCESS")" \
+		--argjson b10_seq_ms "$(median b10_seq)" \
+		--argjson b10_writeback_ms "$(median b10_writeback)" \
+		--argjson b10_threads_ms "$(median b10_threads)" \
+		--argjson b10_syncfs_ms "$(median b10_syncfs)" \
+		--argjson b10_ratio "$(num "$B10_RATIO")" \
 		'$ARGS.named' > "$BENCH_JSON"
 fi

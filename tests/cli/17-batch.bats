@@ -277,6 +277,56 @@ orders() { bakery-order list | jq -s length; }
 		FROM messages ORDER BY enqueued_at DESC LIMIT 40)")" "40|1"
 }
 
+@test "a group's new files are made durable together: each written back, then each synced, one sync of their folder" {
+	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only: a rollback journal makes a file at its name"
+	places 1 > one
+	bakery-order --batch < one > /dev/null # the home and its folders
+	places 5 1 g > five
+	strace -f -y -e trace=fsync,fdatasync,sync_file_range,rename -o five.trace \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch < five > out
+	assert_equal "$(jq -r .exit out | sort -u)" 0
+	new='</[^>]*/order/\.new\.ord_[0-9a-f]*>'
+	assert_equal "$(grep -c " sync_file_range([0-9]*$new" five.trace)" 5
+	assert_equal "$(grep -c " fsync([0-9]*$new" five.trace)" 5
+	assert_equal "$(grep -c ' rename(' five.trace)" 5
+	# The order folder synced once, after the five names.
+	assert_equal "$(grep -c ' fsync([0-9]*</[^>]*/order>' five.trace)" 1
+	last_writeback=$(grep -n "sync_file_range([0-9]*$new" five.trace | tail -1 | cut -d: -f1)
+	first_sync=$(grep -n "fsync([0-9]*$new" five.trace | head -1 | cut -d: -f1)
+	last_sync=$(grep -n "fsync([0-9]*$new" five.trace | tail -1 | cut -d: -f1)
+	first_name=$(grep -n ' rename(' five.trace | head -1 | cut -d: -f1)
+	folder=$(grep -n 'fsync([0-9]*</[^>]*/order>' five.trace | cut -d: -f1)
+	last_name=$(grep -n ' rename(' five.trace | tail -1 | cut -d: -f1)
+	[ "$last_writeback" -lt "$first_sync" ]
+	[ "$last_sync" -lt "$first_name" ]
+	[ "$last_name" -lt "$folder" ]
+	assert_equal "$(orders)" 6
+	assert_equal "$(find "$BAKERY_HOME/sandboxes/default/order" -name '.new.*' | wc -l)" 0
+}
+
+@test "a group's file that cannot be made durable fails its own line alone, and nothing is at its name" {
+	id=$(place ada)
+	{ places 2 1 s; printf '{"cmd":"pay","order":"%s"}\n' "$id"; places 1 3 s; } > in
+	BAKERY_FAIL_SYNC_OF=/billing/ batch in
+	[ "$status" -eq 74 ]
+	assert_equal "$(jq -c '[.line, .exit, .sent]' "$BATCH_OUT" | paste -sd' ')" \
+		"[1,0,true] [2,0,true] [3,74,null] [4,0,true]"
+	run jq -r 'select(.line == 3) | .error' "$BATCH_OUT"
+	assert_output --partial "cannot sync"
+	assert_equal "$(jq -r 'select(.line == 3) | .result' "$BATCH_OUT")" null
+	[ ! -e "$BAKERY_HOME/sandboxes/default/billing/$id.db" ]
+	[ ! -e "$BAKERY_HOME/sandboxes/default/billing/.new.$id" ]
+	assert_equal "$(orders)" 4
+	assert_equal "$(queue_ready)" 4 # three OrderPlaced of the batch, one before
+	printf '{"cmd":"pay","order":"%s"}\n' "$id" > again
+	batch again
+	assert_equal "$status" 0
+	assert_equal "$(jq -r .result.status "$BATCH_OUT")" succeeded
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" placed
+	bakery-consume --drain > /dev/null
+	assert_equal "$(bakery-order show "$id" | jq -r .status)" paid
+}
+
 @test "a refused queue leaves the lines committed in their outboxes, answered sent false, exit 0" {
 	bakery-fault set queue-refuses
 	places 3 > in

@@ -332,3 +332,44 @@ syncs_at() {
 	assert_effects_once "$c"
 	[ -z "$(queue_ids)" ]
 }
+
+@test "a batch's new subscriber files are made durable together: one sync of each folder" {
+	command -v strace >/dev/null || skip "no strace"
+	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only: a rollback journal makes a file at its name"
+	paid_order ada >/dev/null
+	bakery-consume --drain >/dev/null # the day's files, ada's, the CRM's
+	for c in bo cy dee; do paid_order "$c" >/dev/null; done
+	bakery-consume --once --batch 20 >/dev/null # OrderPlaced, PaymentSucceeded
+	# The three OrderPaid, one batch: each makes its customer's files.
+	cd "$BATS_TEST_TMPDIR" || return 1
+	strace -f -y -e trace=fsync,fdatasync -o trace \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-consume --once --batch 20 >out
+	run jq -sc '[.[] | [.type, .outcome]] | unique + [length]' out
+	assert_output '[["OrderPaid","acked"],3]'
+	# Three new files each at the customer and at the inbox: each synced,
+	# and each folder synced once for its three names.
+	for kind in customer inbox; do
+		assert_equal "$(grep -c "fsync([0-9]*</[^>]*/default/$kind/\.new\.[a-z]*>" trace)" 3
+		assert_equal "$(grep -c "fsync([0-9]*</[^>]*/default/$kind>" trace)" 1
+	done
+	for c in bo cy dee; do
+		[ "$(bakery-show "customer/$c" | jq '.seen | length')" -eq 1 ]
+	done
+}
+
+@test "a batch's new file that cannot be made durable fails its object's deliveries alone: retried, then applied once" {
+	bakery-order -V | grep -q 'journal_mode=wal)' || skip "WAL only: a rollback journal makes a file at its name"
+	a=$(paid_order ada)
+	bakery-consume --once --batch 20 >/dev/null # OrderPlaced, PaymentSucceeded
+	run --separate-stderr env BAKERY_FAIL_SYNC_OF=/customer/ bakery-consume --retry-delay 0 --once --batch 20
+	assert_success
+	run jq -sc '[.[] | [.type, .status, .outcome]]' <<<"$output"
+	assert_output '[["OrderPaid",503,"retried"]]'
+	[ -z "$(ls -A "$BAKERY_HOME/sandboxes/default/customer")" ]
+	# The others applied it: the inbox wrote its receipt, once.
+	[ "$(bakery-show inbox/ada | jq '.seen | length')" -eq 1 ]
+	bakery-consume --retry-delay 0 --drain >/dev/null
+	assert_effects_once "$a"
+	[ "$(bakery-show customer/ada | jq '.seen | length')" -eq 1 ]
+	[ "$(bakery-show inbox/ada | jq '.seen | length')" -eq 1 ]
+}

@@ -13,8 +13,10 @@ load helpers
 	run jq -e '["b1_ratio", "b2_vs_plainjob_full", "b2_vs_plainjob_normal",
 		"b3_ratio_floor", "b3_p50_ms", "b3_p99_ms", "b4_ratio",
 		"b5_backlog_ratio", "b5_alarm_ratio", "b5_rss_mib",
-		"b6_vs_raw_nats", "b8_ratio", "b4_fsyncs_place", "b4_fsyncs_pay", "b2_fsyncs"]
+		"b6_vs_raw_nats", "b8_ratio", "b4_fsyncs_place", "b4_fsyncs_pay", "b2_fsyncs",
+		"b10_seq_ms", "b10_writeback_ms", "b10_ratio"]
 		- keys == [] and (.b1_ratio | type) == "number" and (.b8_ratio | type) == "number"
+		and (.b10_ratio | type) == "number"
 		and ([.b4_fsyncs_place, .b4_fsyncs_pay, .b2_fsyncs]
 			| all(type == "number" and . > 0))' \
 		"$BATS_TEST_TMPDIR/bench.json"
