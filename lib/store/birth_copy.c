@@ -408,7 +408,8 @@ new_copy(birth_copy *nf, const schema_def *schema, sqlite3 **db)
 	rc = sqlite3_open_v2(nf->tmp, db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(*db, "PRAGMA journal_mode=MEMORY;"
+		rc = sqlite3_exec(*db, "PRAGMA locking_mode=EXCLUSIVE;"
+		    "PRAGMA journal_mode=MEMORY;"
 		    "PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON;"
 		    "PRAGMA trusted_schema=OFF; BEGIN IMMEDIATE", NULL, NULL,
 		    NULL);

@@ -206,6 +206,48 @@ wal_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	return rc;
 }
 
+/* A name SQLite needs no help with: absolute, no "." or ".." part, no
+ * empty one. */
+static int
+plain_name(const char *name)
+{
+	if (name[0] != '/')
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' &&
+		    (p[2] == '/' || p[2] == '\0' || (p[2] == '.' &&
+		    (p[3] == '/' || p[3] == '\0'))))))
+			return 0;
+	return 1;
+}
+
+/*
+ * The unix VFS makes a name full by looking at each of its folders in
+ * turn (lstat), to follow symlinks: seven to nine calls each time a
+ * program opens a file of a home, most of them for folders above it.
+ * bakery's names are full already (the home is made absolute once,
+ * home_init). A symlink in a folder above the file changes nothing SQLite
+ * does with the name: the journal, the -wal and the -shm go beside the
+ * file in the same folder either way, and locks are taken on the file,
+ * not its name. A file that is itself a symlink (an operator's link to
+ * a queue.db elsewhere) is the one case that matters, for its -wal must
+ * be beside the file it links to, as any SQLite would look for it: one
+ * lstat of the name tells, and such a name goes to the unix VFS.
+ */
+static int
+wal_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+	sqlite3_vfs *real = vfs->pAppData;
+	size_t len = strlen(name);
+	struct stat sb;
+	if (len < (size_t)n && plain_name(name) &&
+	    (lstat(name, &sb) == 0 ? !S_ISLNK(sb.st_mode) : errno == ENOENT)) {
+		memcpy(out, name, len + 1);
+		return SQLITE_OK;
+	}
+	return real->xFullPathname(real, name, n, out);
+}
+
 void
 walvfs_register(void)
 {
@@ -223,6 +265,7 @@ walvfs_register(void)
 	wal_vfs.zName = "bakery-wal";
 	wal_vfs.pAppData = real;
 	wal_vfs.xOpen = wal_open;
+	wal_vfs.xFullPathname = wal_full_pathname;
 	wal_vfs.pNext = NULL;
 	sqlite3_vfs_register(&wal_vfs, 1);
 }

@@ -172,3 +172,37 @@ hold_making() {
 	assert_output ok
 	[ ! -e "$copy" ]
 }
+
+@test "a file of the home is opened by its name: SQLite looks at no folder above the home, nor twice at a new file's copy" {
+	wal_only
+	command -v strace >/dev/null || skip "no strace"
+	place ada >/dev/null
+	cd "$BATS_TEST_TMPDIR" || return 1
+	# LeakSanitizer cannot run under ptrace (make check SANITIZE=1).
+	strace -f -y -e trace=newfstatat,lstat,stat,fcntl -o place.trace \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	# The unix VFS looked at each folder of a name in turn (symlinks);
+	# the names of a home are full, and its files are never links.
+	run grep -c "\"$(dirname "$BAKERY_HOME")\"" place.trace
+	assert_output 0
+	# The copy's connection takes its lock once and keeps it: SQLite
+	# looks for a hot journal and a WAL beside it once, not once a lock.
+	assert_equal "$(grep -c '/\.new\.ord_[0-9a-f]*-journal"' place.trace)" 1
+	assert_equal "$(grep -c '/\.new\.ord_[0-9a-f]*-wal"' place.trace)" 1
+}
+
+@test "a home reached through a symlinked folder: its files and their WALs are where the folder is" {
+	wal_only
+	real=$BATS_TEST_TMPDIR/real
+	mkdir -p "$real"
+	ln -s "$real" "$BATS_TEST_TMPDIR/link"
+	export BAKERY_HOME=$BATS_TEST_TMPDIR/link/home
+	bakery-order gateway test >/dev/null
+	id=$(paid_order ada)
+	bakery-consume --drain >/dev/null
+	assert_effects_once "$id"
+	[ -f "$real/home/sandboxes/default/order/$id.db-wal" ]
+	[ -f "$real/home/queue.db-wal" ]
+	[ ! -L "$real/home/queue.db" ]
+	[ "$(bakery-order show "$id" | jq -r .status)" = paid ]
+}
