@@ -9,8 +9,35 @@
 
 #include <stddef.h>
 
+/* SQLite's file header: the file format's write and read versions, at
+ * bytes 18 and 19, are 1 and 1 in a rollback journal, 2 and 2 in WAL. */
+#define HEADER_VERSIONS 18
+#define VERSIONS_ROLLBACK "\1\1"
+#define VERSIONS_WAL "\2\2"
+
+/* An object's copy and the making's lock (birth_copy.c); named by
+ * birth_name.c. */
+struct birth_copy {
+	int fd;      /* .new.NAME */
+	int err;     /* errno of its open, when it failed */
+	int locked;  /* its flock taken, that file still of that name */
+	int settled; /* given path's name */
+	int refs;    /* its birth's, and its group's until it settles */
+	int done;    /* birth_copies_settle ran for it: rc and error hold */
+	int rc;
+	char *error;
+	char *tmp, *path;
+};
+
 /* Records "cannot WHAT 'PATH': strerror(err)" with err's exit code. */
 int birth_fail(const char *what, const char *path, int err);
+/* Syncs fd, of path (its folder when folder is set), as the power-cut VFS
+ * counts it: a sync where the power may go. */
+int birth_sync_counted(int fd, const char *path, int folder);
+/* Gives tmp, synced, path's name beside an empty -wal and -shm under the
+ * folder's flock, and syncs the folder: 1 when path is there already
+ * (another maker's); *named is set once tmp has the name. */
+int birth_name_new_file(const char *tmp, const char *path, int *named);
 /* Makes path whole with schema (steps 2 and 3 of a home's file): *made
  * is set when this call made it, not when another maker won. */
 int birth_make_whole(const char *path, const schema_def *schema,

@@ -20,11 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* SQLite's file header: the file format's write and read versions, at
- * bytes 18 and 19, are 1 and 1 in a rollback journal, 2 and 2 in WAL. */
-#define HEADER_VERSIONS 18
-#define VERSIONS_ROLLBACK "\1\1"
-#define VERSIONS_WAL "\2\2"
 
 /*
  * A new file in WAL is made whole before it has its name: its image (the
@@ -132,97 +127,6 @@ write_image(int fd, const char *path, const unsigned char *image,
 	return 0;
 }
 
-/* Syncs fd, of path (its folder when folder is set), as the power-cut VFS
- * counts it: a sync where the power may go. */
-static int
-sync_counted(int fd, const char *path, int folder)
-{
-	if (testvfs_synced(path, folder))
-		return birth_fail("sync", path, EIO);
-	return fsync(fd) == 0 ? 0 : birth_fail("sync", path, errno);
-}
-
-/* Opens path's folder (*dir its name) and takes the flock every maker
- * takes before it names a file there. */
-static int
-folder_lock(const char *path, char **dir, int *dfd)
-{
-	*dir = bakery_xstrdup(path);
-	char *slash = strrchr(*dir, '/');
-	if (slash)
-		*slash = '\0';
-	*dfd = open(slash ? *dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = *dfd < 0 ? birth_fail("open", *dir, errno) : 0;
-	while (!rc && flock(*dfd, LOCK_EX) != 0)
-		if (errno != EINTR)
-			rc = birth_fail("lock", *dir, errno);
-	return rc;
-}
-
-/* Gives tmp, synced, path's name beside a new empty -wal and -shm, under
- * its folder's flock (folder_lock), the folder not synced yet. 1 when
- * path is there already (another maker's, tmp left as it is); *named is
- * set once tmp has the name. */
-static int
-name_file(const char *tmp, const char *path, int *named)
-{
-	*named = 0;
-	char *wal = bakery_xasprintf("%s-wal", path);
-	char *shm = bakery_xasprintf("%s-shm", path);
-	int rc = access(path, F_OK) == 0;
-	if (!rc) {
-		unlink(wal);
-		unlink(shm);
-		/* The -shm too: a reader that comes before any writer
-		 * opens it read-only and writes nothing (db_open_readonly). */
-		for (int i = 0; !rc && i < 2; i++) {
-			const char *f = i ? shm : wal;
-			int wfd = open(f, O_WRONLY | O_CREAT | O_EXCL |
-			    O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (wfd < 0)
-				rc = birth_fail("create", f, errno);
-			else
-				close(wfd);
-		}
-	}
-	if (!rc) {
-		testvfs_created(wal);
-		if (rename(tmp, path) != 0) {
-			rc = birth_fail("create", path, errno);
-			unlink(wal);
-			unlink(shm);
-		} else {
-			testvfs_created(path);
-			*named = 1;
-		}
-	}
-	free(wal);
-	free(shm);
-	return rc;
-}
-
-/* Gives tmp, synced, path's name (name_file) and syncs the folder once
- * for both names. 1 when path is there already; *named is set once tmp
- * has the name, whatever fails after. */
-static int
-name_new_file(const char *tmp, const char *path, int *named)
-{
-	*named = 0;
-	char *dir;
-	int dfd;
-	int rc = folder_lock(path, &dir, &dfd);
-	if (!rc)
-		rc = name_file(tmp, path, named);
-	if (!rc)
-		rc = sync_counted(dfd, path, 1);
-	if (!rc)
-		walvfs_made(path);
-	if (dfd >= 0)
-		close(dfd); /* and its flock */
-	free(dir);
-	return rc;
-}
-
 int
 birth_make_whole(const char *path, const schema_def *schema, int *made)
 {
@@ -240,12 +144,12 @@ birth_make_whole(const char *path, const schema_def *schema, int *made)
 	if (!rc)
 		rc = write_image(fd, tmp, image, size);
 	if (!rc)
-		rc = sync_counted(fd, tmp, 0);
+		rc = birth_sync_counted(fd, tmp, 0);
 	if (fd >= 0)
 		close(fd);
 	int named = 0;
 	if (!rc)
-		rc = name_new_file(tmp, path, &named);
+		rc = birth_name_new_file(tmp, path, &named);
 	*made = named;
 	if (fd >= 0 && !named)
 		unlink(tmp); /* another maker won, or this one failed */
@@ -283,18 +187,6 @@ birth_make_whole(const char *path, const schema_def *schema, int *made)
  * removed, never the file it links to, and a new one is made; a folder
  * there is EX_CONFIG, the operator's to remove.
  */
-struct birth_copy {
-	int fd;      /* .new.NAME */
-	int err;     /* errno of its open, when it failed */
-	int locked;  /* its flock taken, that file still of that name */
-	int settled; /* given path's name */
-	int refs;    /* its birth's, and its group's until it settles */
-	int done;    /* birth_copies_settle ran for it: rc and error hold */
-	int rc;
-	char *error;
-	char *tmp, *path;
-};
-
 static void
 new_free(birth_copy *nf)
 {
@@ -500,101 +392,6 @@ birth_copy_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	}
 	*out = nf;
 	return 0;
-}
-
-/* The outcome of c's settle (rc, and bakery_error() when it failed). */
-static void
-outcome(birth_copy *c, int rc)
-{
-	/* Its maker alone makes path: another program made it. */
-	if (rc == 1)
-		rc = bakery_fail(EX_TEMPFAIL, "'%s' was made by another "
-		    "program meanwhile", c->path);
-	c->done = 1;
-	c->rc = rc;
-	if (rc)
-		c->error = bakery_xstrdup(bakery_error());
-}
-
-/* Names the copies c[from..n) that lie in c[from]'s folder and are synced
- * (done unset), under the folder's flock, then syncs the folder once. */
-static size_t
-folder_len(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? (size_t)(slash - path) : 0;
-}
-
-static int
-same_folder(const char *a, const char *b)
-{
-	size_t l = folder_len(a);
-	return folder_len(b) == l && strncmp(a, b, l) == 0;
-}
-
-static void
-name_in_folder(birth_copy **c, size_t from, size_t n)
-{
-	char *dir;
-	int dfd, named = 0;
-	int rc = folder_lock(c[from]->path, &dir, &dfd);
-	size_t i;
-	for (i = from; !rc && i < n; i++) {
-		birth_copy *x = c[i];
-		if (x->done || !same_folder(x->path, c[from]->path))
-			continue;
-		int one = name_file(x->tmp, x->path, &x->settled);
-		named += x->settled;
-		if (one)
-			outcome(x, one);
-	}
-	/* Named, the folder not synced: a power cut now takes the names. */
-	if (!rc && named)
-		bakery_crash_point("make.before_folder_sync");
-	if (!rc && named)
-		rc = sync_counted(dfd, c[from]->path, 1);
-	for (i = from; i < n; i++) {
-		birth_copy *x = c[i];
-		if (x->done || !same_folder(x->path, c[from]->path))
-			continue;
-		if (!rc && x->settled)
-			walvfs_made(x->path);
-		outcome(x, rc);
-	}
-	if (dfd >= 0)
-		close(dfd); /* and its flock */
-	free(dir);
-}
-
-void
-birth_copies_settle(birth_copy **c, size_t n)
-{
-	/* Each copy's data written back at once, then each synced: the
-	 * syncs find their data on its way (docs/adr/0009). */
-	int any = 0;
-	for (size_t i = 0; i < n; i++) {
-		birth_copy *x = c[i];
-		if (pwrite(x->fd, VERSIONS_WAL, 2, HEADER_VERSIONS) != 2)
-			outcome(x, birth_fail("write", x->tmp, errno));
-		else
-			(void)sync_file_range(x->fd, 0, 0,
-			    SYNC_FILE_RANGE_WRITE);
-	}
-	for (size_t i = 0; i < n; i++) {
-		birth_copy *x = c[i];
-		int rc = x->done ? 0 : sync_counted(x->fd, x->tmp, 0);
-		if (rc)
-			outcome(x, rc);
-		any |= !x->done;
-	}
-	/* Their alarms' index entries, if any, are written: a stop here is
-	 * a maker between its entry and its rename (relay.c,
-	 * drop_if_unborn). */
-	if (any)
-		bakery_crash_point("make.before_rename");
-	for (size_t i = 0; i < n; i++)
-		if (!c[i]->done)
-			name_in_folder(c, i, n);
 }
 
 int
