@@ -37,7 +37,7 @@ open_file(bakery_ctx *ctx, bakery_object *o, int create)
 	birth_group_wants(ctx, path); /* made in this group: named first */
 	if (!ctx->kept || !keep_take(ctx->kept, path, &o->db, &o->stmts))
 		rc = create ? birth_object_open(ctx, path,
-		    kind_schema(o->desc), &o->birth, &o->db)
+		    kind_schema(o->desc), &o->birth, &o->db, &o->stmts)
 			    : open_existing(o, path);
 	free(path);
 	return rc;
@@ -92,9 +92,8 @@ object_close(bakery_object *o)
 		free(path);
 	}
 	if (o->db || o->birth.state == BIRTH_PENDING) {
-		db_stmts_free(&o->stmts);
 		char *path = home_object_path(o->ctx, o->sandbox, o->address);
-		birth_close(&o->birth, &o->db, path);
+		birth_close(&o->birth, &o->db, &o->stmts, path);
 		free(path);
 	}
 	home_unlock_sandbox(o->lock_fd);
@@ -138,30 +137,68 @@ step_done(bakery_object *o, sqlite3_stmt *st)
 	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : failed(o, rc, "write");
 }
 
+/* st's state column (jv_null without a row) into *state, or a failure
+ * (address's "corrupt state", or db's error). st is left reset. */
+static int
+state_of(sqlite3 *db, sqlite3_stmt *st, const char *address, jv *state)
+{
+	*state = jv_null();
+	int src = sqlite3_step(st), rc = 0;
+	if (src == SQLITE_ROW) {
+		*state = jv_parse((const char *)sqlite3_column_text(st, 0));
+		if (!jv_is_valid(*state)) {
+			jv_free(*state);
+			*state = jv_null();
+			rc = bakery_fail(EX_SOFTWARE, "corrupt state in '%s'",
+			    address);
+		}
+	} else if (src != SQLITE_DONE) {
+		rc = db_fail(db, src, "cannot read state");
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
+static const char state_sql[] = "SELECT json FROM state WHERE id = 1";
+
 int
 object_load(bakery_object *o)
 {
 	sqlite3_stmt *st;
-	int rc = object_prepare(o, "SELECT json FROM state WHERE id = 1", &st);
+	int rc = object_prepare(o, state_sql, &st);
 	if (rc)
 		return rc;
 	jv_free(o->state);
-	o->state = jv_null();
-	int src = sqlite3_step(st);
-	if (src == SQLITE_ROW) {
-		o->state = jv_parse((const char *)sqlite3_column_text(st, 0));
-		if (!jv_is_valid(o->state)) {
-			jv_free(o->state);
-			o->state = jv_null();
-			object_finish(o, st);
-			return bakery_fail(EX_SOFTWARE,
-			    "corrupt state in '%s'", o->address);
-		}
-	}
+	rc = state_of(o->db, st, o->address, &o->state);
 	object_finish(o, st);
-	if (src != SQLITE_ROW && src != SQLITE_DONE)
-		return db_fail(o->db, src, "cannot read state");
-	return 0;
+	return rc;
+}
+
+int
+object_peek(bakery_ctx *ctx, const char *sandbox, const char *address,
+    jv *state)
+{
+	*state = jv_null();
+	char kind[BAKERY_NAME_SIZE], key[BAKERY_NAME_SIZE];
+	const object_kind *desc;
+	int rc = kind_parse_address(address, kind, key, &desc);
+	if (!rc && !bakery_name_valid(sandbox))
+		rc = bakery_fail(EX_USAGE, "bad sandbox name: '%s'", sandbox);
+	if (rc)
+		return rc;
+	char *path = home_object_path(ctx, sandbox, address);
+	sqlite3 *db;
+	rc = db_open_readonly(ctx, path, kind_schema(desc), &db);
+	free(path);
+	if (rc)
+		return rc == EX_NOINPUT ? 0 : rc; /* no file, or no schema */
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, state_sql, -1, &st, NULL);
+	rc = src == SQLITE_OK ? state_of(db, st, address, state)
+			      : db_fail(db, src, "cannot read state");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return rc;
 }
 
 int
@@ -546,10 +583,8 @@ object_commit(bakery_object *o)
 		rc = birth_group_before_commit(o->ctx);
 	if (!rc)
 		rc = db_commit(o->db);
-	if (!rc && o->birth.copy)
-		db_stmts_free(&o->stmts); /* they go with the copy's connection */
 	if (!rc)
-		rc = birth_committed(&o->birth, &o->db);
+		rc = birth_committed(&o->birth, &o->db, &o->stmts);
 	if (rc)
 		object_rollback(o);
 	o->dirty = 0;

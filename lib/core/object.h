@@ -145,6 +145,12 @@ int object_alarm_set(bakery_object *o, const object_alarm *a);
 int object_events(bakery_object *o, jv *out);
 /* {"address","sandbox","state","seen","outbox","alarm"}; the state holds
  * the kind's rows too (its descriptor's rows). */
+/* The state of the object at address in sandbox (not NULL), read through
+ * a connection that writes nothing, its kind's rows left out: jv_null
+ * when it has no file or no state. For one object's look at another's
+ * record (an order at its Billing's): no lock, nothing kept open. */
+int object_peek(bakery_ctx *ctx, const char *sandbox, const char *address,
+    jv *state);
 int object_show(bakery_object *o, jv *out);
 /* Up to limit records of the object's list (kind.h, .arrays) as a jv
  * array, in the order they came, from the one after the record of order

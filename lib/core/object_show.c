@@ -238,9 +238,10 @@ object_list_has(bakery_object *o, const char *list, const char *order,
 {
 	char *sql = bakery_xasprintf("SELECT 1 FROM \"%s\" WHERE order_id = ?1",
 	    list);
-	sqlite3_stmt *st;
-	int rc = object_prepare(o, sql, &st);
+	const char *kept = db_intern(sql);
 	free(sql);
+	sqlite3_stmt *st;
+	int rc = object_prepare(o, kept, &st);
 	if (rc)
 		return rc;
 	sqlite3_bind_text(st, 1, order, -1, SQLITE_TRANSIENT);

@@ -57,9 +57,9 @@ kindkit_list_remove(bakery_object *o, const char *list, const char *order)
 {
 	char *sql = bakery_xasprintf("DELETE FROM \"%s\" WHERE order_id = ?1",
 	    list);
-	int rc = object_exec(o, sql, JV_ARRAY(jv_string(order)), NULL);
+	const char *kept = db_intern(sql);
 	free(sql);
-	return rc;
+	return object_exec(o, kept, JV_ARRAY(jv_string(order)), NULL);
 }
 
 int
@@ -80,9 +80,10 @@ kindkit_append_once(bakery_object *o, const char *key_field,
 	if (order) {
 		char *sql = bakery_xasprintf("INSERT INTO \"%s\"(order_id, json)"
 		    " VALUES (?1, ?2) ON CONFLICT (order_id) DO NOTHING", list);
-		rc = object_exec(o, sql, JV_ARRAY(jv_string(order),
-		    jv_copy(record)), NULL);
+		const char *kept = db_intern(sql);
 		free(sql);
+		rc = object_exec(o, kept, JV_ARRAY(jv_string(order),
+		    jv_copy(record)), NULL);
 	}
 	jv_free(record);
 	return rc ? ANSWER_UNAVAILABLE : ANSWER_APPLIED;

@@ -51,18 +51,12 @@ fence_of(bakery_ctx *ctx, const char *sandbox)
 	return queue_get(ctx, &q) == 0 ? queue_fence(q, sandbox) : 0;
 }
 
-/* Whether env was recorded before fence. */
-static int
-predates(jv env, int64_t fence)
-{
-	int64_t at = envelope_time_ms(env);
-	return at > 0 && at < fence;
-}
-
-/* Why an envelope's id or data is bad ("" when good), found once for
- * all its subscribers: each of them answers 422 with it. */
+/* Why an envelope's id or data is bad ("" when good), and when it was
+ * recorded (ms, 0 when its time cannot be read), found once for all its
+ * subscribers: each of them answers 422 with why. */
 typedef struct envelope_check {
 	char why[200];
+	int64_t at;
 } envelope_check;
 
 static void
@@ -70,10 +64,18 @@ check_envelope(jv env, envelope_check *c)
 {
 	const char *id = envelope_str(env, "id");
 	c->why[0] = '\0';
+	c->at = envelope_time_ms(env);
 	if (!id || !bakery_text_valid(id, 128))
 		snprintf(c->why, sizeof c->why, "bad id");
 	else
 		event_data_check(env, c->why, sizeof c->why);
+}
+
+/* Whether the envelope c was found of was recorded before fence. */
+static int
+predates(const envelope_check *c, int64_t fence)
+{
+	return c->at > 0 && c->at < fence;
 }
 
 /* One envelope at one of its subscribers. */
@@ -158,7 +160,7 @@ apply_one(bakery_object *o, const object_kind *sub, int refused,
 	 * open must not see this event applied. */
 	if (object_seen(o, id))
 		return 0;
-	if (predates(d->env, fence)) {
+	if (predates(d->check, fence)) {
 		d->r->status = ANSWER_WIPED;
 		return 0;
 	}
@@ -270,7 +272,7 @@ answer_early(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
 		else if (g[i]->check->why[0])
 			answered(g[i]->r, name, ANSWER_MALFORMED,
 			    g[i]->check->why);
-		else if (predates(g[i]->env, f->fence))
+		else if (predates(g[i]->check, f->fence))
 			g[i]->r->status = ANSWER_WIPED;
 		else
 			pending++;
@@ -295,7 +297,7 @@ apply_external(bakery_ctx *ctx, sandbox_reads *s, delivery *const *g,
 	for (size_t i = 0; i < n; i++) {
 		if (g[i]->r->status != ANSWER_APPLIED)
 			continue;
-		if (!rc && predates(g[i]->env, fence))
+		if (!rc && predates(g[i]->check, fence))
 			g[i]->r->status = ANSWER_WIPED; /* under the lock */
 		else if (rc)
 			answered(g[i]->r, name, ANSWER_UNAVAILABLE,

@@ -540,15 +540,8 @@ int
 billing_read_in(bakery_ctx *ctx, const char *sandbox, const char *order,
     jv *state)
 {
-	*state = jv_null();
 	char address[80];
 	snprintf(address, sizeof address, "billing/%s", order);
-	bakery_object *o;
-	int rc = object_open(ctx, sandbox, address, 0, &o);
-	if (rc == EX_NOINPUT)
-		return 0;
-	if (!rc && !(rc = object_load(o)))
-		*state = jv_copy(o->state);
-	object_close(o);
-	return rc;
+	return object_peek(ctx, sandbox ? sandbox : ctx->sandbox, address,
+	    state);
 }

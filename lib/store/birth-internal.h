@@ -6,6 +6,7 @@
 #define BAKERY_BIRTH_INTERNAL_H
 
 #include "birth.h"
+#include "sql.h"
 
 #include <stddef.h>
 
@@ -27,6 +28,7 @@ struct birth_copy {
 	int rc;
 	char *error;
 	char *tmp, *path;
+	struct birth_kin *kin; /* the kind's connection its commit ran on */
 };
 
 /* Records "cannot WHAT 'PATH': strerror(err)" with err's exit code. */
@@ -45,12 +47,19 @@ int birth_make_whole(const char *path, const schema_def *schema,
 /* Takes the making of path (steps 2 and 3 of an object's file): its
  * folder must exist. *copy is NULL when path exists (made meanwhile:
  * open it as usual). Else *db is a connection on a private copy of
- * schema's image beside path, a transaction begun in it, and nothing is
- * at path until birth_copies_settle. Another maker of path waits (up to
- * ctx's busy timeout, then EX_TEMPFAIL) until this one has settled or
- * ended. */
+ * schema's image, a transaction begun in it, *stmts its statements, and
+ * nothing is at path until birth_copies_settle. Another maker of path
+ * waits (up to ctx's busy timeout, then EX_TEMPFAIL) until this one has
+ * settled or ended. */
 int birth_copy_begin(bakery_ctx *ctx, const char *path,
-    const schema_def *schema, birth_copy **copy, sqlite3 **db);
+    const schema_def *schema, birth_copy **copy, sqlite3 **db,
+    db_stmts *stmts);
+/* After the commit on *db (step 4): the copy's bytes are in .new.NAME,
+ * and *db and *stmts are given up (NULL and empty). */
+int birth_copy_committed(birth_copy *c, sqlite3 **db, db_stmts *stmts);
+/* A copy never committed: its transaction ends, and *db and *stmts are
+ * given up. */
+void birth_copy_abandon(birth_copy *c, sqlite3 **db, db_stmts *stmts);
 /* After their commits, their connections closed (steps 4 and 5): gives
  * each copy, synced, its path's name beside an empty -wal and -shm. The
  * copies' data is written back at once and then synced one by one; each

@@ -191,7 +191,7 @@ birth_open_sandbox(bakery_ctx *ctx, const char *sandbox, int create,
 
 int
 birth_object_open(bakery_ctx *ctx, const char *path,
-    const schema_def *schema, birth *b, sqlite3 **db)
+    const schema_def *schema, birth *b, sqlite3 **db, db_stmts *stmts)
 {
 	b->state = BIRTH_NONE;
 	b->copy = NULL;
@@ -205,7 +205,8 @@ birth_object_open(bakery_ctx *ctx, const char *path,
 			rc = make_folders(ctx, path, &missing);
 		if (!rc && missing) {
 			walvfs_register();
-			rc = birth_copy_begin(ctx, path, schema, &b->copy, db);
+			rc = birth_copy_begin(ctx, path, schema, &b->copy, db,
+			    stmts);
 			if (!rc && b->copy)
 				ctx->files_opened++;
 		}
@@ -319,15 +320,21 @@ birth_group_end(bakery_ctx *ctx)
 }
 
 int
-birth_committed(birth *b, sqlite3 **db)
+birth_committed(birth *b, sqlite3 **db, db_stmts *stmts)
 {
 	if (!b->copy) {
 		if (birth_unborn(b))
 			b->state = BIRTH_NONE;
 		return 0;
 	}
-	sqlite3_close(*db);
-	*db = NULL;
+	int rc = birth_copy_committed(b->copy, db, stmts);
+	if (rc) {
+		/* Its bytes are not in the copy: nothing is named. */
+		birth_release(b->copy);
+		b->copy = NULL;
+		b->state = BIRTH_MADE;
+		return rc;
+	}
 	struct birth_group *g = b->ctx ? b->ctx->births : NULL;
 	if (g) {
 		if (g->n == BIRTH_GROUP_MAX)
@@ -358,7 +365,7 @@ birth_settled(birth *b)
 }
 
 void
-birth_close(birth *b, sqlite3 **db, const char *path)
+birth_close(birth *b, sqlite3 **db, db_stmts *stmts, const char *path)
 {
 	if (b->state == BIRTH_PENDING) {
 		/* Committed: its group names it. */
@@ -366,11 +373,11 @@ birth_close(birth *b, sqlite3 **db, const char *path)
 		b->copy = NULL;
 	} else if (b->copy) {
 		/* Never committed: the copy goes, nothing was at its name. */
-		sqlite3_close(*db);
-		*db = NULL;
+		birth_copy_abandon(b->copy, db, stmts);
 		birth_release(b->copy);
 		b->copy = NULL;
 	}
+	db_stmts_free(stmts);
 	if (*db) {
 		db_rollback(*db);
 		/* Its first commit failed (a full disk): no empty file is

@@ -32,16 +32,19 @@
  *      missing, whatever the umask) and flocked, then checked to be the
  *      file of that name still; a file at the name by then was made
  *      meanwhile and is opened as any file;
- *   3. the image is copied into .new.NAME as a file in a rollback journal
- *      (the header's two bytes 1) and the first transaction runs there,
+ *   3. the first transaction runs on a private copy of the image, as a
+ *      file in a rollback journal (the header's two bytes 1),
  *      journal_mode=MEMORY, synchronous=OFF: no sync, nobody else reads
- *      it, and a copy half written is no object;
- *   4. at its commit (birth_committed) the copy gets WAL's two bytes:
- *      sync 1 holds the schema and the first change; crash point
- *      make.before_rename;
+ *      it, and a copy half written is no object. The copy is a buffer
+ *      under the kind's one connection (memvfs.h: its schema parsed and
+ *      its statements prepared once in a process), or, when that one is
+ *      taken, .new.NAME itself under a connection of its own;
+ *   4. at its commit (birth_committed) the copy's bytes are in .new.NAME
+ *      and get WAL's two bytes: sync 1 holds the schema and the first
+ *      change; crash point make.before_rename;
  *   5. under the folder's flock, an empty -wal and -shm and the rename:
  *      sync 2, of the folder, holds both names. The copy's connection is
- *      closed; the file is opened again when next used (BIRTH_MADE).
+ *      given up; the file is opened again when next used (BIRTH_MADE).
  * So a command pays 2 syncs for the file it makes and the change in it.
  * A file that never had a change committed is never seen. A maker killed
  * midway leaves a .new.NAME the next maker writes again (one bakery made:
@@ -62,6 +65,7 @@
 #include <sqlite3.h>
 
 #include "schema.h"
+#include "sql.h"
 
 typedef struct bakery_ctx bakery_ctx;
 typedef struct birth_copy birth_copy;
@@ -97,9 +101,11 @@ typedef struct birth {
 
 /* Opens path for a command that writes, made with the first change when
  * it is not there (b->state BIRTH_FIRST: *db has the first transaction
- * begun, and the caller's change commits with the schema). */
+ * begun, and the caller's change commits with the schema). *stmts, empty
+ * when called, are the statements the caller keeps for *db: a copy's
+ * connection may come with some prepared (birth_copy.c). */
 int birth_object_open(bakery_ctx *ctx, const char *path,
-    const schema_def *schema, birth *b, sqlite3 **db);
+    const schema_def *schema, birth *b, sqlite3 **db, db_stmts *stmts);
 /* 1 when the open's transaction is still begun (BIRTH_FIRST): the first
  * change is made in it, not in one of its own. */
 int birth_begun(const birth *b, sqlite3 *db);
@@ -109,21 +115,21 @@ int birth_unborn(const birth *b);
  * in WAL, in the copy), as it would have been had it been committed on
  * its own. */
 void birth_rolled_back(birth *b, sqlite3 *db, const char *what);
-/* After a commit on *db: *db is closed (its statements finalized
- * first) and the copy given its name (steps 4 and 5): BIRTH_MADE; in a
- * group, named when the group settles: BIRTH_PENDING. Else the file is
- * born: BIRTH_NONE. */
-int birth_committed(birth *b, sqlite3 **db);
+/* After a commit on *db: the copy's connection is given up (*db NULL,
+ * *stmts empty) and the copy given its name (steps 4 and 5): BIRTH_MADE;
+ * in a group, named when the group settles: BIRTH_PENDING. Else the file
+ * is born: BIRTH_NONE. */
+int birth_committed(birth *b, sqlite3 **db, db_stmts *stmts);
 /* BIRTH_PENDING: its group settled first if it has not yet, then 0 when
  * the copy has its name, or the failure that kept it from it (the
  * commit is lost: nothing is at the name); either way BIRTH_MADE after.
  * Any other state: 0. */
 int birth_settled(birth *b);
-/* Ends what this open made and closes *db (its statements finalized
- * first, the transaction rolled back): a copy never committed goes
- * (nothing was at the name), and a file made here that holds its schema
- * alone is removed. */
-void birth_close(birth *b, sqlite3 **db, const char *path);
+/* Ends what this open made and closes *db (*stmts finalized first, the
+ * transaction rolled back): a copy never committed goes (nothing was at
+ * the name), and a file made here that holds its schema alone is
+ * removed. */
+void birth_close(birth *b, sqlite3 **db, db_stmts *stmts, const char *path);
 
 /*
  * A group of births. A process that makes several objects' files before

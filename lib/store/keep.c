@@ -1,9 +1,11 @@
 /*
  * keep.c — connections kept open for the next use (keep.h).
  *
- * A short array, most recently used last: a consumer keeps tens of
- * objects, and a walk over them costs less than the one stat(2) each use
- * makes anyway.
+ * A short array of pointers, most recently used last: a consumer keeps
+ * tens of objects, and a walk over them costs less than the one stat(2)
+ * each use makes anyway. An entry holds its statements (half a
+ * kilobyte): moved in the array at each drop, they cost more than the
+ * walk, so the array holds pointers.
  */
 #define _GNU_SOURCE
 #include "keep.h"
@@ -26,7 +28,7 @@ struct kept {
 struct keep_pool {
 	int max, n;
 	long idle_ms;
-	struct kept *e;
+	struct kept **e;
 };
 
 static int64_t
@@ -54,6 +56,7 @@ close_kept(struct kept *e)
 	db_stmts_free(&e->stmts);
 	sqlite3_close(e->db);
 	free(e->path);
+	free(e);
 }
 
 /* Closes the gap entry i leaves, keeping the order. */
@@ -68,7 +71,7 @@ forget(keep_pool *k, int i)
 static void
 drop(keep_pool *k, int i)
 {
-	close_kept(&k->e[i]);
+	close_kept(k->e[i]);
 	forget(k, i);
 }
 
@@ -87,21 +90,22 @@ int
 keep_take(keep_pool *k, const char *path, sqlite3 **db, db_stmts *stmts)
 {
 	int i = k->n - 1;
-	while (i >= 0 && strcmp(k->e[i].path, path) != 0)
+	while (i >= 0 && strcmp(k->e[i]->path, path) != 0)
 		i--;
 	if (i < 0)
 		return 0;
 	struct stat sb;
-	if (stat(path, &sb) != 0 || sb.st_dev != k->e[i].dev ||
-	    sb.st_ino != k->e[i].ino) {
+	if (stat(path, &sb) != 0 || sb.st_dev != k->e[i]->dev ||
+	    sb.st_ino != k->e[i]->ino) {
 		/* Moved aside by a wipe, removed, or replaced: the
 		 * connection writes a file nobody will read. */
 		drop(k, i);
 		return 0;
 	}
-	*db = k->e[i].db;
-	*stmts = k->e[i].stmts;
-	free(k->e[i].path);
+	*db = k->e[i]->db;
+	*stmts = k->e[i]->stmts;
+	free(k->e[i]->path);
+	free(k->e[i]);
 	forget(k, i);
 	return 1;
 }
@@ -109,20 +113,21 @@ keep_take(keep_pool *k, const char *path, sqlite3 **db, db_stmts *stmts)
 void
 keep_put(keep_pool *k, const char *path, sqlite3 *db, db_stmts *stmts)
 {
-	struct kept e = { .db = db, .stmts = *stmts };
+	struct kept *e = bakery_xmalloc(sizeof *e);
+	*e = (struct kept){ .db = db, .stmts = *stmts };
 	memset(stmts, 0, sizeof *stmts);
 	struct stat sb;
 	if (stat(path, &sb) != 0) {
-		close_kept(&e);
+		close_kept(e);
 		return;
 	}
-	e.path = bakery_xstrdup(path);
-	e.dev = sb.st_dev;
-	e.ino = sb.st_ino;
-	e.used_ms = monotonic_ms();
+	e->path = bakery_xstrdup(path);
+	e->dev = sb.st_dev;
+	e->ino = sb.st_ino;
+	e->used_ms = monotonic_ms();
 	/* The same file opened twice at once: the older connection goes. */
 	for (int i = 0; i < k->n; i++)
-		if (strcmp(k->e[i].path, path) == 0) {
+		if (strcmp(k->e[i]->path, path) == 0) {
 			drop(k, i);
 			break;
 		}
@@ -138,7 +143,7 @@ keep_idle(keep_pool *k)
 		return;
 	int64_t now = monotonic_ms();
 	/* Oldest first: the first one used recently enough ends it. */
-	while (k->n && now - k->e[0].used_ms >= k->idle_ms)
+	while (k->n && now - k->e[0]->used_ms >= k->idle_ms)
 		drop(k, 0);
 }
 

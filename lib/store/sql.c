@@ -117,6 +117,18 @@ db_run(sqlite3 *db, const char *what, int n, const char *const *sql,
 	return rc;
 }
 
+const char *
+db_intern(const char *text)
+{
+	static char **texts;
+	static size_t n;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(texts[i], text) == 0)
+			return texts[i];
+	texts = bakery_xrealloc(texts, (n + 1) * sizeof *texts);
+	return texts[n++] = bakery_xstrdup(text);
+}
+
 int
 db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
     sqlite3_stmt **st)

@@ -49,6 +49,10 @@ typedef struct db_stmts {
 		sqlite3_stmt *st;
 	} slot[DB_STMTS];
 } db_stmts;
+/* The one copy of text kept for the process, equal texts one address:
+ * SQL made at run time (a list's name put in) then hits the statements
+ * kept. Only for texts of a fixed few (each is kept for ever). */
+const char *db_intern(const char *text);
 /* An SQLite result code; *st is ready to bind and step. */
 int db_prepare(sqlite3 *db, db_stmts *c, const char *sql,
     sqlite3_stmt **st);

@@ -365,6 +365,13 @@ testvfs_created(const char *path)
 }
 
 int
+testvfs_wrote(void)
+{
+	testvfs_register();
+	return fail_now();
+}
+
+int
 testvfs_synced(const char *path, int folder)
 {
 	static const char *fail_of;

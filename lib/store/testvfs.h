@@ -29,6 +29,11 @@ void testvfs_created(const char *path);
  * fsync had failed with EIO. */
 int testvfs_synced(const char *path, int folder);
 
+/* bakery writes a file outside SQLite (a new file's copy): 1 when the
+ * write is to fail, as BAKERY_FAIL_WRITE_AT counts writes (its caller
+ * failing as if write had failed with ENOSPC). */
+int testvfs_wrote(void);
+
 /* Cuts the power now (a crash point named by BAKERY_POWERCUT_AT); returns
  * only when no cut is armed. */
 void testvfs_cut_now(void);

@@ -73,6 +73,44 @@ main(void)
 	    "  and the file holds the last one");
 
 	object_close(o);
+
+	/* New files of one kind: the first transaction of each runs on the
+	 * kind's one connection, its buffer given the image again each time
+	 * (birth_copy.c); one begun while that connection is taken runs on
+	 * a copy of its own. No state crosses from one file to another. */
+	bakery_object *a, *b, *c, *d;
+	ok(object_open(&ctx, NULL, "customer/c2", 1, &a) == 0 &&
+	    object_open(&ctx, NULL, "customer/c3", 1, &b) == 0 &&
+	    object_begin(a) == 0 && object_begin(b) == 0,
+	    "two new customers begun at once");
+	object_set_state(a, jv_parse("{\"customer\":\"c2\"}"));
+	object_set_state(b, jv_parse("{\"customer\":\"c3\"}"));
+	is_int(object_commit(b) || object_commit(a), 0, "  both commit");
+	object_close(a);
+	object_close(b);
+	ok(object_open(&ctx, NULL, "customer/c4", 1, &c) == 0 &&
+	    object_begin(c) == 0, "a third begun");
+	object_set_state(c, jv_parse("{\"customer\":\"c4\"}"));
+	object_rollback(c);
+	object_close(c);
+	ok(object_open(&ctx, NULL, "customer/c5", 1, &d) == 0 &&
+	    object_begin(d) == 0, "a fourth begun after it was rolled back");
+	is_str(stored_state(d), "", "  on a copy with no state in it");
+	object_set_state(d, jv_parse("{\"customer\":\"c5\"}"));
+	is_int(object_commit(d), 0, "  and commits");
+	object_close(d);
+	const char *want[][2] = { { "customer/c2", "{\"customer\":\"c2\"}" },
+		{ "customer/c3", "{\"customer\":\"c3\"}" },
+		{ "customer/c5", "{\"customer\":\"c5\"}" } };
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		ok(object_open(&ctx, NULL, want[i][0], 0, &o) == 0 &&
+		    object_begin(o) == 0, "%s is there", want[i][0]);
+		is_str(stored_state(o), want[i][1], "  with its own state");
+		object_close(o);
+	}
+	is_int(object_open(&ctx, NULL, "customer/c4", 0, &o), EX_NOINPUT,
+	    "customer/c4, rolled back, was never made");
+
 	ctx_free(&ctx);
 	rm_home(home);
 	return done_testing();
