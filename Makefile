@@ -482,12 +482,14 @@ SHELL_SCRIPTS = tests/*.sh tests/nats.bash tests/matrix.bash tests/bench/*.sh \
 lint: deps layers
 	shellcheck -S warning $(SHELL_SCRIPTS)
 # The layer rule of docs/design.md ("Modules"), from the includes of lib/;
-# no exit below cmd/ but where lib/base/util.h says (mk/exits); and no kind
-# of object named below the domain (mk/kinds).
+# no exit below cmd/ but where lib/base/util.h says (mk/exits); no kind
+# of object named below the domain (mk/kinds); and no file of lib/ over
+# 600 lines (one that grows past it is split by what it owns).
 layers:
 	mk/layers docs/design.md
 	mk/exits
 	mk/kinds docs/design.md
+	@awk 'FNR == 601 { print FILENAME ": over 600 lines: split it by what it owns"; bad = 1 } END { exit bad }' lib/*/*.c lib/*/*.h
 .PHONY: test lint layers
 
 # Figures, not tests: see tests/bench/run.sh and docs/costs.md.
