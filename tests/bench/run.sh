@@ -59,11 +59,13 @@ lo() { has "$1" && sort -g "$FIGS/$1" | head -1 || echo null; }
 hi() { has "$1" && sort -g "$FIGS/$1" | tail -1 || echo null; }
 # figure PROGRAM-OUTPUT NAME: the value of "NAME value" in the output.
 figure() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
-# fresh: an empty home, exported.
+# fresh: an empty home, exported. The last run's home stays until the end:
+# removing its thousands of files would make the next minute's new files
+# ten times slower (an ext4 without a journal skips, reading its table
+# block, each inode freed in the last minute; docs/costs.md, "Deletions").
 fresh() {
-	export BAKERY_HOME=$SCRATCH/home
-	rm -rf "$BAKERY_HOME"
-	mkdir -p "$BAKERY_HOME"
+	BAKERY_HOME=$(mktemp -d "$SCRATCH/home.XXXXXX")
+	export BAKERY_HOME
 	bakery-order gateway test >/dev/null # fanout pays: no money moves
 }
 fsyncs() { # fsyncs COMMAND...: fsync and fdatasync calls it made
