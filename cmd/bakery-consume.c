@@ -66,12 +66,17 @@ deliver_line(void *arg, const char *line, size_t len, long lineno)
 {
 	struct stdin_state *s = arg;
 	jv result;
-	if (consume_line(s->ctx, line, len, &result)) {
+	int refused;
+	if (consume_line(s->ctx, line, len, &result, &refused)) {
 		bakery_print_error("line %ld: %s", lineno,
 		    bakery_error());
 		s->rc = EX_DATAERR;
 		return 0; /* the good lines still go */
 	}
+	/* A line refused for good outranks one refused for now: no replay
+	 * helps the first. */
+	if (refused && s->rc != EX_DATAERR)
+		s->rc = refused;
 	cli_print(result);
 	fflush(stdout);
 	return 0;

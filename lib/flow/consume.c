@@ -204,17 +204,24 @@ consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 }
 
 int
-consume_line(bakery_ctx *ctx, const char *line, size_t len, jv *result)
+consume_line(bakery_ctx *ctx, const char *line, size_t len, jv *result,
+    int *refused)
 {
+	*refused = 0;
 	jv env;
 	int rc = envelope_parse(line, len, &env);
 	if (rc)
 		return rc;
 	apply_result r;
 	subscriber_deliver(ctx, env, &r);
+	int applied = answer_applied(r.status);
 	*result = result_line(env, envelope_str(env, "id"),
 	    envelope_str(env, "sandbox"), 0, &r,
-	    r.status < 300 ? "applied" : "refused");
+	    applied ? "applied" : "refused");
+	/* Malformed stays malformed, however often it is given again. */
+	if (!applied)
+		*refused = r.final || r.status == ANSWER_MALFORMED ? EX_DATAERR
+							       : EX_TEMPFAIL;
 	jv_free(env);
 	return 0;
 }

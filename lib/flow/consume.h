@@ -58,7 +58,13 @@ int consume_message(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 int consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
     size_t n, const consume_options *opt, jv *results);
 
-/* Delivers one envelope line straight to its subscribers (no queue). */
-int consume_line(bakery_ctx *ctx, const char *line, size_t len, jv *result);
+/* Delivers one envelope line straight to its subscribers (no queue):
+ * 0 and its result line, or the line's error. No queue retries a
+ * refusal here, so *refused says what the caller's exit is: 0 when every
+ * subscriber applied it, EX_TEMPFAIL when one refused it for now (give
+ * the line again: nothing is applied twice), EX_DATAERR when one refused
+ * it for good (its own word, or a 422: malformed). */
+int consume_line(bakery_ctx *ctx, const char *line, size_t len, jv *result,
+    int *refused);
 
 #endif

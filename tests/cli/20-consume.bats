@@ -173,6 +173,26 @@ snapshot() {
 	assert_equal "$stderr" "bakery-show: error: no such object: 'kitchen/board'"
 }
 
+@test "consume --stdin exits 75 when a subscriber answered 503, 65 when one refused for good, and gives every line" {
+	id=$(place ada)
+	placed=$(bakery-order events "$id" | jq -c 'select(.type == "OrderPlaced")')
+	bakery-fault set refuses:kitchen
+	run --separate-stderr bakery-consume --stdin <<<"$placed"
+	assert_failure 75
+	echo "$output" | jq -e '.status == 503 and .outcome == "refused"'
+	# A malformed line and the 503: the line refused for good outranks.
+	bad=$(jq -c '.data.total_cents = -1' <<<"$placed")
+	run --separate-stderr bakery-consume --stdin <<<"$placed
+$bad"
+	assert_failure 65
+	assert_equal "$(jq -s -c '[.[].status]' <<<"$output")" "[503,422]"
+	# Given again once the kitchen takes it: applied, 0.
+	bakery-fault clear refuses:kitchen
+	run --separate-stderr bakery-consume --stdin <<<"$placed"
+	assert_success
+	echo "$output" | jq -e '.outcome == "applied"'
+}
+
 @test "a 409 from the kitchen records nothing there" {
 	bakery-fault set refuses:kitchen
 	id=$(paid_order ada)
@@ -180,8 +200,9 @@ snapshot() {
 	bakery-fault clear refuses:kitchen
 	paid=$(bakery-order events "$id" | jq -c 'select(.type == "OrderPaid")')
 	paid_id=$(jq -r .id <<<"$paid")
+	# Refused for now, and no queue retries a line on stdin: 75.
 	run --separate-stderr bakery-consume --stdin <<<"$paid"
-	assert_success
+	assert_failure 75
 	echo "$output" | jq -e '.status == 409 and .outcome == "refused" and (.error | startswith("Kitchen answered 409"))'
 	bakery-show kitchen/board | jq -e --arg e "$paid_id" '(.seen | index($e)) == null'
 	bakery-show kitchen/board | jq -e '[.state.cards[]?] | length == 0'
