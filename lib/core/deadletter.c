@@ -92,8 +92,17 @@ row_to_jv(sqlite3_stmt *st, const char *sandbox)
 	return d;
 }
 
+/* A dead letter's row as it was read: a store again counts times and
+ * moves updated_at, so a redrive deletes the row it sent and no newer. */
+struct row_version {
+	int64_t times, updated_at;
+};
+
+/* The dead letters of the sandbox (id: that one only) into *out; v, when
+ * not NULL, gets the first row's version. */
 static int
-query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out,
+    struct row_version *v)
 {
 	sqlite3 *db;
 	*out = jv_array();
@@ -116,8 +125,12 @@ query(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 		return rc;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	while ((src = sqlite3_step(st)) == SQLITE_ROW)
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (v && jv_array_length(jv_copy(*out)) == 0)
+			*v = (struct row_version){ sqlite3_column_int64(st, 5),
+				sqlite3_column_int64(st, 7) };
 		*out = jv_array_append(*out, row_to_jv(st, sandbox));
+	}
 	if (src != SQLITE_DONE)
 		rc = db_fail(db, src, "cannot read dead letters");
 	sqlite3_finalize(st);
@@ -164,14 +177,15 @@ deadletter_drain(bakery_ctx *ctx, const char *only, int follow,
 int
 deadletter_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
-	return query(ctx, sandbox, NULL, out);
+	return query(ctx, sandbox, NULL, out, NULL);
 }
 
-int
-deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
+static int
+get_version(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out,
+    struct row_version *v)
 {
 	jv all;
-	int rc = query(ctx, sandbox, id, &all);
+	int rc = query(ctx, sandbox, id, &all, v);
 	if (rc) {
 		jv_free(all);
 		return rc;
@@ -185,26 +199,19 @@ deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 }
 
 int
-deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id)
+deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 {
-	sqlite3 *db;
-	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
-	if (rc)
-		return rc;
-	static const char *const sql[] = {
-		"DELETE FROM dead_letters WHERE event_id = ?",
-	};
-	rc = db_run(db, "cannot delete dead letter", 1, sql, "t", id);
-	sqlite3_close(db);
-	return rc;
+	return get_version(ctx, sandbox, id, out, NULL);
 }
 
 /* The row goes and a note of the redrive stays, in one transaction: the
  * note keeps the dead letter as it was (its error, its deliveries), which
- * bakery-trace shows after the redrive. */
+ * bakery-trace shows after the redrive. Only the row as it was read (v)
+ * goes: the event sent may have failed again and been stored again
+ * meanwhile (times and updated_at moved), and that dead letter stays. */
 static int
 forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
-    const char *type)
+    const char *type, const struct row_version *v)
 {
 	sqlite3 *db;
 	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
@@ -214,17 +221,19 @@ forget_redriven(bakery_ctx *ctx, const char *sandbox, const char *id,
 		"INSERT INTO redrives(event_id, type, last_at)"
 		" VALUES (?1, ?2, ?3) ON CONFLICT (event_id) DO UPDATE"
 		" SET times = times + 1, last_at = excluded.last_at",
-		/* A row another redrive deleted meanwhile leaves the note
-		 * of the dead letter it kept. */
+		/* A row another redrive deleted, or one stored again,
+		 * leaves the note of the dead letter it kept. */
 		"UPDATE redrives SET (dead_error, dead_attempts, dead_times,"
 		" dead_stored_at, dead_updated_at) = (SELECT error, attempts,"
 		" times, stored_at, updated_at FROM dead_letters"
 		" WHERE event_id = ?1) WHERE event_id = ?1 AND EXISTS"
-		" (SELECT 1 FROM dead_letters WHERE event_id = ?1)",
-		"DELETE FROM dead_letters WHERE event_id = ?1",
+		" (SELECT 1 FROM dead_letters WHERE event_id = ?1"
+		" AND times = ?4 AND updated_at = ?5)",
+		"DELETE FROM dead_letters WHERE event_id = ?1"
+		" AND times = ?4 AND updated_at = ?5",
 	};
-	rc = db_run(db, "cannot forget dead letter", 3, sql, "tti", id,
-	    type ? type : "", bakery_now_ms());
+	rc = db_run(db, "cannot forget dead letter", 3, sql, "ttiii", id,
+	    type ? type : "", bakery_now_ms(), v->times, v->updated_at);
 	sqlite3_close(db);
 	return rc;
 }
@@ -234,9 +243,10 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *redriven)
 {
 	jv d;
+	struct row_version v;
 	if (!sandbox)
 		sandbox = ctx->sandbox;
-	int rc = deadletter_get(ctx, sandbox, id, &d);
+	int rc = get_version(ctx, sandbox, id, &d, &v);
 	if (rc)
 		return rc;
 	jv env = jv_object_get(jv_copy(d), jv_string("envelope"));
@@ -265,7 +275,8 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
 	if (!rc) {
 		/* A crash here sends it twice at worst, never zero times. */
 		bakery_crash_point("redrive.after_send");
-		rc = forget_redriven(ctx, sandbox, id, envelope_str(d, "type"));
+		rc = forget_redriven(ctx, sandbox, id, envelope_str(d, "type"),
+		    &v);
 	}
 	if (rc) {
 		jv_free(d);

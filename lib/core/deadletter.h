@@ -6,7 +6,7 @@
  * is stored before the DLQ message is acknowledged; a second
  * dead-lettering of the same id updates the row (and counts `times`).
  * Invariant 6: a redrive deletes the row only after the queue accepted the
- * same envelope again.
+ * same envelope again, and only the row it read and sent.
  */
 #ifndef BAKERY_DEADLETTER_H
 #define BAKERY_DEADLETTER_H
@@ -41,10 +41,10 @@ int deadletter_list(bakery_ctx *ctx, const char *sandbox, jv *out);
 /* EX_NOINPUT when there is no dead letter with that id. */
 int deadletter_get(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *out);
-int deadletter_delete(bakery_ctx *ctx, const char *sandbox, const char *id);
 
 /* Sends the dead letter back to bakery-events with the same id, then
- * deletes its row. */
+ * deletes its row as it was read: a row stored again meanwhile (the
+ * event failed again and was drained before the delete) stays. */
 int deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *redriven);
 

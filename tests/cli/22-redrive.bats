@@ -135,6 +135,38 @@ dead_ids() {
 	[ -z "$(queue_ids)" ]
 }
 
+@test "a redrive deletes only the dead letter it sent: one stored again meanwhile stays" {
+	dead_lettered_order
+	# Stopped between its send and its delete, as a redrive that waits on
+	# sandbox.db's lock or is slow would be.
+	BAKERY_STOP_AT=redrive.after_send bakery-redrive "$placed" \
+		>"$BATS_TEST_TMPDIR/redrive.out" &
+	local redrive=$!
+	stopped "$redrive"
+	[ "$(queue_ids)" = "$placed" ]
+	# The kitchen still refuses: the event fails again and is stored
+	# again, its row's times 2.
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	bakery-dlq show "$placed" | jq -e '.times == 2'
+	kill -CONT "$redrive"
+	wait "$redrive"
+	jq -e --arg id "$placed" '.id == $id and .status == "redriven"' "$BATS_TEST_TMPDIR/redrive.out"
+	# The newer dead letter is kept, in neither the queue nor lost.
+	run bakery-dlq show "$placed"
+	assert_success
+	echo "$output" | jq -e '.times == 2'
+	[ -z "$(queue_ids)" ]
+	# Its trace ends at the dead letter, not at "redriven".
+	bakery-trace --json "$placed" | tee -a "$BATS_TEST_TMPDIR/trace" | jq -e ".dead_letter.times == 2 and .redriven.times == 1" || { jq -c .timeline "$BATS_TEST_TMPDIR/trace" >&2; false; }
+	# Redriven again once the kitchen takes it: applied, once.
+	bakery-fault clear refuses:kitchen
+	bakery-redrive "$placed" "$paid" >/dev/null
+	bakery-consume >/dev/null
+	assert_effects_once "$id"
+	[ -z "$(dead_ids)" ]
+}
+
 @test "a redrive killed after the send delivers the event again after consume, effects once" {
 	dead_lettered_order
 	bakery-fault clear refuses:kitchen
