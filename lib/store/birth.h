@@ -45,6 +45,9 @@
  *   5. under the folder's flock, an empty -wal and -shm and the rename:
  *      sync 2, of the folder, holds both names. The copy's connection is
  *      given up; the file is opened again when next used (BIRTH_MADE).
+ *      When sync 2 fails, the names are taken back (the file, its -wal
+ *      and -shm removed, still under both locks) before the failure is
+ *      answered: a commit answered as failed is at no name.
  * So a command pays 2 syncs for the file it makes and the change in it.
  * A file that never had a change committed is never seen. A maker killed
  * midway leaves a .new.NAME the next maker writes again (one bakery made:

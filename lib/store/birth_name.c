@@ -139,6 +139,37 @@ same_folder(const char *a, const char *b)
 	return folder_len(b) == l && strncmp(a, b, l) == 0;
 }
 
+/* The folder's sync failed after the names were given: an answer of
+ * failure must leave no file behind (a script retries the line, and a
+ * second order would be made), so each name of c[from..n) in that folder
+ * goes again, with its -wal and -shm, still under the folder's flock and
+ * the makings' locks, and the folder is synced once more for the
+ * removals (best effort: the first sync's failure is the answer). An
+ * alarm's index entry the maker wrote finds no file and is dropped
+ * (relay.c, drop_if_unborn). */
+static void
+take_back(birth_copy **c, size_t from, size_t n, int dfd)
+{
+	for (size_t i = from; i < n; i++) {
+		birth_copy *x = c[i];
+		if (x->done || !x->settled ||
+		    !same_folder(x->path, c[from]->path))
+			continue;
+		char *wal = bakery_xasprintf("%s-wal", x->path);
+		char *shm = bakery_xasprintf("%s-shm", x->path);
+		if (unlink(x->path) != 0 && errno != ENOENT)
+			bakery_log(LOG_ERROR, "birth_take_back_failed", "path",
+			    x->path, "error", strerror(errno), (char *)NULL);
+		unlink(wal);
+		unlink(shm);
+		free(wal);
+		free(shm);
+		x->settled = 0;
+	}
+	if (!testvfs_synced(c[from]->path, 1))
+		(void)fsync(dfd);
+}
+
 static void
 name_in_folder(birth_copy **c, size_t from, size_t n)
 {
@@ -160,6 +191,8 @@ name_in_folder(birth_copy **c, size_t from, size_t n)
 		bakery_crash_point("make.before_folder_sync");
 	if (!rc && named)
 		rc = birth_sync_counted(dfd, c[from]->path, 1);
+	if (rc && named)
+		take_back(c, from, n, dfd);
 	for (i = from; i < n; i++) {
 		birth_copy *x = c[i];
 		if (x->done || !same_folder(x->path, c[from]->path))
