@@ -238,6 +238,20 @@ new_open(birth_copy *nf)
 	    : birth_fail("create", nf->tmp, nf->err = errno);
 }
 
+/* 1 when nf's .new.NAME is no longer the file its descriptor holds (it
+ * was renamed into place, or removed): its descriptor is closed. */
+static int
+moved(birth_copy *nf)
+{
+	struct stat a, b;
+	if (fstat(nf->fd, &a) == 0 && stat(nf->tmp, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 0;
+	close(nf->fd);
+	nf->fd = -1;
+	return 1;
+}
+
 /* The flock of .new.NAME, that file still of that name: 0, 1 when it went
  * (opened once more), LOCK_HELD when another holds it and ctx is NULL
  * (no wait), or a failure. */
@@ -272,19 +286,24 @@ new_lock(bakery_ctx *ctx, birth_copy *nf)
 			return birth_fail("lock", nf->tmp, errno);
 		if (!ctx)
 			return LOCK_HELD;
+		/* No wait while this process holds makings' locks of its own
+		 * group: the other maker may be waiting for one of them (two
+		 * groups making the same files in opposite orders). Settled,
+		 * they are given up; each birth keeps its own outcome. */
+		if (tries == 1)
+			(void)birth_group_settle(ctx);
+		/* Named meanwhile: its maker, settled, may hold the flock on
+		 * the named file until it ends. Open the name again. */
+		if (moved(nf))
+			return 1;
 		if (!db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
 			return bakery_fail(EX_TEMPFAIL, "'%s' is being made by "
 			    "another process", nf->path);
 	}
-	struct stat a, b;
-	if (fstat(nf->fd, &a) == 0 && stat(nf->tmp, &b) == 0 &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		nf->locked = 1;
-		return 0;
-	}
-	close(nf->fd);
-	nf->fd = -1;
-	return 1;
+	if (moved(nf))
+		return 1;
+	nf->locked = 1;
+	return 0;
 }
 
 /*

@@ -410,3 +410,72 @@ killed() {
 	assert_failure 64
 	assert_output --partial "error: --batch takes its commands on stdin"
 }
+
+# key_id KEY: the id a place with KEY gets in the default sandbox (derived
+# from the two), learnt in a home of its own.
+key_id() {
+	BAKERY_HOME=$BATS_TEST_TMPDIR/learn bakery-order gateway test >/dev/null
+	BAKERY_HOME=$BATS_TEST_TMPDIR/learn bakery-order place --key "$1" \
+		--customer c0 --day "$DAY" cardamom-bun=1 | jq -r .id
+}
+
+# holds_file PID PATH: PID has PATH open.
+holds_file() {
+	local fd
+	for fd in "/proc/$1"/fd/*; do
+		[ "$(readlink "$fd")" = "$2" ] && return 0
+	done
+	return 1
+}
+
+@test "a group waits on another maker's lock only with no lock of its own: the other is never stalled by it" {
+	local dir=$BAKERY_HOME/sandboxes/default/order
+	places 6 > in
+	k4=$(key_id k4)
+	# Another maker holds k4's making: the batch, at its fourth line,
+	# waits for it with k1..k3 made.
+	mkdir -p "$dir"
+	(umask 077 && : >"$dir/.new.$k4")
+	(exec 9<>"$dir/.new.$k4" && flock -x 9 && exec sleep 60) &
+	local holder=$!
+	for _ in $(seq 200); do
+		[ "$(cat "/proc/$holder/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.05
+	done
+	bakery-order --batch <in >out 2>err &
+	local batch=$!
+	for _ in $(seq 200); do
+		holds_file "$batch" "$dir/.new.$k4" && break
+		sleep 0.05
+	done
+	holds_file "$batch" "$dir/.new.$k4"
+	# Its group was settled before the wait: k1..k3 are at their names,
+	# and another process making k1 (the same order) does not wait for
+	# the batch, which waits on another.
+	for k in k1 k2 k3; do
+		[ -e "$dir/$(key_id "$k").db" ]
+	done
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=3000 bakery-order place --key k1 \
+		--customer c1 --day "$DAY" cardamom-bun=1
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output")" "$(key_id k1)"
+	kill "$holder"
+	wait "$batch"
+	assert_equal "$(jq -c '[.line, .exit]' out | paste -sd' ')" \
+		"[1,0] [2,0] [3,0] [4,0] [5,0] [6,0]"
+	assert_equal "$(orders)" 6
+}
+
+@test "two batches making the same orders in opposite orders do not stall each other" {
+	places 12 > a
+	tac a > b
+	BAKERY_BUSY_TIMEOUT_MS=20000 bakery-order --batch <a >a.out 2>a.err &
+	local pa=$!
+	BAKERY_BUSY_TIMEOUT_MS=20000 bakery-order --batch <b >b.out 2>b.err &
+	local pb=$!
+	wait "$pa"
+	wait "$pb"
+	assert_equal "$(jq -s -c '[.[].exit] | unique' a.out b.out)" "[0]"
+	assert_equal "$(orders)" 12
+	assert_equal "$(jq -r .result.id a.out | sort)" "$(jq -r .result.id b.out | sort)"
+}

@@ -394,3 +394,19 @@ syncs_at() {
 	[ "$(bakery-show customer/ada | jq '.seen | length')" -eq 1 ]
 	[ "$(bakery-show inbox/ada | jq '.seen | length')" -eq 1 ]
 }
+
+@test "two consumers making new days' files in opposite orders do not stall each other" {
+	days() { for d in $(seq -w 1 12); do echo "2027-01-$d"; done; }
+	{ days; days | tac; } | while read -r d; do
+		printf '{"cmd":"place","customer":"c1","day":"%s","items":["cardamom-bun=1"]}\n' "$d"
+	done | bakery-order --batch >/dev/null
+	cd "$BATS_TEST_TMPDIR"
+	BAKERY_BUSY_TIMEOUT_MS=20000 bakery-consume --drain --batch 12 >a.out 2>a.err &
+	local pa=$!
+	BAKERY_BUSY_TIMEOUT_MS=20000 bakery-consume --drain --batch 12 >b.out 2>b.err &
+	local pb=$!
+	wait "$pa"
+	wait "$pb"
+	assert_equal "$(jq -r .outcome a.out b.out | sort | uniq -c | awk '{print $1, $2}')" "24 acked"
+	assert_equal "$(bakery-show --list | jq -r . | grep -c '^schedule/')" 12
+}
