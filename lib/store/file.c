@@ -12,7 +12,9 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static int
@@ -106,4 +108,57 @@ file_open_regular(const char *path, int flags, struct stat *st)
 	/* A regular file never blocks; reads after this are plain ones. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
+}
+
+/* "NAME (pid N)", NAME from /proc/PID/comm ("process" when it cannot be
+ * read: the process ended, or is another user's under hidepid). */
+static char *
+process_name(long pid)
+{
+	char path[64], comm[64] = "process";
+	snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	return bakery_xasprintf("%s (pid %ld)", comm[0] ? comm : "process",
+	    pid);
+}
+
+char *
+file_lock_holders(int fd)
+{
+	struct stat st;
+	FILE *f = fstat(fd, &st) == 0 ? fopen("/proc/locks", "re") : NULL;
+	if (!f)
+		return NULL;
+	char want[64], line[256], *out = NULL;
+	snprintf(want, sizeof want, "%02x:%02x:%lu", major(st.st_dev),
+	    minor(st.st_dev), (unsigned long)st.st_ino);
+	while (fgets(line, sizeof line, f)) {
+		/* "N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END"; a
+		 * waiter's line has "->" after its number. */
+		char kind[16], mode[16], dev[64];
+		long pid;
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %15s %ld %63s", kind, mode,
+		    &pid, dev) != 4 || strcmp(kind, "FLOCK") != 0 ||
+		    strcmp(dev, want) != 0 || pid == (long)getpid())
+			continue;
+		char *who = process_name(pid);
+		if (out && strstr(out, who)) {
+			free(who);
+			continue;
+		}
+		char *joined = out ? bakery_xasprintf("%s, %s", out, who) : who;
+		if (out) {
+			free(out);
+			free(who);
+		}
+		out = joined;
+	}
+	fclose(f);
+	return out;
 }

@@ -38,4 +38,10 @@ void file_sync_dir(const char *path);
  * FILE_NOT_REGULAR; or -1 with errno. */
 int file_open_regular(const char *path, int flags, struct stat *st);
 
+/* Who else holds a flock on fd's file, from /proc/locks: "NAME (pid N)"
+ * for each holder that is not this process, joined by ", " (malloc'd);
+ * NULL when none is found or /proc cannot be read. For a message that
+ * names what a lock waited on. */
+char *file_lock_holders(int fd);
+
 #endif

@@ -421,9 +421,18 @@ home_lock_sandbox(bakery_ctx *ctx, const char *sandbox, int exclusive,
 	}
 	if (err) {
 		int busy = err == EWOULDBLOCK || err == EINTR;
+		/* Named from /proc/locks when it can be: a wipe or a backup
+		 * holds it whole, the programs at work in the sandbox share
+		 * it. */
+		char *who = busy ? file_lock_holders(lfd) : NULL;
+		char *why = !busy ? bakery_xstrdup(strerror(err))
+		    : bakery_xasprintf("held past the busy timeout by %s", who
+		    ? who : exclusive ? "the programs at work in the sandbox"
+		    : "a wipe or a backup");
 		rc = bakery_fail(busy ? EX_TEMPFAIL : EX_IOERR,
-		    "cannot lock '%s': %s", path, busy
-		    ? "held past the busy timeout (by a wipe)" : strerror(err));
+		    "cannot lock '%s': %s", path, why);
+		free(who);
+		free(why);
 		close(lfd);
 		free(path);
 		return rc;

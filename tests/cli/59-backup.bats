@@ -316,3 +316,32 @@ finish_restored() {
 	assert_failure 64
 	assert_line --partial "missing DIR"
 }
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a backup held past its busy timeout names what held it, and a command the backup held names the backup" {
+	sqlite_only "copies the embedded queue"
+	paid_order ada >/dev/null
+	# A place stopped midway shares the sandbox's lock.
+	BAKERY_STOP_AT=make.before_rename bakery-order place --customer bo --day "$DAY" cardamom-bun=1 \
+		>"$BATS_TEST_TMPDIR/place.out" 2>/dev/null &
+	local place=$!
+	stopped "$place"
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 bakery-backup "$BATS_TEST_TMPDIR/copy"
+	assert_failure 75
+	[[ "$stderr" == *"held past the busy timeout by bakery-order (pid $place)"* ]] ||
+		{ echo "$stderr" >&2; false; }
+	[[ "$stderr" != *wipe* ]]
+	kill -CONT "$place"
+	wait "$place"
+	# And the other way: a command held by the backup names it.
+	BAKERY_STOP_AT=backup.held bakery-backup "$BATS_TEST_TMPDIR/copy2" >/dev/null &
+	local backup=$!
+	stopped "$backup"
+	run --separate-stderr env BAKERY_BUSY_TIMEOUT_MS=300 \
+		bakery-order place --customer cy --day "$DAY" cardamom-bun=1
+	assert_failure 75
+	[[ "$stderr" == *"held past the busy timeout by bakery-backup (pid $backup)"* ]] ||
+		{ echo "$stderr" >&2; false; }
+	kill -CONT "$backup"
+	wait "$backup"
+}
