@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "birth-internal.h"
+#include "file.h"
 #include "ctx.h"
 #include "memvfs.h"
 #include "sql.h"
@@ -296,9 +297,14 @@ new_lock(bakery_ctx *ctx, birth_copy *nf)
 		 * the named file until it ends. Open the name again. */
 		if (moved(nf))
 			return 1;
-		if (!db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms, tries))
-			return bakery_fail(EX_TEMPFAIL, "'%s' is being made by "
-			    "another process", nf->path);
+		if (!db_busy_wait((void *)(intptr_t)ctx->busy_timeout_ms,
+		    tries)) {
+			char *who = file_lock_holders(nf->fd);
+			rc = bakery_fail(EX_TEMPFAIL, "'%s' is being made by %s",
+			    nf->path, who ? who : "another process");
+			free(who);
+			return rc;
+		}
 	}
 	if (moved(nf))
 		return 1;

@@ -135,7 +135,7 @@ hold_making() {
 	kill "$holder"
 	wait "$holder" || true
 	assert_failure 75
-	assert_equal "$stderr" "bakery-order: error: billing answered 503: '$BAKERY_HOME/sandboxes/default/billing/$id.db' is being made by another process"
+	assert_equal "$stderr" "bakery-order: error: billing answered 503: '$BAKERY_HOME/sandboxes/default/billing/$id.db' is being made by flock (pid $holder)"
 	[ ! -e "$BAKERY_HOME/sandboxes/default/billing/$id.db" ]
 	# Let go, the same command pays.
 	run bakery-order pay "$id"
