@@ -10,7 +10,7 @@ trap 'nats_stop "$NATS_PID"; rm -rf "$dir"' EXIT
 nats_start "$dir"
 export BAKERY_TEST_NATS="$NATS_URL"
 [ $# -gt 0 ] || set -- tests/cli/0*.bats tests/cli/1*.bats tests/cli/2*.bats \
-	tests/cli/30-*.bats tests/cli/31-*.bats
+	tests/cli/30-*.bats tests/cli/31-*.bats tests/cli/51-trace.bats
 # prove's summary, then one line that says which suite it was (make check
 # shows a stage by its last line).
 prove -f "$@" 2>&1 | tee "$dir/prove.out"

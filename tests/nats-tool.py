@@ -12,6 +12,12 @@ NATS text protocol over a socket.
   nats-tool.py HOST:PORT pub SUBJECT BODY [KEY=VALUE...]
                                           publish with headers to JetStream,
                                           exit 1 unless the stream acked it
+  nats-tool.py HOST:PORT fill N SUBJECT BODY [KEY=VALUE...]
+                                          publish N messages as pub does,
+                                          {i} in the subject, the body and
+                                          the values made 0 to N-1, a
+                                          hundred at a time; exit 1 unless
+                                          the stream acked every one
   nats-tool.py HOST:PORT proxy PORT PREFIX N
                                           listen on 127.0.0.1:PORT and pass
                                           each connection on to HOST:PORT,
@@ -38,6 +44,10 @@ class Conn:
                        b"SUB _INBOX.tool 1\r\n")
 
     def request(self, subject, body=b"", headers=None):
+        self.send(subject, body, headers)
+        return self.reply()
+
+    def send(self, subject, body=b"", headers=None):
         if headers:
             h = b"NATS/1.0\r\n" + b"".join(
                 b"%s: %s\r\n" % (k.encode(), v.encode()) for k, v in headers) + b"\r\n"
@@ -46,6 +56,8 @@ class Conn:
         else:
             self.s.sendall(b"PUB %s _INBOX.tool %d\r\n%s\r\n" % (
                 subject.encode(), len(body), body))
+
+    def reply(self):
         while True:
             line = self.f.readline()
             if not line:
@@ -168,6 +180,20 @@ def scan(c, stream):
             print(json.dumps({"seq": seq, "missing": r.get("error", {}).get("description")}))
 
 
+def fill(c, n, subject, body, pairs):
+    for start in range(0, n, 100):
+        count = min(100, n - start)
+        for i in range(start, start + count):
+            def made(t):
+                return t.replace("{i}", str(i))
+            c.send(made(subject), made(body).encode(),
+                   [(k, made(v)) for k, v in (a.split("=", 1) for a in pairs)])
+        for _ in range(count):
+            ack = json.loads(c.reply())
+            if "error" in ack:
+                sys.exit("nats-tool: %s" % ack["error"])
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[2] == "proxy":
         Proxy(sys.argv[1], sys.argv[4], int(sys.argv[5])).run(int(sys.argv[3]))
@@ -187,6 +213,8 @@ def main():
         if "error" in ack:
             sys.exit("nats-tool: %s" % ack["error"])
         print(json.dumps(ack))
+    elif cmd == "fill":
+        fill(c, int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6:])
     else:
         sys.exit(__doc__)
 

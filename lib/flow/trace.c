@@ -193,42 +193,54 @@ redrive_row(sqlite3_stmt *st, void *arg)
 	set(f, "redriven", r);
 }
 
+/* The event's messages in both queues, looked up by its id
+ * (queue_peek_event): what else the queue holds is not read. A driver
+ * that stopped before it had read every message that could be the
+ * event's says so: "queue_complete" false, and a line on stderr. */
 static int
 find_in_queue(bakery_ctx *ctx, const char *sandbox, const char *id,
     struct found *f)
 {
 	jv found = jv_array();
+	int all = 1;
 	bakery_queue *q;
 	int rc = queue_get_existing(ctx, &q);
 	if (rc == EX_NOINPUT)
 		rc = 0, q = NULL;
+	/* The type, when known, names the event's subject on NATS. */
+	jv type = jv_get_kind(f->envelope) == JV_KIND_OBJECT
+	    ? envelope_field(f->envelope, "type") : jv_null();
 	const char *names[] = { QUEUE_EVENTS, QUEUE_DLQ };
 	for (int i = 0; q && !rc && i < 2; i++) {
 		jv msgs;
-		/* No lookup by id in the queue interface: peek and pick. */
-		if ((rc = queue_peek(q, names[i], 1000000, &msgs)))
+		int complete;
+		if ((rc = queue_peek_event(q, names[i], sandbox, id,
+		    jv_get_kind(type) == JV_KIND_STRING ? jv_string_value(type)
+		    : NULL, &msgs, &complete)))
 			break;
+		if (!complete) {
+			char most[24];
+			snprintf(most, sizeof most, "%d", QUEUE_SCAN_MAX);
+			bakery_log(LOG_WARN, "trace_queue_scan_stopped", "id", id,
+			    "queue", names[i], "read", most, (char *)NULL);
+			all = 0;
+		}
 		jv_array_foreach(msgs, j, m) {
-			/* A raw NATS message may lack its sandbox: null. */
-			const char *mid = envelope_str(m, "id");
-			const char *msb = envelope_str(m, "sandbox");
-			if (mid && msb && strcmp(mid, id) == 0 &&
-			    strcmp(msb, sandbox) == 0) {
-				if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
-					jv_free(f->envelope);
-					f->envelope = jv_object_get(jv_copy(m),
-					    jv_string("envelope"));
-				}
-				m = jv_object_delete(m, jv_string("envelope"));
-				m = jv_object_delete(m, jv_string("id"));
-				m = jv_object_delete(m, jv_string("sandbox"));
-				found = jv_array_append(found, jv_copy(m));
+			if (jv_get_kind(f->envelope) == JV_KIND_NULL) {
+				jv_free(f->envelope);
+				f->envelope = jv_object_get(jv_copy(m),
+				    jv_string("envelope"));
 			}
-			jv_free(m);
+			m = jv_object_delete(m, jv_string("envelope"));
+			m = jv_object_delete(m, jv_string("id"));
+			m = jv_object_delete(m, jv_string("sandbox"));
+			found = jv_array_append(found, m);
 		}
 		jv_free(msgs);
 	}
+	jv_free(type);
 	set(f, "queue", found);
+	set(f, "queue_complete", jv_bool(all));
 	return rc;
 }
 

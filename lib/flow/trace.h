@@ -12,7 +12,12 @@
  *                  outbox row; a row still in the outbox shows its attempts
  *                  and last error instead.
  *   queued         the message in bakery-events or bakery-events-dlq, with
- *                  its deliveries and last error (queue peek).
+ *                  its deliveries and last error, looked up by the event's
+ *                  id (queue_peek_event): the queue's other messages are
+ *                  not read. "queue_complete" is false, and a line on
+ *                  stderr says so, when the driver stopped before it had
+ *                  read every message that could be the event's (NATS,
+ *                  messages bakery 0.1.0 queued).
  *   applied        at each subscriber the routes file names for it
  *                  (routing_subscribers), the seen table's applied_at.
  *   dead-lettered  the sandbox's dead_letters row: when, how often, why.
@@ -28,6 +33,7 @@
  *   {"id","type","sandbox","subject","recorded_in","recorded_at",
  *    "relayed_at","outbox":{"attempts","last_error","created_at"}|null,
  *    "queue":[{"queue","deliveries","leased","visible_at","last_error"}],
+ *    "queue_complete":true|false,
  *    "subscribers":[{"address","applied_at"}],
  *    "dead_letter":{"error","attempts","times","stored_at","updated_at"}|null,
  *    "redriven":{"times","last_at","dead_letter":{...as above}|null}|null,

@@ -24,6 +24,10 @@ struct queue_ops {
 	int (*stats)(bakery_queue *, jv *out);
 	/* Up to max messages without leasing them, as a jv array. */
 	int (*peek)(bakery_queue *, const char *queue, size_t max, jv *out);
+	/* The messages of one event, looked up by its id (queue.h). */
+	int (*peek_event)(bakery_queue *, const char *queue,
+	    const char *sandbox, const char *id, const char *type, jv *out,
+	    int *complete);
 	/* Deletes every message of a sandbox and fences it at fence_ms. */
 	int (*wipe_sandbox)(bakery_queue *, const char *sandbox,
 	    int64_t fence_ms);

@@ -237,6 +237,14 @@ queue_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 }
 
 int
+queue_peek_event(bakery_queue *q, const char *queue, const char *sandbox,
+    const char *id, const char *type, jv *out, int *complete)
+{
+	*complete = 1;
+	return q->ops->peek_event(q, queue, sandbox, id, type, out, complete);
+}
+
+int
 queue_wipe_sandbox(bakery_queue *q, const char *sandbox, int64_t fence_ms)
 {
 	return q->ops->wipe_sandbox(q, sandbox, fence_ms);

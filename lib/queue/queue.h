@@ -25,6 +25,11 @@
  *   retry     gives the message back after `delay` seconds with an error.
  *   dead_letter  moves it with its last error to bakery-events-dlq in one
  *             transaction.
+ *   peek_event  the messages of one event of a sandbox, found by its id
+ *             rather than by reading the queue: the embedded queue looks
+ *             the id up in its index, NATS reads the event's own subject
+ *             (queue_nats.c), so the cost and the memory do not grow with
+ *             the messages of other events.
  *   wipe_sandbox  deletes every message of a sandbox from both queues and
  *             sets its fence in the same transaction: from then on a send
  *             of an event recorded before the fence is accepted and dropped,
@@ -111,6 +116,17 @@ int queue_retry(bakery_queue *, const char *queue, queue_message *,
 int queue_dead_letter(bakery_queue *, queue_message *, const char *error);
 int queue_stats(bakery_queue *, jv *out);
 int queue_peek(bakery_queue *, const char *queue, size_t max, jv *out);
+/* How many messages a driver that cannot look an event up reads at most,
+ * for one event in one queue, before it stops. */
+#define QUEUE_SCAN_MAX 10000
+/* The messages of event id of sandbox in queue, as queue_peek gives them
+ * (a jv array, at most a few: a redrive queues the event again). type is
+ * the event's type when known, NULL otherwise (NATS: the subject to
+ * read). *complete is 1 when every message of the event was looked at,
+ * 0 when a driver read QUEUE_SCAN_MAX messages and stopped (NATS,
+ * messages an older bakery queued: queue_nats.c). */
+int queue_peek_event(bakery_queue *, const char *queue, const char *sandbox,
+    const char *id, const char *type, jv *out, int *complete);
 int queue_wipe_sandbox(bakery_queue *, const char *sandbox, int64_t fence_ms);
 /* Creates or checks the queue's storage; replicas matters on NATS only. */
 int queue_init(bakery_queue *, int replicas, jv *out);

@@ -1,12 +1,13 @@
 /*
- * queue_nats-internal.h — what the three files of the NATS driver share
+ * queue_nats-internal.h — what the four files of the NATS driver share
  * and nobody else needs: the handle's insides and the calls one makes of
  * another. queue_nats.c holds the connection, send and the fences;
  * queue_nats_receive.c receive and the answers to one message (its
  * consumers, its lease, ack, retry, dead letter); queue_nats_stream.c the
  * streams' administration: the assets made or checked, a stream healed
  * that moved back under its consumer, the deletes that remove an answered
- * message (one or a batch), stats, peek and the wipe's purge.
+ * message (one or a batch), stats and the wipe's purge;
+ * queue_nats_peek.c peek, of every message or of one event's.
  */
 #ifndef BAKERY_QUEUE_NATS_INTERNAL_H
 #define BAKERY_QUEUE_NATS_INTERNAL_H
@@ -111,10 +112,15 @@ int queue_nats_forget(nats_queue *n, const char *queue, uint64_t seq);
 int queue_nats_ack_many(bakery_queue *q, const char *queue,
     queue_message **m, size_t n, int *rcs);
 int queue_nats_stats(bakery_queue *q, jv *out);
-int queue_nats_peek(bakery_queue *q, const char *queue, size_t max,
-    jv *out);
 int queue_nats_wipe_sandbox(bakery_queue *q, const char *sandbox,
     int64_t fence_ms);
 int queue_nats_init(bakery_queue *q, int replicas, jv *out);
+
+/* queue_nats_peek.c: the operations of queue-internal.h done there. */
+int queue_nats_peek(bakery_queue *q, const char *queue, size_t max,
+    jv *out);
+int queue_nats_peek_event(bakery_queue *q, const char *queue,
+    const char *sandbox, const char *id, const char *type, jv *out,
+    int *complete);
 
 #endif

@@ -4,8 +4,8 @@
  * Selected by nats://HOST:PORT[,HOST:PORT...]. It owns three JetStream
  * assets, created when missing (bakery-queue init creates or checks them):
  *
- *   BAKERY_EVENTS      stream, subjects bakery.events.SANDBOX.TYPE
- *   BAKERY_EVENTS_DLQ  stream, subjects bakery.dlq.SANDBOX.TYPE
+ *   BAKERY_EVENTS      stream, subjects bakery.events.SANDBOX.TYPE.ID
+ *   BAKERY_EVENTS_DLQ  stream, subjects bakery.dlq.SANDBOX.TYPE.ID
  *   BAKERY_FENCES      key-value bucket: sandbox -> its last wipe (ms)
  *
  * Both streams: file storage, limits retention with no age limit (nothing
@@ -42,11 +42,16 @@
  *             its read and a wipe is dropped by the subscribers, which read
  *             the fence again (status 205).
  *
+ *   peek_event  reads the event's own subject (SANDBOX.TYPE.ID), then, for
+ *             messages bakery 0.1.0 queued on SANDBOX.TYPE, that subject up
+ *             to QUEUE_SCAN_MAX messages (queue_nats_peek.c).
+ *
  * This file holds the connection, send and the fences;
  * queue_nats_receive.c receive and the answers to one message (the
  * consumers, ack, retry, dead letter); queue_nats_stream.c the streams'
- * administration (the assets, a stream healed, the deletes, stats, peek,
- * the wipe's purge); what they share is in queue_nats-internal.h.
+ * administration (the assets, a stream healed, the deletes, stats, the
+ * wipe's purge); queue_nats_peek.c peek, of all or of one event; what
+ * they share is in queue_nats-internal.h.
  */
 #include "../core/faults.h"
 #include "queue_nats-internal.h"
@@ -97,10 +102,13 @@ queue_nats_token(const char *s, char *buf, size_t size)
 		snprintf(buf, size, "unknown");
 }
 
+/* PREFIX.SANDBOX.TYPE.ID: the event's own subject, which peek_event
+ * reads (queue_nats_peek.c). */
 static char *
-subject_for(const char *queue, const char *sandbox, const char *body)
+subject_for(const char *queue, const char *sandbox, const char *id,
+    const char *body)
 {
-	char sb[80], ty[80];
+	char sb[80], ty[80], ev[160];
 	jv env = jv_parse(body);
 	jv type = jv_is_valid(env) && jv_get_kind(env) == JV_KIND_OBJECT
 	    ? jv_object_get(jv_copy(env), jv_string("type")) : jv_invalid();
@@ -108,10 +116,11 @@ subject_for(const char *queue, const char *sandbox, const char *body)
 	queue_nats_token(jv_is_valid(type) &&
 	    jv_get_kind(type) == JV_KIND_STRING ? jv_string_value(type) : NULL,
 	    ty, sizeof ty);
+	queue_nats_token(id, ev, sizeof ev);
 	jv_free(type);
 	jv_free(env);
-	return bakery_xasprintf("%s.%s.%s", queue_nats_prefix_of(queue), sb,
-	    ty);
+	return bakery_xasprintf("%s.%s.%s.%s", queue_nats_prefix_of(queue), sb,
+	    ty, ev);
 }
 
 /* Header values are one line. */
@@ -197,7 +206,8 @@ nats_send(bakery_queue *q, const char *queue, queue_item *items, size_t count)
 			pthread_mutex_unlock(&n->mu);
 			continue;
 		}
-		char *subject = subject_for(queue, it->sandbox, it->body);
+		char *subject = subject_for(queue, it->sandbox, it->id,
+		    it->body);
 		char msg_id[160];
 		if (it->redrive) {
 			char r[24];
@@ -295,6 +305,7 @@ static const struct queue_ops nats_ops = {
 	.dead_letter = queue_nats_dead_letter,
 	.stats = queue_nats_stats,
 	.peek = queue_nats_peek,
+	.peek_event = queue_nats_peek_event,
 	.wipe_sandbox = queue_nats_wipe_sandbox,
 	.fence = queue_nats_fence,
 	.init = queue_nats_init,

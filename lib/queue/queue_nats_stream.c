@@ -1,10 +1,10 @@
 /*
  * queue_nats_stream.c — the NATS driver's streams (queue_nats.c has the
  * connection and send, queue_nats_receive.c receive and the answers to
- * one message): the assets
- * made or checked (init), a stream healed that moved back under its
+ * one message, queue_nats_peek.c peek): the
+ * assets made or checked (init), a stream healed that moved back under its
  * consumer, the deletes that remove an answered message from its stream
- * (one, or a batch's together), stats, peek and the wipe's purge. What
+ * (one, or a batch's together), stats and the wipe's purge. What
  * each promises is in queue_nats.c's opening comment and docs/nats.md.
  */
 #include "queue_nats-internal.h"
@@ -375,7 +375,7 @@ queue_nats_ack_many(bakery_queue *q, const char *queue, queue_message **m,
 	return 0;
 }
 
-/* ---- stats, peek ---- */
+/* ---- stats ---- */
 
 int
 queue_nats_stats(bakery_queue *q, jv *out)
@@ -412,76 +412,6 @@ queue_nats_stats(bakery_queue *q, jv *out)
 		st = jv_object_set(st, jv_string("leased"), jv_number((double)leased));
 		st = jv_object_set(st, jv_string("delayed"), jv_number(0));
 		*out = jv_object_set(*out, jv_string(queues[i]), st);
-	}
-	return 0;
-}
-
-/* The stream's messages, oldest first, by direct get: what is still owed.
- * deliveries is 0 for a message the all-sandbox consumer has not reached
- * and null when JetStream has delivered it (its count is per consumer). */
-int
-queue_nats_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
-{
-	nats_queue *n = NQ(q);
-	const char *stream = queue_nats_stream_of(queue);
-	uint64_t delivered = 0;
-	jsConsumerInfo *ci = NULL;
-	if (js_GetConsumerInfo(&ci, n->js, stream, strcmp(queue, QUEUE_DLQ) == 0
-		? "bakery-dlq-all" : "bakery-all", NULL, NULL) == NATS_OK) {
-		delivered = ci->Delivered.Stream;
-		jsConsumerInfo_Destroy(ci);
-	}
-	char filter[40];
-	snprintf(filter, sizeof filter, "%s.>", queue_nats_prefix_of(queue));
-	*out = jv_array();
-	uint64_t seq = 1;
-	for (size_t i = 0; i < max; i++) {
-		jsDirectGetMsgOptions dg;
-		jsDirectGetMsgOptions_Init(&dg);
-		dg.Sequence = seq;
-		dg.NextBySubject = filter;
-		natsMsg *msg = NULL;
-		natsStatus s = js_DirectGetMsg(&msg, n->js, stream, NULL, &dg);
-		if (s == NATS_NOT_FOUND)
-			break;
-		if (s != NATS_OK) {
-			jv_free(*out);
-			*out = jv_invalid();
-			return queue_nats_failed(EX_UNAVAILABLE, "peek", s, 0);
-		}
-		const char *v = NULL;
-		uint64_t at = natsMsgHeader_Get(msg, "Nats-Sequence", &v) == NATS_OK
-		    ? strtoull(v, NULL, 10) : seq;
-		seq = at + 1;
-		char *id = queue_nats_header_dup(msg, "Bakery-Id");
-		char *sandbox = queue_nats_header_dup(msg, "Bakery-Sandbox");
-		char *err = queue_nats_header_dup(msg, "Bakery-Last-Error");
-		char *body = bakery_xmalloc((size_t)natsMsg_GetDataLength(msg) + 1);
-		memcpy(body, natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg));
-		body[natsMsg_GetDataLength(msg)] = '\0';
-		const char *stamp = NULL;
-		natsMsgHeader_Get(msg, "Nats-Time-Stamp", &stamp);
-		jv m = jv_object();
-		m = jv_object_set(m, jv_string("id"), jv_string(id ? id : "unknown"));
-		m = jv_object_set(m, jv_string("queue"), jv_string(queue));
-		m = jv_object_set(m, jv_string("sandbox"),
-		    sandbox ? jv_string(sandbox) : jv_null());
-		m = jv_object_set(m, jv_string("deliveries"),
-		    at > delivered ? jv_number(0) : jv_null());
-		m = jv_object_set(m, jv_string("visible_at"),
-		    stamp ? jv_string(stamp) : jv_null());
-		m = jv_object_set(m, jv_string("leased"), jv_bool(at <= delivered));
-		m = jv_object_set(m, jv_string("last_error"),
-		    err ? jv_string(err) : jv_null());
-		jv env = jv_parse(body);
-		m = jv_object_set(m, jv_string("envelope"),
-		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
-		*out = jv_array_append(*out, m);
-		free(id);
-		free(sandbox);
-		free(err);
-		free(body);
-		natsMsg_Destroy(msg);
 	}
 	return 0;
 }

@@ -4,8 +4,8 @@
  * makes of the other. queue_sqlite.c holds the file and its schema, send,
  * receive and its leases, and the answers to a message (ack, retry, dead
  * letter, several acks with the next batch's lease); queue_sqlite_admin.c
- * the rest of the operations: init's report, stats, peek, a sandbox's
- * wipe and its fence.
+ * the rest of the operations: init's report, stats, peek (all, or one
+ * event's), a sandbox's wipe and its fence.
  */
 #ifndef BAKERY_QUEUE_SQLITE_INTERNAL_H
 #define BAKERY_QUEUE_SQLITE_INTERNAL_H
@@ -46,6 +46,9 @@ void queue_sqlite_finish(sqlite_queue *sq, sqlite3_stmt *st);
 int queue_sqlite_stats(bakery_queue *q, jv *out);
 int queue_sqlite_peek(bakery_queue *q, const char *queue, size_t max,
     jv *out);
+int queue_sqlite_peek_event(bakery_queue *q, const char *queue,
+    const char *sandbox, const char *id, const char *type, jv *out,
+    int *complete);
 int queue_sqlite_wipe_sandbox(bakery_queue *q, const char *sandbox,
     int64_t fence_ms);
 int64_t queue_sqlite_fence(bakery_queue *q, const char *sandbox);

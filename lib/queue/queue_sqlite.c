@@ -477,6 +477,7 @@ static const struct queue_ops sqlite_ops = {
 	.dead_letter = sqlite_dead_letter,
 	.stats = queue_sqlite_stats,
 	.peek = queue_sqlite_peek,
+	.peek_event = queue_sqlite_peek_event,
 	.wipe_sandbox = queue_sqlite_wipe_sandbox,
 	.fence = queue_sqlite_fence,
 	.init = queue_sqlite_init,

@@ -1,6 +1,7 @@
 /*
  * queue_sqlite_admin.c — the embedded queue's administration: init's
- * report, stats, peek, a sandbox's wipe and its fence
+ * report, stats, peek (all, or one event's), a sandbox's wipe and its
+ * fence
  * (queue_sqlite-internal.h).
  */
 #include "queue_sqlite-internal.h"
@@ -41,19 +42,11 @@ queue_sqlite_stats(bakery_queue *q, jv *out)
 	return 0;
 }
 
-int
-queue_sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
+/* The messages st selects (id, sandbox, deliveries, visible_at, leased,
+ * last_error, body), as peek shows them, appended to *out. */
+static void
+peek_rows(sqlite3_stmt *st, const char *queue, jv *out)
 {
-	sqlite3_stmt *st;
-	*out = jv_array();
-	int rc = queue_sqlite_prepare(SQ(q),
-	    "SELECT id, sandbox, deliveries, visible_at, lease IS NOT NULL,"
-	    " last_error, body FROM messages WHERE queue = ?1"
-	    " ORDER BY seq LIMIT ?2", &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char ts[32];
 		bakery_format_time(sqlite3_column_int64(st, 3), ts, sizeof ts);
@@ -77,6 +70,46 @@ queue_sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
 		    jv_is_valid(env) ? env : (jv_free(env), jv_string(body)));
 		*out = jv_array_append(*out, m);
 	}
+}
+
+#define PEEK_COLUMNS "SELECT id, sandbox, deliveries, visible_at," \
+	" lease IS NOT NULL, last_error, body FROM messages"
+
+int
+queue_sqlite_peek(bakery_queue *q, const char *queue, size_t max, jv *out)
+{
+	sqlite3_stmt *st;
+	*out = jv_array();
+	int rc = queue_sqlite_prepare(SQ(q), PEEK_COLUMNS
+	    " WHERE queue = ?1 ORDER BY seq LIMIT ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
+	peek_rows(st, queue, out);
+	queue_sqlite_finish(SQ(q), st);
+	return 0;
+}
+
+/* One row at most: (queue, id) is the table's unique key, and its index
+ * finds it, whatever else the queue holds. The type is not needed. */
+int
+queue_sqlite_peek_event(bakery_queue *q, const char *queue,
+    const char *sandbox, const char *id, const char *type, jv *out,
+    int *complete)
+{
+	(void)type;
+	sqlite3_stmt *st;
+	*out = jv_array();
+	*complete = 1;
+	int rc = queue_sqlite_prepare(SQ(q), PEEK_COLUMNS
+	    " WHERE queue = ?1 AND id = ?2 AND sandbox = ?3", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, sandbox, -1, SQLITE_STATIC);
+	peek_rows(st, queue, out);
 	queue_sqlite_finish(SQ(q), st);
 	return 0;
 }

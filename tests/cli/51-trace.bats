@@ -132,3 +132,20 @@ event_id() { bakery-order events "$1" | jq -r --arg t "$2" 'select(.type == $t) 
 	after=$(cd "$BAKERY_HOME" && find . -type f -exec sha256sum {} + | sort)
 	assert_equal "$after" "$before"
 }
+
+@test "a trace reads its events' messages alone: 50,000 of another sandbox queued leave its memory as it was" {
+	id=$(paid_order ada)
+	# Against the same trace's RSS with nothing else queued, so that a
+	# sanitizer build's larger floor counts too.
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/base" bakery-trace --json "$id" > /dev/null
+	queue_fill 50000 other
+	assert_equal "$(bakery-queue stats | jq '."bakery-events".ready')" 50002
+	run --separate-stderr /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" bakery-trace --json "$id"
+	assert_success
+	# Its two events, each with its message, every message looked at.
+	assert_equal "$(jq -c '[.type, (.queue | length), .queue_complete]' <<<"$output" | paste -sd' ')" \
+		'["OrderPlaced",1,true] ["PaymentSucceeded",1,true]'
+	rss=$(tail -1 "$BATS_TEST_TMPDIR/rss") base=$(tail -1 "$BATS_TEST_TMPDIR/base")
+	[ "$rss" -lt $((base + 12000)) ] ||
+		{ echo "max RSS $rss KiB, $base KiB with nothing else queued" >&2; false; }
+}

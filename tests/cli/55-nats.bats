@@ -348,3 +348,34 @@ stream_moved_back() {
 	assert_equal "$(bakery-show kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
 }
 
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "a trace on NATS reads the event's own subject; messages 0.1.0 queued, without the id, are read up to 10,000 and the trace says it stopped" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	id=$(place ada)
+	placed=$(bakery-queue peek | jq -r .id)
+	# Sent now: its subject ends with its id, and nothing else is on it.
+	tool() { "$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" "$@"; }
+	tool scan BAKERY_EVENTS | jq -e --arg e "$placed" 'select(.seq) | .subject == "bakery.events.default.OrderPlaced.\($e)"'
+	# An event only in the queue, on the subject 0.1.0 gave it.
+	body=$(bakery-queue peek | jq -c '.envelope | .id = "evt_legacy"')
+	tool pub bakery.events.default.OrderPlaced "$body" Nats-Msg-Id=evt_legacy \
+		Bakery-Id=evt_legacy Bakery-Sandbox=default >/dev/null
+	run --separate-stderr bakery-trace --json evt_legacy
+	assert_success
+	assert_equal "$stderr" ""
+	echo "$output" | jq -e '.type == "OrderPlaced" and (.queue | length) == 1 and .queue_complete'
+	# 10,000 more of the sandbox and type on that subject: the trace reads
+	# 10,000, finds the event among them, and says it stopped there.
+	tool fill 10000 bakery.events.default.OrderPlaced "$body" 'Nats-Msg-Id=evt_old{i}' \
+		'Bakery-Id=evt_old{i}' Bakery-Sandbox=default
+	run --separate-stderr bakery-trace --json evt_legacy
+	assert_success
+	echo "$output" | jq -e '(.queue | length) == 1 and .queue_complete == false'
+	[[ "$stderr" == *trace_queue_scan_stopped*evt_legacy*bakery-events* ]]
+	# The order's own event is on its subject, found all the same.
+	run --separate-stderr bakery-trace --json "$id"
+	assert_success
+	echo "$output" | jq -e --arg e "$placed" '.id == $e and (.queue | length) == 1'
+}

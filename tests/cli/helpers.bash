@@ -156,6 +156,29 @@ queue_raw() {
 	fi
 }
 
+# queue_fill N SANDBOX: puts N messages of SANDBOX on bakery-events, each
+# the envelope of the last message queued (there must be one) with the id
+# evt_fillI, as many relays would; fast (one sqlite3, or one nats-tool).
+queue_fill() {
+	local body
+	body=$(bakery-queue peek | jq -c --arg s "$2" \
+		'.envelope | .id = "evt_fill{i}" | .source |= sub(":[^/]*/"; ":\($s)/")' | tail -1)
+	[ -n "$body" ] || { echo "queue_fill: nothing queued to copy" >&2; return 1; }
+	if [ -n "${BAKERY_TEST_NATS:-}" ]; then
+		"$TOP/tests/nats-tool.py" "${BAKERY_TEST_NATS#nats://}" fill "$1" \
+			"bakery.events.$2.$(jq -r .type <<<"$body").evt_fill{i}" "$body" \
+			'Nats-Msg-Id=evt_fill{i}' 'Bakery-Id=evt_fill{i}' "Bakery-Sandbox=$2"
+	else
+		local now=$(($(date +%s) * 1000))
+		sqlite3 "$BAKERY_HOME/queue.db" "WITH RECURSIVE n(i) AS (SELECT 0
+			UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $1)
+			INSERT INTO messages(queue, id, sandbox, body, visible_at,
+			enqueued_at) SELECT 'bakery-events', 'evt_fill' || i, '$2',
+			replace('${body//\'/\'\'}', 'evt_fill{i}', 'evt_fill' || i),
+			$now, $now FROM n"
+	fi
+}
+
 # refuses CODE WHAT CMD...: CMD exits CODE with nothing on stdout and
 # WHAT in what it says on stderr.
 # shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
