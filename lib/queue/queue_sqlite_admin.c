@@ -100,12 +100,13 @@ queue_sqlite_peek_event(bakery_queue *q, const char *queue,
 {
 	(void)type;
 	sqlite3_stmt *st;
-	*out = jv_array();
+	*out = jv_invalid();
 	*complete = 1;
 	int rc = queue_sqlite_prepare(SQ(q), PEEK_COLUMNS
 	    " WHERE queue = ?1 AND id = ?2 AND sandbox = ?3", &st);
 	if (rc)
 		return rc;
+	*out = jv_array();
 	sqlite3_bind_text(st, 1, queue, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, sandbox, -1, SQLITE_STATIC);
