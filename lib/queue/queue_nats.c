@@ -41,7 +41,6 @@
  *             and drops items recorded before it; one that slips between
  *             its read and a wipe is dropped by the subscribers, which read
  *             the fence again (status 205).
- *
  *   peek_event  reads the event's own subject (SANDBOX.TYPE.ID), then, for
  *             messages bakery 0.1.0 queued on SANDBOX.TYPE, that subject up
  *             to QUEUE_SCAN_MAX messages (queue_nats_peek.c).
