@@ -23,30 +23,6 @@ old_layout() {
 	rm "$BAKERY_HOME/.layout"
 }
 
-# ro CMD...: runs CMD with the home read-only: a read-only bind mount in
-# a mount namespace of its own (as root, whom chmod does not stop), else
-# chmod -R a-w for the run.
-ro() {
-	if [ "$(id -u)" -eq 0 ]; then
-		# shellcheck disable=SC2016 # expanded by the inner sh
-		unshare -m sh -c 'mount --bind -o ro "$BAKERY_HOME" "$BAKERY_HOME" && exec "$@"' sh "$@"
-	else
-		chmod -R a-w "$BAKERY_HOME"
-		local rc=0
-		"$@" || rc=$?
-		chmod -R u+w "$BAKERY_HOME"
-		return "$rc"
-	fi
-}
-
-need_ro() {
-	if [ "$(id -u)" -eq 0 ]; then
-		# shellcheck disable=SC2016 # expanded by the inner sh
-		unshare -m sh -c 'mount --bind -o ro "$1" "$1"' sh "$BATS_TEST_TMPDIR" 2>/dev/null ||
-			skip "as root a read-only home needs a mount namespace (unshare -m), not available here"
-	fi
-}
-
 # The folder of sandbox default's objects.
 objdir() {
 	echo "$BAKERY_HOME/sandboxes/default"

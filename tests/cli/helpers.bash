@@ -237,3 +237,28 @@ tmpfs_home() {
 	export BAKERY_HOME="$MNT/home"
 	bakery-order gateway test >/dev/null
 }
+
+# ro CMD...: runs CMD with the home read-only: a read-only bind mount in
+# a mount namespace of its own (as root, whom chmod does not stop), else
+# chmod -R a-w for the run.
+ro() {
+	if [ "$(id -u)" -eq 0 ]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		unshare -m sh -c 'mount --bind -o ro "$BAKERY_HOME" "$BAKERY_HOME" && exec "$@"' sh "$@"
+	else
+		chmod -R a-w "$BAKERY_HOME"
+		local rc=0
+		"$@" || rc=$?
+		chmod -R u+w "$BAKERY_HOME"
+		return "$rc"
+	fi
+}
+
+# need_ro: skips the test where ro cannot make the home read-only.
+need_ro() {
+	if [ "$(id -u)" -eq 0 ]; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		unshare -m sh -c 'mount --bind -o ro "$1" "$1"' sh "$BATS_TEST_TMPDIR" 2>/dev/null ||
+			skip "as root a read-only home needs a mount namespace (unshare -m), not available here"
+	fi
+}
