@@ -222,12 +222,14 @@ list(cli *c, bakery_ctx *ctx, const struct args *a)
 {
 	if (a->argc != 1)
 		cli_usage_error(c, "list takes no operands");
-	jv out;
-	int rc = order_list(ctx, &out);
+	jv out, unread;
+	int rc = order_list(ctx, &out, &unread);
 	if (rc)
 		bakery_die_last(rc);
 	print_each(out);
-	return 0;
+	/* The orders it read, then each file it could not: the first
+	 * one's status. */
+	return cli_say_unread(unread);
 }
 
 static int

@@ -72,13 +72,13 @@ main(int argc, char **argv)
 		rows(&c, &ctx, argv[0]);
 	int rc = 0;
 	if (list) {
-		jv all;
-		if ((rc = object_list(&ctx, NULL, &all)))
+		jv all, unread;
+		if ((rc = object_list_unread(&ctx, NULL, NULL, &all, &unread)))
 			bakery_die_last(rc);
 		jv_array_foreach(all, i, a)
 			cli_print(a);
 		jv_free(all);
-		cli_exit(&ctx, 0);
+		cli_exit(&ctx, cli_say_unread(unread));
 	}
 	for (int i = 0; i < argc; i++) {
 		jv out;

@@ -225,6 +225,23 @@ cli_report(void *unused, jv v)
 	fflush(stdout);
 }
 
+int
+cli_say_unread(jv unread)
+{
+	int code = 0;
+	jv_array_foreach(unread, i, one) {
+		jv error = jv_object_get(jv_copy(one), jv_string("error"));
+		jv c = jv_object_get(one, jv_string("code"));
+		bakery_print_error("%s", jv_string_value(error));
+		if (!code)
+			code = (int)jv_number_value(c);
+		jv_free(error);
+		jv_free(c);
+	}
+	jv_free(unread);
+	return code;
+}
+
 _Noreturn void
 cli_exit(bakery_ctx *ctx, int code)
 {

@@ -93,6 +93,10 @@ void cli_print_version(const char *home);
 void cli_print(jv v);
 /* cli_print and flush, as a report callback (relay.h, wipe.h). */
 void cli_report(void *unused, jv v);
+/* Says each file a listing could not read (object_list_unread's
+ * {"address","file","error","code"}), one error line each on stderr;
+ * returns the first one's code, 0 when there is none. Consumes unread. */
+int cli_say_unread(jv unread);
 /* Closes stdout, frees ctx, exits with code (74 if stdout failed). */
 _Noreturn void cli_exit(bakery_ctx *ctx, int code);
 

@@ -120,23 +120,52 @@ console_place(console_req *r)
 	free(items);
 }
 
+/* A row for each file the listing could not read, first: the order it
+ * holds, or its folder, said unreadable; the file and the failure go to
+ * the server's log, as the page names none of the home's files. */
+static void
+unread_rows(console_req *r, jv unread)
+{
+	html *h = &r->page;
+	jv_array_foreach(unread, i, one) {
+		const char *address = envelope_str(one, "address");
+		bakery_log(LOG_ERROR, "console_unread", "file",
+		    envelope_text(one, "file", "?"), "error",
+		    envelope_text(one, "error", "?"), (char *)NULL);
+		if (address)
+			html_f(h, "<tr><td>%s</td><td colspan="
+			    "\"5\" class=\"dead\">This order's file could not be "
+			    "read: the failure is in the server's log.</td></tr>"
+			    "\n", strchr(address, '/') + 1);
+		else
+			html_raw(h, "<tr><td></td><td colspan="
+			    "\"5\" class=\"dead\">A folder of orders could not "
+			    "be read: the failure is in the server's log.</td>"
+			    "</tr>\n");
+		jv_free(one);
+	}
+}
+
 void
 console_orders_page(console_req *r)
 {
-	jv orders;
-	int rc = order_list(r->ctx, &orders);
+	jv orders, unread;
+	int rc = order_list(r->ctx, &orders, &unread);
 	if (rc)
 		return console_fail_code(r, rc, "listing orders");
 	html *h = &r->page;
 	console_page_start(r, "Orders");
 	int n = jv_array_length(jv_copy(orders));
-	if (!n)
+	int bad = jv_array_length(jv_copy(unread));
+	if (!n && !bad)
 		html_f(h, "<p class=\"muted\">No order yet: <a href=\"/console/"
 		    "s/%s/\">place one</a>.</p>\n", r->sandbox);
 	else
 		html_raw(h, "<table><tr><th>Order</th><th>Customer</th><th>Day"
 		    "</th><th>Status</th><th>Total (EUR)</th><th>Placed</th>"
 		    "</tr>\n");
+	unread_rows(r, unread);
+	jv_free(unread);
 	/* Newest first. */
 	for (int i = n - 1; i >= 0; i--) {
 		jv o = jv_array_get(jv_copy(orders), i);
@@ -151,7 +180,7 @@ console_orders_page(console_req *r)
 		html_raw(h, "</td></tr>\n");
 		jv_free(o);
 	}
-	if (n)
+	if (n || bad)
 		html_raw(h, "</table>\n");
 	jv_free(orders);
 	console_page_end(r);

@@ -175,7 +175,22 @@ int object_exec(bakery_object *o, const char *sql, jv args, int *changes);
 int object_prepare(bakery_object *o, const char *sql, sqlite3_stmt **st);
 void object_finish(bakery_object *o, sqlite3_stmt *st);
 
-/* Lists the sandbox's objects as "KIND/KEY" strings (jv array). */
+/* Lists the sandbox's objects as "KIND/KEY" strings (jv array). A folder
+ * it cannot read is left out, unsaid. */
 int object_list(bakery_ctx *ctx, const char *sandbox, jv *out);
+/* object_list, of the kind only (NULL: of every kind), and what it
+ * could not read in *unread: a jv array of {"address","file","error",
+ * "code"}, here each folder (the sandbox's, a kind's) that could not be
+ * opened, its address null, with what failed (naming it) and the exit
+ * code that says it. The listing goes on past each; a sandbox without a
+ * folder is no failure, it has no objects. A listing that reads each
+ * object it lists adds the files it could not read (object_unread_add),
+ * so that one is said, never dropped unsaid. */
+int object_list_unread(bakery_ctx *ctx, const char *sandbox,
+    const char *only, jv *out, jv *unread);
+/* unread with {"address","file","error","code"} appended; address NULL
+ * for a folder. Consumes unread. */
+jv object_unread_add(jv unread, const char *address, const char *file,
+    const char *error, int code);
 
 #endif

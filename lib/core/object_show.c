@@ -10,6 +10,7 @@
 #include "../base/util.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -252,24 +253,70 @@ object_list_has(bakery_object *o, const char *list, const char *order,
 	    : db_fail(o->db, src, "cannot read a list");
 }
 
+/* A folder of the sandbox that cannot be read, into *unread (NULL: not
+ * wanted, as before every caller wanted it): its file, what failed, and
+ * the exit code that says it (a permission 77, an I/O error 74, else 66,
+ * an input that cannot be read). */
+static void
+unreadable_folder(jv *unread, const char *dir, int err)
+{
+	if (!unread)
+		return;
+	int code = err == EACCES || err == EPERM ? EX_NOPERM
+	    : err == EIO ? EX_IOERR : EX_NOINPUT;
+	char *error = bakery_xasprintf("cannot read the folder '%s': %s", dir,
+	    strerror(err));
+	*unread = object_unread_add(*unread, NULL, dir, error, code);
+	free(error);
+}
+
+jv
+object_unread_add(jv unread, const char *address, const char *file,
+    const char *error, int code)
+{
+	jv one = jv_object();
+	one = jv_object_set(one, jv_string("address"),
+	    address ? jv_string(address) : jv_null());
+	one = jv_object_set(one, jv_string("file"), jv_string(file));
+	one = jv_object_set(one, jv_string("error"), jv_string(error));
+	one = jv_object_set(one, jv_string("code"), jv_number(code));
+	return jv_array_append(unread, one);
+}
+
 int
 object_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 {
+	return object_list_unread(ctx, sandbox, NULL, out, NULL);
+}
+
+int
+object_list_unread(bakery_ctx *ctx, const char *sandbox, const char *only,
+    jv *out, jv *unread)
+{
 	*out = jv_array();
+	if (unread)
+		*unread = jv_array();
 	char *dir = home_sandbox_dir(ctx, sandbox);
 	DIR *d = opendir(dir);
 	if (!d) {
+		/* A sandbox nobody used has no objects; one whose folder
+		 * cannot be read is no empty one. */
+		if (errno != ENOENT)
+			unreadable_folder(unread, dir, errno);
 		free(dir);
-		return 0; /* a sandbox nobody used has no objects */
+		return 0;
 	}
 	char **names = NULL;
 	size_t n = 0;
 	struct dirent *kind;
 	while ((kind = readdir(d))) {
-		if (!kind_find(kind->d_name))
+		if (!kind_find(kind->d_name) ||
+		    (only && strcmp(kind->d_name, only) != 0))
 			continue;
 		char *sub = bakery_xasprintf("%s/%s", dir, kind->d_name);
 		DIR *k = opendir(sub);
+		if (!k && errno != ENOENT) /* ENOENT: wiped meanwhile */
+			unreadable_folder(unread, sub, errno);
 		struct dirent *f;
 		while (k && (f = readdir(k))) {
 			size_t len = strlen(f->d_name);

@@ -275,21 +275,40 @@ order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
 	return rc;
 }
 
+/* The order at address that order_get could not read (rc), into unread:
+ * its file, named once in the error. */
+static jv
+unread_order(bakery_ctx *ctx, const char *address, int rc, jv unread)
+{
+	char *file = home_object_path(ctx, NULL, address);
+	const char *why = bakery_error();
+	char *error = strstr(why, file) ? bakery_xasprintf("%s", why)
+	    : bakery_xasprintf("cannot read '%s': %s", file, why);
+	unread = object_unread_add(unread, address, file, error, rc);
+	free(error);
+	free(file);
+	return unread;
+}
+
 int
-order_list(bakery_ctx *ctx, jv *orders)
+order_list(bakery_ctx *ctx, jv *orders, jv *unread)
 {
 	jv all;
 	*orders = jv_array();
-	int rc = object_list(ctx, NULL, &all);
+	int rc = object_list_unread(ctx, NULL, "order", &all, unread);
 	if (rc)
 		return rc;
 	jv_array_foreach(all, i, address) {
 		const char *a = jv_string_value(address);
-		if (strncmp(a, "order/", 6) == 0) {
-			jv one;
-			if (order_get(ctx, a + 6, &one) == 0)
-				*orders = jv_array_append(*orders, one);
-		}
+		jv one;
+		int got = strncmp(a, "order/", 6) == 0
+		    ? order_get(ctx, a + 6, &one) : EX_NOINPUT;
+		if (!got)
+			*orders = jv_array_append(*orders, one);
+		/* EX_NOINPUT: no order there (another kind, a file removed
+		 * meanwhile, one whose placing never committed). */
+		else if (got != EX_NOINPUT)
+			*unread = unread_order(ctx, a, got, *unread);
 		jv_free(address);
 	}
 	jv_free(all);

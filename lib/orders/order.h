@@ -47,8 +47,13 @@ int order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
 /* 1 when payment's amount_cents and currency are order's total_cents and
  * currency: the only payment that pays the order. */
 int order_terms_match(jv order, jv payment);
-/* The sandbox's orders, oldest first. */
-int order_list(bakery_ctx *ctx, jv *orders);
+/* The sandbox's orders, oldest first; and in *unread the files it could
+ * not read (object_list_unread's {"address","file","error","code"}): an
+ * order's file that is not SQLite's, one whose migration a read-only
+ * home refuses, a folder that cannot be opened. Each is left out of
+ * *orders, the others read all the same; 0 even then: the caller says
+ * each and fails after. */
+int order_list(bakery_ctx *ctx, jv *orders, jv *unread);
 int order_events(bakery_ctx *ctx, const char *id, jv *events);
 
 #endif

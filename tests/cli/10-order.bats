@@ -353,3 +353,29 @@ declined() {
 	assert_output ""
 }
 
+
+@test "list names each order's file it cannot read, lists the rest, and exits with the first one's status" {
+	a=$(place ada)
+	b=$(place bob)
+	c=$(place cy)
+	for id in "$b" "$c"; do
+		f=$BAKERY_HOME/sandboxes/default/order/$id.db
+		rm -f "$f-wal" "$f-shm"
+		head -c 4096 /dev/urandom >"$f"
+	done
+	run --separate-stderr bakery-order list
+	assert_failure 65
+	assert_equal "$(jq -r .id <<<"$output")" "$a"
+	assert_equal "$(grep -c "^bakery-order: error: .*'$BAKERY_HOME/sandboxes/default/order/\($b\|$c\)\.db'" <<<"$stderr")" 2
+	assert_equal "$(wc -l <<<"$stderr")" 2
+}
+
+@test "list names the orders' folder it cannot read" {
+	place ada >/dev/null
+	mv "$BAKERY_HOME/sandboxes/default/order" "$BATS_TEST_TMPDIR/order"
+	echo x >"$BAKERY_HOME/sandboxes/default/order"
+	run --separate-stderr bakery-order list
+	assert_failure 66
+	assert_output ""
+	assert_equal "$stderr" "bakery-order: error: cannot read the folder '$BAKERY_HOME/sandboxes/default/order': Not a directory"
+}

@@ -228,3 +228,14 @@ consumed_order() {
 	refuses 64 "--rows takes one ADDRESS" bakery-show "schedule/$DAY" kitchen/board --rows holds
 	refuses 66 "no such object" bakery-show schedule/2026-12-31 --rows holds
 }
+
+@test "--list names a kind's folder it cannot read, lists the rest, and exits 66" {
+	id=$(consumed_order)
+	rm -r "$BAKERY_HOME/sandboxes/default/kitchen"
+	echo x >"$BAKERY_HOME/sandboxes/default/kitchen"
+	run --separate-stderr bakery-show --list
+	assert_failure 66
+	assert_equal "$(jq -r . <<<"$output" | sort | tr '\n' ' ')" \
+		"billing/$id crm/customers customer/ada dispatch/$DAY inbox/ada order/$id schedule/$DAY "
+	assert_equal "$stderr" "bakery-show: error: cannot read the folder '$BAKERY_HOME/sandboxes/default/kitchen': Not a directory"
+}

@@ -270,3 +270,19 @@ version() {
 	assert_equal "$(version kitchen/board)" 1
 	assert_equal "$(version order/ord_d)" 2
 }
+
+@test "bakery-order list on a read-only home names an order 0.1.0 wrote, which it cannot migrate there, lists the rest, and exits 77" {
+	need_ro
+	v3_object order/ord_c '{"id":"ord_c","status":"paid","customer":"zed","placed_at":"2026-11-30T09:00:00.000Z"}'
+	id=$(place ada)
+	run --separate-stderr ro bakery-order list
+	assert_failure 77
+	assert_equal "$(jq -r .id <<<"$output")" "$id"
+	assert_equal "$(wc -l <<<"$stderr")" 1
+	[[ "$stderr" == "bakery-order: error: "*"'$(db order/ord_c)'"* ]]
+	assert_equal "$(version order/ord_c)" 3
+	# Writable, the same list migrates it and lists both.
+	run --separate-stderr bakery-order list
+	assert_success
+	assert_equal "$(jq -r .id <<<"$output" | tr '\n' ' ')" "ord_c $id "
+}

@@ -704,3 +704,19 @@ SH
 	assert_equal "$(bakery-dlq -s ada list | jq -r .id)" "$placed"
 	[ -n "$id" ]
 }
+
+@test "the orders page shows an order whose file cannot be read as a row saying so, and the others" {
+	signed ada
+	a=$(bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	b=$(bakery-order -s ada place --customer ada --day "$DAY" country-loaf=1 | jq -r .id)
+	f=$BAKERY_HOME/sandboxes/ada/order/$b.db
+	rm -f "$f-wal" "$f-shm"
+	head -c 4096 /dev/urandom >"$f"
+	assert_equal "$(get ada s/ada/orders)" 200
+	grep -q "<td>$b</td><td colspan=\"5\" class=\"dead\">This order.s file could not be read" "$RESPONSE"
+	grep -q "href=\"/console/s/ada/orders/$a\"" "$RESPONSE"
+	run grep -c "$BAKERY_HOME" "$RESPONSE"
+	assert_output 0
+	# The server's log names the file and says why.
+	grep -q "console_unread file=$f error=\".*file is not a database" "$LIGHTTPD_DIR/stderr"
+}
