@@ -281,8 +281,7 @@ finish_restored() {
 	chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
 	chown -R nobody "$BAKERY_HOME"
 	mkdir -m 0755 "$BATS_TEST_TMPDIR/shelf"
-	run runuser -u nobody -- env PATH="$PATH" BAKERY_HOME="$BAKERY_HOME" \
-		bakery-backup "$BATS_TEST_TMPDIR/shelf/copy"
+	run as_user nobody bakery-backup "$BATS_TEST_TMPDIR/shelf/copy"
 	assert_failure 77
 	assert_output --partial "Permission denied"
 	run ls -A "$BATS_TEST_TMPDIR/shelf"

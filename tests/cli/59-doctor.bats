@@ -396,8 +396,7 @@ overwrite_frame() {
 	root_only
 	healthy
 	others_reach
-	run runuser -u nobody -- env PATH="$PATH" BAKERY_MENU="$BAKERY_MENU" \
-		bakery-doctor -H "$BAKERY_HOME"
+	run as_user nobody bakery-doctor -H "$BAKERY_HOME"
 	assert_failure 69
 	assert_output --partial "bakery-doctor: error: cannot read '$BAKERY_HOME': Permission denied"
 	refute_line --regexp '^ok    owner'

@@ -262,3 +262,24 @@ need_ro() {
 			skip "as root a read-only home needs a mount namespace (unshare -m), not available here"
 	fi
 }
+
+# as_user USER CMD [ARGS...]: runs CMD as USER (runuser: root only), the
+# built programs first on its PATH. They are copied for it, with the
+# share files they read (share/menu.tsv as BAKERY_MENU, share/routes), to
+# a folder of /tmp that every user may enter, removed once CMD is done:
+# the checkout's own bin/ may sit in a folder only its owner enters
+# (root's home is 0700, so is what mktemp -d makes), where USER could not
+# run them (env: Permission denied, 126). BAKERY_HOME is passed on.
+as_user() {
+	local user=$1 dir rc=0
+	shift
+	dir=$(mktemp -d /tmp/bakery-as-user.XXXXXX)
+	chmod 0755 "$dir"
+	mkdir "$dir/bin" "$dir/share"
+	cp "$TOP"/bin/bakery* "$dir/bin/"
+	cp "$TOP/share/menu.tsv" "$TOP/share/routes" "$dir/share/"
+	runuser -u "$user" -- env PATH="$dir/bin:$PATH" \
+		BAKERY_MENU="$dir/share/menu.tsv" BAKERY_HOME="$BAKERY_HOME" "$@" || rc=$?
+	rm -rf "$dir"
+	return "$rc"
+}
