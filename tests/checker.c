@@ -8,9 +8,9 @@
  * Every fact goes into an in-memory SQLite database first (each file is
  * attached read-only and copied with SQL, JSON included; an object file
  * must have a schema version this bakery reads, 0.1.0's (3: the lists
- * arrays of the state) or its own (4: the lists tables); one with no
- * schema, whose creation never committed, is skipped); the categories are
- * then queries over it:
+ * arrays of the state) or its own (4: the lists tables), and queue.db its
+ * own (2, 0.1.0's too); one with no schema, whose creation never
+ * committed, is skipped); the categories are then queries over it:
  *
  *   recorded     an event row in some object's `events` table
  *   lost         recorded, not applied at every routed subscriber, not
@@ -62,6 +62,7 @@
 #include "../lib/core/kind.h"
 #include "../lib/store/store.h"
 #include "../lib/flow/routing.h"
+#include "../lib/queue/queue-internal.h" /* queue_schema */
 #include "../lib/base/util.h"
 
 static sqlite3 *mem;
@@ -233,30 +234,32 @@ attach(const char *path)
 	sqlite3_free(sql);
 }
 
-/* The attached object file has a schema this checker reads: from
- * read_from on (version 3, the one 0.1.0 wrote: the outbox a view, the
- * kitchen's and the CRM's rows; 4: the lists rows too). An older one only a bakery before 0.1.0
- * made, and none migrates it. Version 0 is a file whose creation never
+/* The attached file has a schema this checker reads: from def's
+ * read_from on. For an object file that is version 3, the one 0.1.0
+ * wrote (the outbox a view, the kitchen's and the CRM's rows), and 4 (the
+ * lists rows too); for queue.db 2, the one 0.1.0 wrote and this bakery's.
+ * An older one only a bakery before 0.1.0 made, and none migrates it; a
+ * newer one is a later bakery's, whose tables the checker may misread.
+ * Either is refused, exit 78. Version 0 is a file whose creation never
  * committed (schema.c: "not a bakery file yet", as bakery-show and the
  * lists treat it): 0, and the file is skipped; an order promised in it is
  * lost by --placed. */
 static int
-check_version(const char *path)
+check_version(const char *path, const schema_def *def)
 {
 	long version = one("PRAGMA o.user_version");
 	if (version == 0 && one("SELECT count(*) FROM o.sqlite_schema") == 0)
 		return 0;
-	if (version >= 1 && version < object_schema.oldest) {
+	if (version >= 1 && version < def->oldest) {
 		fprintf(stderr, "checker: error: %s: schema version %ld was "
 		    "made by a bakery before 0.1.0, and no release migrates "
 		    "it\n", path, version);
 		exit(EX_CONFIG);
 	}
-	if (version < object_schema.read_from ||
-	    version > object_schema.count) {
+	if (version < def->read_from || version > def->count) {
 		fprintf(stderr, "checker: error: %s: schema version %ld, the "
 		    "checker reads %d to %d\n", path, version,
-		    object_schema.read_from, object_schema.count);
+		    def->read_from, def->count);
 		exit(EX_CONFIG);
 	}
 	return 1;
@@ -315,7 +318,7 @@ load_sandbox(const char *home, const char *sandbox)
 			snprintf(key, sizeof key, "%.*s", (int)(n - 3), e->d_name);
 			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 			attach(path);
-			if (check_version(path))
+			if (check_version(path, &object_schema))
 				load_object(sandbox, kind, key);
 			detach();
 		}
@@ -331,6 +334,10 @@ load_queue(const char *home)
 	if (!exists(path))
 		return;
 	attach(path);
+	if (!check_version(path, &queue_schema)) {
+		detach();
+		return;
+	}
 	exec("INSERT INTO pending SELECT id, 'queue ' || queue FROM o.messages"
 	     "  WHERE queue = 'bakery-events';"
 	     /* A DLQ message not yet drained is a dead letter on its way. */

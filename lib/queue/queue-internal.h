@@ -4,8 +4,9 @@
  * the handle's insides, and the drivers' open calls, which queue.c
  * chooses between by URL. Included by queue.c, the embedded driver's
  * files (through queue_sqlite-internal.h), the NATS driver's (through
- * queue_nats-internal.h), and the unit tests that drive a driver
- * directly; every other file reaches the queue through queue.h.
+ * queue_nats-internal.h), the unit tests that drive a driver directly,
+ * and the checker (tests/checker.c), for queue.db's schema version;
+ * every other file reaches the queue through queue.h.
  */
 #ifndef BAKERY_QUEUE_INTERNAL_H
 #define BAKERY_QUEUE_INTERNAL_H

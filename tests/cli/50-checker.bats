@@ -172,3 +172,21 @@ paid_and_consumed() {
 	assert_failure 1
 	assert_output --partial "checker: lost: OrderPaid of $id"
 }
+
+@test "a queue.db of schema version 1, made before 0.1.0, is refused, exit 78; a newer one too" {
+	sqlite_only "reads queue.db"
+	id=$(paid_order ada)
+	q=$BAKERY_HOME/queue.db
+	sqlite3 "$q" "PRAGMA user_version = 1"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 78
+	assert_output --partial "$q: schema version 1 was made by a bakery before 0.1.0"
+	sqlite3 "$q" "PRAGMA user_version = 3"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_failure 78
+	assert_output --partial "$q: schema version 3, the checker reads 2 to 2"
+	sqlite3 "$q" "PRAGMA user_version = 2"
+	run "$CHECKER" "$BAKERY_HOME"
+	assert_success
+	assert_equal "$(jq -c '[.lost, .pending]' <<<"$output")" "[0,2]"
+}
