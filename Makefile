@@ -492,10 +492,14 @@ layers:
 	@awk 'FNR == 601 { print FILENAME ": over 600 lines: split it by what it owns"; bad = 1 } END { exit bad }' lib/*/*.c lib/*/*.h
 .PHONY: test lint layers
 
-# Figures, not tests: see tests/bench/run.sh and docs/costs.md.
+# Figures, not tests: see tests/bench/run.sh and docs/costs.md. A run of
+# every part at full size writes both docs/costs.json and the table of a
+# new section of docs/costs.md; one of some parts (BENCH_PARTS) or at
+# tiny sizes (BENCH_QUICK) writes neither.
 bench: deps
 	$(MAKE) all $(BENCH_BIN) build/bench/raw-nats
-	tests/bench/run.sh
+	$(if $(BENCH_PARTS)$(filter 1,$(BENCH_QUICK)),,BENCH_JSON=docs/costs.json BENCH_MD=docs/costs.md) \
+		tests/bench/run.sh
 
 UNITS = $(notdir $(wildcard share/systemd/*))
 EXAMPLES = $(wildcard share/examples/*)

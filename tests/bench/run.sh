@@ -4,7 +4,10 @@
 # Every part runs BENCH_RUNS times (3) in a scratch folder on the disk that
 # TMPDIR names (/var/tmp by default; never a tmpfs, or the fsyncs are free),
 # and the table shows the median with min–max. Ratios are of medians taken
-# in the same run. BENCH_JSON=FILE also writes the figures as JSON.
+# in the same run. BENCH_JSON=FILE also writes the figures as JSON, and
+# BENCH_MD=FILE puts the table into FILE as a new section, before the
+# runs it holds: make bench gives docs/costs.json and docs/costs.md, so
+# that one run writes both (the words about the run are a person's).
 # BENCH_QUICK=1 shrinks every size so that the harness itself can be
 # tested (make check does); its figures mean nothing. BENCH_PEERS=0 leaves
 # out the peers that need the network or a server (plainjob from npm, NATS).
@@ -581,7 +584,8 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 		row "B10 $B10_N new files made durable: $way" "b10_$way" "ms/file"
 	done
 	line "B10 b10_ratio (writeback ÷ seq)" "$B10_RATIO" ""
-}
+} >"$SCRATCH/table"
+cat "$SCRATCH/table"
 
 if [ -n "${BENCH_JSON:-}" ]; then
 	num() { [ "$1" = null ] && echo null || echo "$1"; }
@@ -625,4 +629,29 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b10_syncfs_ms "$(median b10_syncfs)" \
 		--argjson b10_ratio "$(num "$B10_RATIO")" \
 		'$ARGS.named' > "$BENCH_JSON"
+fi
+
+# The table as the page's newest run: before its first "## The run of" or
+# "## The parts run" section, else at its end.
+if [ -n "${BENCH_MD:-}" ]; then
+	commit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo "no git")
+	awk -v date="$STARTED" -v commit="$commit" -v table="$SCRATCH/table" \
+		-v json="${BENCH_JSON:+${BENCH_JSON##*/}}" '
+		function section(  l) {
+			print "## The run of " date " (" commit ")"
+			print ""
+			print "Written by `tests/bench/run.sh`" (json == "" ? "" \
+			    : ", its figures as JSON in `" json "` by the same run") "."
+			print ""
+			print "```"
+			while ((getline l < table) > 0)
+				print l
+			print "```"
+			print ""
+			done = 1
+		}
+		!done && /^## The (run of|parts run) / { section() }
+		{ print }
+		END { if (!done) { print ""; section() } }' "$BENCH_MD" >"$SCRATCH/page"
+	cat "$SCRATCH/page" >"$BENCH_MD"
 fi

@@ -3,6 +3,7 @@
 # no peers: nothing here depends on timing, only on the harness working.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 @test "make bench's harness runs at tiny sizes and writes valid JSON" {
 	BENCH_QUICK=1 BENCH_RUNS=1 BENCH_PEERS=0 TMPDIR="$BATS_TEST_TMPDIR" \
@@ -35,4 +36,23 @@ load helpers
 	run jq -e '.b7_instructions_per_event | type == "number" and . > 0' \
 		"$BATS_TEST_TMPDIR/bench.json"
 	assert_success
+}
+
+@test "one run writes both the page's table (BENCH_MD) and the JSON, the same run's" {
+	printf '%s\n' '# What it costs' '' 'Intro.' '' '## The run of 2026-12-03 (abc)' '' 'Old.' >"$BATS_TEST_TMPDIR/costs.md"
+	BENCH_QUICK=1 BENCH_RUNS=1 BENCH_PEERS=0 BENCH_PARTS=1 TMPDIR="$BATS_TEST_TMPDIR" \
+		BENCH_JSON="$BATS_TEST_TMPDIR/costs.json" BENCH_MD="$BATS_TEST_TMPDIR/costs.md" \
+		run --separate-stderr "$TOP/tests/bench/run.sh"
+	assert_success
+	date=$(jq -r .date "$BATS_TEST_TMPDIR/costs.json")
+	# The new section first, before the runs the page held, the table the
+	# one printed; the JSON's figures are the table's.
+	assert_equal "$(grep '^## ' "$BATS_TEST_TMPDIR/costs.md" | sed 's/ (.*//')" \
+		"$(printf '%s\n' "## The run of $date" '## The run of 2026-12-03')"
+	assert_equal "$(sed -n '/^```$/,/^```$/p' "$BATS_TEST_TMPDIR/costs.md" | sed '1d;$d')" "$output"
+	[[ "$output" == "bakery bench, $date, 1 runs"* ]]
+	b1=$(awk '$1 == "B1" && $2 == "commands" { print $6 }' <<<"$output")
+	assert_equal "$(jq .b1 "$BATS_TEST_TMPDIR/costs.json")" "$b1"
+	grep -q "its figures as JSON in \`costs.json\` by the same run" "$BATS_TEST_TMPDIR/costs.md"
+	assert_equal "$(tail -3 "$BATS_TEST_TMPDIR/costs.md")" "$(printf '%s\n' '## The run of 2026-12-03 (abc)' '' 'Old.')"
 }
