@@ -253,8 +253,8 @@ object_list_has(bakery_object *o, const char *list, const char *order,
 	    : db_fail(o->db, src, "cannot read a list");
 }
 
-/* A folder of the sandbox that cannot be read, into *unread (NULL: not
- * wanted, as before every caller wanted it): its file, what failed, and
+/* A folder of the sandbox that cannot be read, into *unread (NULL: the
+ * caller, object_list's, does not want it): the folder, what failed, and
  * the exit code that says it (a permission 77, an I/O error 74, else 66,
  * an input that cannot be read). */
 static void
