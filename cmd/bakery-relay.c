@@ -57,19 +57,32 @@ relay_line(void *arg, const char *line, size_t len, long lineno)
 	return 0;
 }
 
+/* Fires the alarms due at now. Returns a failure of the run itself; else
+ * *unfired is the status of the first object that could not be fired,
+ * its message in bakery_error(), or 0 when every due alarm fired. */
 static int
-due(bakery_ctx *ctx)
+due(bakery_ctx *ctx, int64_t now, int *unfired)
 {
-	int objects;
-	int rc = relay_due(ctx, bakery_now_ms(), cli_report, NULL, &objects);
-	char n[24];
-	snprintf(n, sizeof n, "%d", objects);
-	bakery_log(LOG_INFO, "alarm_run", "objects", n, (char *)NULL);
-	return rc;
+	relay_tally t;
+	int rc = relay_due(ctx, now, cli_report, NULL, &t);
+	char n[24], f[24];
+	snprintf(n, sizeof n, "%d", t.objects);
+	snprintf(f, sizeof f, "%d", t.failed);
+	bakery_log(t.failed ? LOG_WARN : LOG_INFO, "alarm_run", "objects", n,
+	    "failed", f, (char *)NULL);
+	*unfired = 0;
+	if (rc || !t.failed)
+		return rc;
+	*unfired = bakery_fail(t.status, "%d of %d due alarms could not be "
+	    "fired, each left for the next run; the first: sandbox %s: %s: %s",
+	    t.failed, t.objects, t.first.sandbox, t.first.address, t.error);
+	return 0;
 }
 
 /* Fires due alarms, then sleeps until the next one; a new alarm is at
- * least the alarm delay away, so the sleep never exceeds it. */
+ * least the alarm delay away, so the sleep never exceeds it. An object
+ * that could not be fired is tried again an alarm delay later, and stops
+ * nothing: only a failure of the run itself does. */
 static int
 watch(bakery_ctx *ctx)
 {
@@ -77,15 +90,19 @@ watch(bakery_ctx *ctx)
 	/* An object whose alarm fires again is found open (keep.h). */
 	ctx->kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
 	while (!loop_stopping()) {
-		int rc = due(ctx);
+		int unfired;
+		int64_t run = bakery_now_ms();
+		int rc = due(ctx, run, &unfired);
 		if (rc && rc != EX_UNAVAILABLE && rc != EX_TEMPFAIL)
 			return rc;
+		/* Every entry due at run was visited: the next to look at
+		 * fires later, or is one that failed (a delay from now). */
 		int64_t next, now = bakery_now_ms();
 		int64_t wait = (int64_t)ctx->alarm_delay_s * 1000;
-		if (!alarm_index_next(ctx, &next) && next && next - now < wait)
+		if (!alarm_index_next(ctx, run, &next) && next && next - now < wait)
 			wait = next > now ? next - now : 0;
 		if (wait < 100)
-			wait = 100; /* a failing object is not retried in a spin */
+			wait = 100; /* at most ten runs a second */
 		keep_idle(ctx->kept);
 		loop_sleep_ms(wait);
 	}
@@ -110,7 +127,9 @@ main(int argc, char **argv)
 	cli_context(&c, &ctx);
 	struct relay r = { &ctx, 0 };
 	if (mode == OPT_DUE) {
-		r.rc = due(&ctx);
+		int unfired;
+		r.rc = due(&ctx, bakery_now_ms(), &unfired);
+		r.rc = r.rc ? r.rc : unfired;
 	} else if (mode == OPT_WATCH) {
 		r.rc = watch(&ctx);
 	} else if (mode == OPT_ALL) {

@@ -305,35 +305,53 @@ alarm_day_over(const char *day, int64_t now)
 	return strcmp(day ? day : "", today) < 0;
 }
 
+/* Reads an entry's row (sandbox, address, fire_at, gen, armed_at). */
+static void
+entry_of(sqlite3_stmt *st, alarm_entry *e)
+{
+	snprintf(e->sandbox, sizeof e->sandbox, "%s",
+	    (const char *)sqlite3_column_text(st, 0));
+	snprintf(e->address, sizeof e->address, "%s",
+	    (const char *)sqlite3_column_text(st, 1));
+	e->fire_at = sqlite3_column_int64(st, 2);
+	e->gen = sqlite3_column_int64(st, 3);
+	e->armed_at = sqlite3_column_int64(st, 4);
+}
+
 int
-alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
-    size_t *n)
+alarm_index_due(bakery_ctx *ctx, int64_t now, const alarm_entry *after,
+    size_t max, alarm_entry *out, size_t *n)
 {
 	*n = 0;
 	sqlite3 *db;
 	int rc = index_db(ctx, &db);
 	if (rc)
 		return rc;
+	/* The key (fire_at, sandbox, address) orders every entry: a page
+	 * starts past the last one read, whatever became of it, so an entry
+	 * left where it was (one that could not be fired) hides none after
+	 * it, and no entry is read twice for where it was. */
 	sqlite3_stmt *st;
 	int src = sqlite3_prepare_v2(db,
 	    "SELECT sandbox, address, fire_at, gen, armed_at FROM alarms"
-	    " WHERE fire_at <= ?1 OR (fire_at > ?3 AND armed_at > ?1)"
-	    " ORDER BY fire_at LIMIT ?2", -1, &st, NULL); /* alarm_due */
+	    " WHERE (fire_at <= ?1 OR (fire_at > ?3 AND armed_at > ?1))"
+	    " AND (?4 IS NULL OR (fire_at, sandbox, address) > (?4, ?5, ?6))"
+	    " ORDER BY fire_at, sandbox, address LIMIT ?2", -1, &st,
+	    NULL); /* alarm_due */
 	if (src != SQLITE_OK)
 		return db_fail(db, src, "cannot read the alarm index");
 	sqlite3_bind_int64(st, 1, now);
 	sqlite3_bind_int64(st, 3, now + (int64_t)ctx->alarm_delay_s * 1000);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)max);
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-		alarm_entry *e = &out[(*n)++];
-		snprintf(e->sandbox, sizeof e->sandbox, "%s",
-		    (const char *)sqlite3_column_text(st, 0));
-		snprintf(e->address, sizeof e->address, "%s",
-		    (const char *)sqlite3_column_text(st, 1));
-		e->fire_at = sqlite3_column_int64(st, 2);
-		e->gen = sqlite3_column_int64(st, 3);
-		e->armed_at = sqlite3_column_int64(st, 4);
+	if (after) {
+		sqlite3_bind_int64(st, 4, after->fire_at);
+		sqlite3_bind_text(st, 5, after->sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 6, after->address, -1, SQLITE_STATIC);
 	}
+	while (*n < max && (src = sqlite3_step(st)) == SQLITE_ROW)
+		entry_of(st, &out[(*n)++]);
+	if (src == SQLITE_ROW)
+		src = SQLITE_DONE;
 	sqlite3_finalize(st);
 	if (src != SQLITE_DONE)
 		return db_fail(db, src, "cannot read the alarm index");
@@ -341,7 +359,7 @@ alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max, alarm_entry *out,
 }
 
 int
-alarm_index_next(bakery_ctx *ctx, int64_t *fire_at)
+alarm_index_next(bakery_ctx *ctx, int64_t after, int64_t *fire_at)
 {
 	*fire_at = 0;
 	sqlite3 *db;
@@ -349,10 +367,11 @@ alarm_index_next(bakery_ctx *ctx, int64_t *fire_at)
 	if (rc)
 		return rc;
 	sqlite3_stmt *st;
-	int src = sqlite3_prepare_v2(db, "SELECT min(fire_at) FROM alarms", -1,
-	    &st, NULL);
+	int src = sqlite3_prepare_v2(db, "SELECT min(fire_at) FROM alarms"
+	    " WHERE fire_at > ?1", -1, &st, NULL);
 	if (src != SQLITE_OK)
 		return db_fail(db, src, "cannot read the alarm index");
+	sqlite3_bind_int64(st, 1, after);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*fire_at = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);

@@ -83,14 +83,17 @@ int alarm_due(const bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at,
  * back to the day before: the count of the later day goes on, so that it
  * is reset once a day, never twice. */
 int alarm_day_over(const char *day, int64_t now);
-/* Up to max entries due at now (alarm_due), earliest first. */
-int alarm_index_due(bakery_ctx *ctx, int64_t now, size_t max,
-    alarm_entry *out, size_t *n);
+/* Up to max entries due at now (alarm_due), in the order of (fire_at,
+ * sandbox, address), from the one after `after` (NULL: from the first):
+ * an alarm run pages with the last entry of a page, so that it reads
+ * each due entry once, past those it could not fire. */
+int alarm_index_due(bakery_ctx *ctx, int64_t now, const alarm_entry *after,
+    size_t max, alarm_entry *out, size_t *n);
 /* Removes or moves e if its generation is unchanged. */
 int alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e);
 int alarm_index_move(bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at);
-/* The earliest fire_at in the index; 0 when it is empty. */
-int alarm_index_next(bakery_ctx *ctx, int64_t *fire_at);
+/* The earliest fire_at in the index later than after; 0 when none. */
+int alarm_index_next(bakery_ctx *ctx, int64_t after, int64_t *fire_at);
 /* Removes every entry of a sandbox (the wipe). */
 int alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox);
 

@@ -94,11 +94,10 @@ drop_if_unborn(bakery_ctx *ctx, const alarm_entry *e, int usage, int *left)
 
 static int
 fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
-    relay_report_fn report, void *arg, int *fired)
+    relay_report_fn report, void *arg)
 {
 	bakery_object *o;
 	int rc = object_open(ctx, e->sandbox, e->address, 0, &o);
-	*fired = 1;
 	if (rc == EX_NOINPUT || rc == EX_USAGE) {
 		int left;
 		if ((rc = drop_if_unborn(ctx, e, rc == EX_USAGE, &left)))
@@ -106,7 +105,6 @@ fire_one(bakery_ctx *ctx, const alarm_entry *e, int64_t now,
 		/* Made meanwhile: fired as any object, once its file opens. */
 		if (left != BIRTH_HOLD_MADE || (rc = object_open(ctx, e->sandbox,
 		    e->address, 0, &o)) == EX_NOINPUT) {
-			*fired = !left;
 			jv line = line_for(NULL, e->sandbox, e->address, 0);
 			report(arg, jv_object_set(line, jv_string("alarm"),
 			    jv_string(left ? "making" : "gone")));
@@ -220,39 +218,57 @@ restore_index(bakery_ctx *ctx)
 	return rc ? rc : alarm_index_booted(ctx);
 }
 
+/* An entry the run could not fire: left where it was, counted, logged
+ * and reported; the run goes on past it. */
+static void
+unfired(const alarm_entry *e, int rc, relay_report_fn report, void *arg,
+    relay_tally *tally)
+{
+	const char *error = bakery_error();
+	bakery_log(LOG_WARN, "alarm_error", "object", e->address, "sandbox",
+	    e->sandbox, "error", error, (char *)NULL);
+	if (!tally->failed++) {
+		tally->status = rc;
+		tally->first = *e;
+		snprintf(tally->error, sizeof tally->error, "%s", error);
+	}
+	jv line = jv_object();
+	line = jv_object_set(line, jv_string("address"), jv_string(e->address));
+	line = jv_object_set(line, jv_string("sandbox"), jv_string(e->sandbox));
+	line = jv_object_set(line, jv_string("alarm"), jv_string("failed"));
+	line = jv_object_set(line, jv_string("status"), jv_number(rc));
+	line = jv_object_set(line, jv_string("error"), jv_string(error));
+	report(arg, line);
+}
+
 int
 relay_due(bakery_ctx *ctx, int64_t now, relay_report_fn report, void *arg,
-    int *objects)
+    relay_tally *tally)
 {
-	alarm_entry batch[100];
+	alarm_entry batch[100], last;
 	size_t n;
 	int rc = 0, lost = 0;
-	*objects = 0;
+	memset(tally, 0, sizeof *tally);
 	if ((rc = alarm_index_boot(ctx, &lost)) ||
 	    (lost && (rc = restore_index(ctx))))
 		return rc;
-	/* Every fired entry leaves the due range (moved, removed), so this
-	 * ends; an entry that could not be fired is left for the next run. */
-	for (int rounds = 0; rounds < 1000; rounds++) {
-		if ((rc = alarm_index_due(ctx, now, 100, batch, &n)) || n == 0)
-			break;
-		int progress = 0;
+	/* Each page starts past the last entry of the one before: an entry
+	 * that could not be fired stays where it was, for the next run,
+	 * and hides none after it. A fired one leaves the due range. */
+	const alarm_entry *after = NULL;
+	do {
+		if ((rc = alarm_index_due(ctx, now, after, 100, batch, &n)))
+			return rc;
 		for (size_t i = 0; i < n; i++) {
-			(*objects)++;
-			int fired;
-			int one = fire_one(ctx, &batch[i], now, report, arg,
-			    &fired);
-			if (one) {
-				bakery_log(LOG_WARN, "alarm_error", "object",
-				    batch[i].address, "sandbox", batch[i].sandbox,
-				    "error", bakery_error(), (char *)NULL);
-				rc = rc ? rc : one;
-			} else if (fired) {
-				progress = 1;
-			}
+			tally->objects++;
+			int one = fire_one(ctx, &batch[i], now, report, arg);
+			if (one)
+				unfired(&batch[i], one, report, arg, tally);
 		}
-		if (!progress)
-			break;
-	}
-	return rc;
+		if (n) {
+			last = batch[n - 1];
+			after = &last;
+		}
+	} while (n == 100);
+	return 0;
 }

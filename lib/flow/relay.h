@@ -13,6 +13,14 @@
  * Each object's line on stdout: {"address","sandbox","sent","left",
  * "alarm"} where alarm is "rearmed", "guard", "disarmed", "not-due" or
  * "gone" (the object was wiped), plus "rearms_today".
+ *
+ * An object the run cannot fire (its file cannot be opened or written:
+ * one a sandbox made by root holds, a file locked past the busy timeout,
+ * a full disk) keeps its entry where it was, is logged as alarm_error and
+ * reported as {"address","sandbox","alarm":"failed","status","error"},
+ * and the run goes on: it reads the due entries a page at a time, each
+ * page from past the last entry of the one before (alarm_index_due), so
+ * every due entry is visited once and none that fails hides the others.
  */
 #ifndef BAKERY_RELAY_H
 #define BAKERY_RELAY_H
@@ -21,6 +29,7 @@
 
 #include <jv.h>
 
+#include "../core/alarm.h"
 #include "../store/store.h"
 
 #define REARM_GUARD 100
@@ -31,8 +40,19 @@ typedef void (*relay_report_fn)(void *arg, jv line);
 int relay_object(bakery_ctx *ctx, const char *sandbox, const char *address,
     relay_report_fn report, void *arg);
 
-/* Fires every alarm due at now. *objects counts the objects opened. */
+/* What an alarm run did: the due entries it visited, those it could not
+ * fire, and the first of those: its entry, exit status and error. */
+typedef struct relay_tally {
+	int objects, failed;
+	alarm_entry first;
+	int status;
+	char error[512];
+} relay_tally;
+
+/* Fires every alarm due at now. Returns a failure of the run itself (the
+ * index cannot be read or restored); an object that cannot be fired is
+ * counted in *tally, not returned. */
 int relay_due(bakery_ctx *ctx, int64_t now, relay_report_fn report,
-    void *arg, int *objects);
+    void *arg, relay_tally *tally);
 
 #endif

@@ -348,3 +348,116 @@ assert_payment_fires() {
 	run --separate-stderr bakery-status --json
 	assert_equal "$(echo "$output" | jq '.sandboxes[0].alarms_unfound')" 1
 }
+
+# places N orders in sandbox SANDBOX at the pinned clock, in one batch,
+# while the queue refuses: N armed alarms, each with its index entry.
+refused_orders() {
+	local n=$1 sandbox=$2
+	bakery-fault -s "$sandbox" set queue-refuses >/dev/null
+	for i in $(seq "$n"); do
+		echo "{\"cmd\":\"place\",\"customer\":\"c$i\",\"day\":\"$DAY\",\"items\":[\"cardamom-bun=1\"]}"
+	done | bakery-order -s "$sandbox" --batch >/dev/null 2>&1
+	bakery-fault -s "$sandbox" clear queue-refuses >/dev/null
+}
+
+# as_units_user CMD...: runs CMD as nobody, as the units' user runs it:
+# the programs and the menu copied to a folder it can reach (the checkout
+# may be in a private folder), the test's own folders (0700) passable.
+as_units_user() {
+	if [ ! -d "$BATS_TEST_TMPDIR/bin" ]; then
+		chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
+		mkdir -m 0755 "$BATS_TEST_TMPDIR/bin"
+		cp "$(command -v bakery-relay)" "$BATS_TEST_TMPDIR/bin/"
+		cp "$BAKERY_MENU" "$BATS_TEST_TMPDIR/menu.tsv"
+		chmod 0644 "$BATS_TEST_TMPDIR/menu.tsv"
+	fi
+	runuser -u nobody -- env PATH="$BATS_TEST_TMPDIR/bin:/usr/bin:/bin" \
+		BAKERY_HOME="$BAKERY_HOME" BAKERY_MENU="$BATS_TEST_TMPDIR/menu.tsv" \
+		BAKERY_NOW="$BAKERY_NOW" "$@"
+}
+
+# A sandbox made by root in a home owned by the units' user (bakery(7):
+# so until the next boot's tmpfiles): its files are root's, 0600, and the
+# relay, run as that user, can fire none of its alarms. They come first
+# in the index, more than a page of them; they stop no other alarm.
+@test "alarms a sandbox made by root holds stop no other: the rest fire, the rest reported" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make files another user cannot open"
+	sqlite_only "the units' user opens the embedded queue"
+	export BAKERY_NOW=$T0
+	refused_orders 120 rootbox
+	export BAKERY_NOW=$((T0 + 1))
+	refused_orders 1 good
+	good=$(bakery-show -s good --list | jq -r .)
+	chown -R nobody "$BAKERY_HOME"
+	chown -R root "$BAKERY_HOME/sandboxes/rootbox"
+	assert_equal "$(sqlite3 "$BAKERY_HOME/alarms.db" 'SELECT count(*) FROM alarms')" 121
+	export BAKERY_NOW=$((T0 + 40))
+	run --separate-stderr as_units_user bakery-relay --due
+	assert_failure 77
+	# The good sandbox's row, refused when it was placed, is sent.
+	assert_equal "$(echo "$output" | jq -c 'select(.sandbox == "good") | [.address, .sent, .alarm]')" \
+		"[\"$good\",1,\"disarmed\"]"
+	assert_equal "$(queued)" 1
+	# Each of the others reported once, counted, its entry kept.
+	assert_equal "$(echo "$output" | jq -s '[.[] | select(.alarm == "failed" and .status == 77 and .sandbox == "rootbox") | .address] | unique | length')" 120
+	assert_equal "$(echo "$output" | jq -s length)" 121
+	[[ "$stderr" == *"alarm_run objects=121 failed=120"* ]]
+	[[ "$stderr" == *"error: 120 of 121 due alarms could not be fired, each left for the next run; the first: sandbox rootbox: order/"* ]]
+	assert_equal "$(sqlite3 "$BAKERY_HOME/alarms.db" "SELECT count(*) FROM alarms WHERE sandbox = 'rootbox'")" 120
+	# Once the files are the units' user's again, the next run fires them.
+	chown -R nobody "$BAKERY_HOME/sandboxes/rootbox"
+	export BAKERY_NOW=$((T0 + 70))
+	run --separate-stderr as_units_user bakery-relay --due
+	assert_success
+	assert_equal "$(echo "$output" | jq -s '[.[] | select(.sent == 1)] | length')" 120
+	assert_equal "$(queued)" 121
+}
+
+# newer_schema N: N orders of sandbox old, due at T0 + 30 s, whose files
+# a later bakery wrote (user_version 99): no alarm run can open them (78).
+newer_schema() {
+	BAKERY_NOW=$T0 refused_orders "$1" old
+	local f
+	for f in "$BAKERY_HOME"/sandboxes/old/order/*.db; do
+		printf "ATTACH '%s' AS o; PRAGMA o.synchronous = OFF;" "$f"
+		printf " PRAGMA o.user_version = 99; DETACH o;\n"
+	done | sqlite3
+}
+
+@test "a run visits every due alarm once, past more than a page it cannot fire, and exits with the first failure" {
+	newer_schema 120
+	BAKERY_NOW=$((T0 + 1)) refused_orders 1 good
+	good=$(bakery-show -s good --list | jq -r .)
+	run --separate-stderr at $((T0 + 40)) bakery-relay --due
+	assert_failure 78
+	assert_equal "$(echo "$output" | jq -c 'select(.sandbox == "good") | [.address, .sent]')" "[\"$good\",1]"
+	assert_equal "$(queued)" 1
+	assert_equal "$(echo "$output" | jq -s '[.[] | select(.alarm == "failed" and .status == 78)] | length')" 120
+	assert_equal "$(echo "$output" | jq -s '[.[].address] | unique | length')" 121
+	[[ "$stderr" == *"error: 120 of 121 due alarms could not be fired"* ]]
+	# The next run reads each of those once more, and nothing else.
+	run --separate-stderr at $((T0 + 70)) bakery-relay --due
+	assert_failure 78
+	assert_equal "$(echo "$output" | jq -s '[.[].address] | unique | length')" 120
+	assert_equal "$(echo "$output" | jq -s 'length')" 120
+	assert_equal "$(echo "$output" | jq -s '[.[] | select(.alarm != "failed")] | length')" 0
+}
+
+@test "--watch goes on past an alarm it cannot fire, trying it again an alarm delay later" {
+	export BAKERY_ALARM_DELAY=1
+	newer_schema 1
+	bakery-fault set queue-refuses
+	id=$(place ada 2>/dev/null)
+	bakery-fault clear queue-refuses
+	bakery-relay --watch >"$BATS_TEST_TMPDIR/watch.out" 2>"$BATS_TEST_TMPDIR/watch.err" &
+	watch=$!
+	wait_for 30 grep -q "\"order/$id\"" "$BATS_TEST_TMPDIR/watch.out"
+	sleep 2
+	kill -0 "$watch"
+	kill -TERM "$watch"
+	wait "$watch"
+	assert_equal "$(queued)" 1
+	# Tried about once a second (once a run), not every 100 ms.
+	tries=$(jq -s '[.[] | select(.alarm == "failed")] | length' "$BATS_TEST_TMPDIR/watch.out")
+	[ "$tries" -ge 2 ] && [ "$tries" -le 6 ]
+}

@@ -303,7 +303,7 @@ alarm_index_of_0_1_0(void)
 	is_int(lost, 1, "  which may lack entries: no boot row");
 	alarm_entry e[4];
 	size_t n = 0;
-	is_int(alarm_index_due(&ctx, 1500, 4, e, &n), 0, "alarm_index_due");
+	is_int(alarm_index_due(&ctx, 1500, NULL, 4, e, &n), 0, "alarm_index_due");
 	ok(n == 1 && strcmp(e[0].address, "order/ord_1") == 0 &&
 	    e[0].fire_at == 1000 && e[0].gen == 4 && e[0].armed_at == 900,
 	    "  finds its entry due at 1500, as it was");
