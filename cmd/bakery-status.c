@@ -56,9 +56,10 @@ print_sandbox(jv s)
 	printf("  outbox        %.0f rows, oldest %.0f s\n",
 	    num(s, "outbox_rows"), num(s, "oldest_age_s"));
 	printf("  alarms        %.0f armed, %.0f re-arms today, "
-	    "%.0f guards tripped, %.0f not in the index\n",
+	    "%.0f guards tripped, %.0f not in the index, %.0f overdue\n",
 	    num(s, "alarms_armed"), num(s, "rearms_today"),
-	    num(s, "guards_tripped"), num(s, "alarms_unfound"));
+	    num(s, "guards_tripped"), num(s, "alarms_unfound"),
+	    num(s, "alarms_overdue"));
 	printf("  dead letters  %.0f\n", num(s, "dead_letters"));
 	printf("  payments      %.0f flagged\n", num(s, "flagged_payments"));
 	jv busy = jv_object_get(jv_copy(s), jv_string("busy"));

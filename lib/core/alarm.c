@@ -377,3 +377,30 @@ alarm_index_next(bakery_ctx *ctx, int64_t after, int64_t *fire_at)
 	sqlite3_finalize(st);
 	return 0;
 }
+
+int
+alarm_index_overdue(sqlite3 *db, const char *sandbox, int64_t before,
+    long *count, alarm_entry *oldest)
+{
+	*count = 0;
+	memset(oldest, 0, sizeof *oldest);
+	if (!db)
+		return 0;
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, "SELECT sandbox, address, fire_at, gen,"
+	    " armed_at, count(*) OVER () FROM alarms WHERE sandbox = ?1"
+	    " AND fire_at < ?2 ORDER BY fire_at, address LIMIT 1", -1, &st,
+	    NULL);
+	if (src == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, sandbox, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, before);
+		if ((src = sqlite3_step(st)) == SQLITE_ROW) {
+			entry_of(st, oldest);
+			*count = (long)sqlite3_column_int64(st, 5);
+			src = SQLITE_DONE;
+		}
+	}
+	sqlite3_finalize(st);
+	return src == SQLITE_DONE ? 0
+	    : db_fail(db, src, "cannot read the alarm index");
+}

@@ -94,6 +94,15 @@ int alarm_index_remove(bakery_ctx *ctx, const alarm_entry *e);
 int alarm_index_move(bakery_ctx *ctx, const alarm_entry *e, int64_t fire_at);
 /* The earliest fire_at in the index later than after; 0 when none. */
 int alarm_index_next(bakery_ctx *ctx, int64_t after, int64_t *fire_at);
+/*
+ * With a reader (alarm_index_reader): how many entries of sandbox fire
+ * before `before`, and the earliest of them in *oldest. An alarm run
+ * moves or removes every entry it fires, so one long past its time is
+ * one that no run could fire (an object file the relay's user cannot
+ * open) or that no run looked at. db NULL: 0.
+ */
+int alarm_index_overdue(sqlite3 *db, const char *sandbox, int64_t before,
+    long *count, alarm_entry *oldest);
 /* Removes every entry of a sandbox (the wipe). */
 int alarm_index_remove_sandbox(bakery_ctx *ctx, const char *sandbox);
 

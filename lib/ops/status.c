@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "status.h"
+#include "status-internal.h"
 #include "../orders/billing.h"
 #include "../core/alarm.h"
 #include "../core/envelope.h"
@@ -296,6 +297,8 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	}
 	jv_free(all);
 	read_dead_letters(ctx, sandbox, &t);
+	long overdue = status_alarms_overdue(index, sandbox, now, max_age_s,
+	    &t.attention);
 	jv_free(t.billed);
 	*attention_out = t.attention;
 	jv s = jv_object();
@@ -308,6 +311,7 @@ read_sandbox(bakery_ctx *ctx, const char *sandbox, int64_t now,
 	s = jv_object_set(s, jv_string("rearms_today"), jv_number(t.rearms));
 	s = jv_object_set(s, jv_string("guards_tripped"), jv_number(t.tripped));
 	s = jv_object_set(s, jv_string("alarms_unfound"), jv_number(t.unfound));
+	s = jv_object_set(s, jv_string("alarms_overdue"), jv_number(overdue));
 	s = jv_object_set(s, jv_string("dead_letters"),
 	    jv_number(t.dead_letters));
 	s = jv_object_set(s, jv_string("flagged_payments"),
@@ -496,6 +500,8 @@ static const struct {
 	  "Objects whose re-arm guard tripped today." },
 	{ "alarms_unfound", "bakery_alarms_unfound",
 	  "Objects whose armed alarm has no entry in the alarm index." },
+	{ "alarms_overdue", "bakery_alarms_overdue",
+	  "Alarms due more than --max-age ago that no alarm run fired." },
 	{ "dead_letters", "bakery_dead_letters",
 	  "Dead letters stored in the sandbox." },
 	{ "flagged_payments", "bakery_payments_flagged",

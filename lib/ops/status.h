@@ -16,8 +16,9 @@
  * sentences) when a sandbox holds dead letters, bakery-events-dlq holds
  * messages not yet drained, a re-arm guard tripped today, an object's
  * alarm is armed with no entry in the alarm index (alarm_index_has: no
- * alarm run would fire it), an outbox row is
- * older than max_age_s, a file could not be read, or Billing holds a
+ * alarm run would fire it), an entry of the alarm index is due more than
+ * max_age_s ago (status_alarms_overdue: no alarm run could fire it), an
+ * outbox row is older than max_age_s, a file could not be read, or Billing holds a
  * flagged payment (billing.h: a second payment of an order, or one that
  * is not its order's), which an operator refunds; when a dead letter is a
  * PaymentSucceeded Billing never counted (billing_counts: one made by
@@ -31,7 +32,7 @@
  *             "bakery-events-dlq":{...}},
  *    "sandboxes":[{"sandbox","objects","outbox_rows","oldest_age_s",
  *      "alarms_armed","rearms_today","guards_tripped","alarms_unfound",
- *      "dead_letters",
+ *      "alarms_overdue","dead_letters",
  *      "flagged_payments","unbilled_payments",
  *      "busy":[{"address","outbox_rows","oldest_at","oldest_age_s",
  *               "alarm_at","alarm_indexed","rearms_today",

@@ -367,7 +367,8 @@ as_units_user() {
 	if [ ! -d "$BATS_TEST_TMPDIR/bin" ]; then
 		chmod o+x "$BATS_RUN_TMPDIR" "$BATS_RUN_TMPDIR/test" "$BATS_TEST_TMPDIR"
 		mkdir -m 0755 "$BATS_TEST_TMPDIR/bin"
-		cp "$(command -v bakery-relay)" "$BATS_TEST_TMPDIR/bin/"
+		cp "$(command -v bakery-relay)" "$(command -v bakery-status)" \
+			"$BATS_TEST_TMPDIR/bin/"
 		cp "$BAKERY_MENU" "$BATS_TEST_TMPDIR/menu.tsv"
 		chmod 0644 "$BATS_TEST_TMPDIR/menu.tsv"
 	fi
@@ -380,7 +381,7 @@ as_units_user() {
 # so until the next boot's tmpfiles): its files are root's, 0600, and the
 # relay, run as that user, can fire none of its alarms. They come first
 # in the index, more than a page of them; they stop no other alarm.
-@test "alarms a sandbox made by root holds stop no other: the rest fire, the rest reported" {
+@test "alarms a sandbox made by root holds stop no other: the rest fire, the rest counted" {
 	[ "$(id -u)" = 0 ] || skip "needs root to make files another user cannot open"
 	sqlite_only "the units' user opens the embedded queue"
 	export BAKERY_NOW=$T0
@@ -404,6 +405,18 @@ as_units_user() {
 	[[ "$stderr" == *"alarm_run objects=121 failed=120"* ]]
 	[[ "$stderr" == *"error: 120 of 121 due alarms could not be fired, each left for the next run; the first: sandbox rootbox: order/"* ]]
 	assert_equal "$(sqlite3 "$BAKERY_HOME/alarms.db" "SELECT count(*) FROM alarms WHERE sandbox = 'rootbox'")" 120
+	# bakery-status counts them once they are past --max-age.
+	run --separate-stderr env BAKERY_NOW=$((T0 + 400)) bakery-status --json
+	assert_failure 1
+	assert_equal "$(echo "$output" | jq -c '[.sandboxes[] | [.sandbox, .alarms_overdue]]')" '[["good",0],["rootbox",120]]'
+	echo "$output" | jq -e '.attention | any(test("^sandbox rootbox: 120 alarms overdue, the oldest order/ord_[0-9a-f]+ due at 2026-12-01T09:00:30.000Z \\(370 s ago\\): no alarm run fired them; bakery-relay --due says why"))'
+	run --separate-stderr env BAKERY_NOW=$((T0 + 400)) bakery-status --prom -
+	assert_line 'bakery_alarms_overdue{sandbox="rootbox"} 120'
+	assert_line 'bakery_alarms_overdue{sandbox="good"} 0'
+	# The units' user sees no object of that sandbox, yet its alarms.
+	BAKERY_NOW=$((T0 + 400)) run --separate-stderr as_units_user bakery-status --json
+	assert_failure 1
+	assert_equal "$(echo "$output" | jq -c '.sandboxes[] | select(.sandbox == "rootbox") | [.objects, .alarms_overdue]')" '[0,120]'
 	# Once the files are the units' user's again, the next run fires them.
 	chown -R nobody "$BAKERY_HOME/sandboxes/rootbox"
 	export BAKERY_NOW=$((T0 + 70))
@@ -441,6 +454,11 @@ newer_schema() {
 	assert_equal "$(echo "$output" | jq -s '[.[].address] | unique | length')" 120
 	assert_equal "$(echo "$output" | jq -s 'length')" 120
 	assert_equal "$(echo "$output" | jq -s '[.[] | select(.alarm != "failed")] | length')" 0
+	# Under --max-age they are not counted yet; past it they are.
+	run --separate-stderr at $((T0 + 70)) bakery-status --json
+	assert_equal "$(echo "$output" | jq '[.sandboxes[].alarms_overdue] | add')" 0
+	run --separate-stderr at $((T0 + 40)) bakery-status --json --max-age 5
+	assert_equal "$(echo "$output" | jq -c '[.sandboxes[] | [.sandbox, .alarms_overdue]]')" '[["good",0],["old",120]]'
 }
 
 @test "--watch goes on past an alarm it cannot fire, trying it again an alarm delay later" {
