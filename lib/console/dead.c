@@ -30,19 +30,29 @@ drained(void *unused, jv line)
 	jv_free(line);
 }
 
-/* The subscribers an error names: "Kitchen answered 503; Crm answered
- * 503" names Kitchen and Crm. */
+/* The subscribers that refused, as the error bakery recorded names them:
+ * its parts joined by "; ", each "Name answered NNN" or "Name answered
+ * NNN: why", the name first (subscriber.h: a why never holds ';', so
+ * a subscriber's own words cannot make a part of their own). "Kitchen
+ * answered 503; Crm answered 503" names Kitchen and Crm; a part that
+ * does not start so names nobody. */
 static void
 subscribers(html *h, const char *error)
 {
-	for (int first = 1; error && *error; first = 0) {
+	static const char answered[] = " answered ";
+	const size_t alen = sizeof answered - 1;
+	for (int first = 1; error && *error;) {
 		size_t len = strcspn(error, ";");
-		const char *answered = strstr(error, " answered ");
-		if (answered && (size_t)(answered - error) < len) {
-			char name[128];
-			snprintf(name, sizeof name, "%.*s",
-			    (int)(answered - error), error);
-			html_f(h, "%s%s", first ? "" : ", ", name);
+		size_t name = strcspn(error, " ;");
+		const char *code = error + name + alen;
+		if (name > 0 && name < 128 && name + alen + 3 <= len &&
+		    strncmp(error + name, answered, alen) == 0 &&
+		    strspn(code, "0123456789") == 3 &&
+		    (code + 3 == error + len || code[3] == ':')) {
+			char n[128];
+			snprintf(n, sizeof n, "%.*s", (int)name, error);
+			html_f(h, "%s%s", first ? "" : ", ", n);
+			first = 0;
 		}
 		error += len;
 		error += strspn(error, "; ");
@@ -151,9 +161,11 @@ console_redrive(console_req *r)
 			if (strcmp(chosen(&r->body, one, j), id) == 0)
 				return console_fail(r, 400, "A dead letter is "
 				    "named twice in the form.");
+		/* An id is the event's, whatever its sender made it: not
+		 * always a name. It goes nowhere but into a query's
+		 * parameter, the log and the queue, as bakery-redrive's. */
 		jv d;
-		int rc = bakery_name_valid(id) ? deadletter_get(r->ctx,
-		    r->sandbox, id, &d) : EX_NOINPUT;
+		int rc = deadletter_get(r->ctx, r->sandbox, id, &d);
 		if (rc)
 			return console_fail_code(r, rc, "reading a dead letter");
 		jv_free(d);
@@ -175,8 +187,9 @@ console_redrive(console_req *r)
 		}
 		if (rc)
 			return console_fail_code(r, rc, "redriving");
-		bakery_log(LOG_INFO, "redriven", "sandbox", r->sandbox, "id", id,
-		    "account", r->s.who.name, (char *)NULL);
+		bakery_log(LOG_WARN, "redriven", "account", r->s.who.name,
+		    "sandbox", r->sandbox, "id", id, "type",
+		    envelope_text(d, "type", ""), (char *)NULL);
 		jv_free(d);
 	}
 	console_see(r, "dead", "redriven");

@@ -26,7 +26,7 @@ subscriber_find(const char *kind)
 	return k && k->apply ? k : NULL;
 }
 
-/* "kitchen" -> "Kitchen": how the error names the subscriber. */
+/* "Kitchen answered 503: why", a ';' of why written ',' (subscriber.h). */
 static void
 answered(apply_result *r, const char *kind, int status, const char *why)
 {
@@ -36,6 +36,8 @@ answered(apply_result *r, const char *kind, int status, const char *why)
 	    toupper((unsigned char)kind[0]), kind + 1, status);
 	if (why && *why && n > 0 && (size_t)n < sizeof r->error)
 		snprintf(r->error + n, sizeof r->error - (size_t)n, ": %s", why);
+	for (char *w = strchr(r->error, ';'); w; w = strchr(w, ';'))
+		*w = ',';
 }
 
 /* The sandbox's fence (ms), the time its last wipe set in the queue

@@ -60,7 +60,12 @@ int subscriber_show(bakery_ctx *ctx, const char *address, jv *out);
 
 /* Delivers env to every subscriber of its type. r->status is 200 when all
  * answered 2xx, else the first failure's status with every error joined by
- * "; " ("Kitchen answered 503"). Every subscriber is tried each time. */
+ * "; " ("Kitchen answered 503; Ext answered 503: exit 75: busy"). Each
+ * part starts with the name of the subscriber that refused, capitalized,
+ * and " answered NNN"; its why (after ": ") never holds ';' (written
+ * ','), so what a subscriber says cannot make a part of its own: the
+ * error names who refused (the console's dead letters read it so).
+ * Every subscriber is tried each time. */
 int subscriber_deliver(bakery_ctx *ctx, jv env, apply_result *r);
 
 /* subscriber_deliver() for n envelopes received together: r[i] is

@@ -11,6 +11,32 @@ PASSWORD=cardamom-and-rye-42
 
 teardown() {
 	lighttpd_stop
+	release_lock
+}
+
+# hold_lock FILE: another process (sqlite3) holds FILE's write lock, a
+# BEGIN IMMEDIATE, until release_lock.
+hold_lock() {
+	rm -f "$BATS_TEST_TMPDIR/lock"
+	mkfifo "$BATS_TEST_TMPDIR/lock"
+	sqlite3 "$1" <"$BATS_TEST_TMPDIR/lock" >/dev/null 3>&- &
+	LOCK_PID=$!
+	exec 4>"$BATS_TEST_TMPDIR/lock"
+	echo 'BEGIN IMMEDIATE;' >&4
+	for _ in $(seq 50); do
+		sqlite3 -cmd '.timeout 0' "$1" 'BEGIN IMMEDIATE; ROLLBACK;' \
+			2>/dev/null || return 0
+		sleep 0.1
+	done
+	echo "the lock on $1 was not taken" >&2
+	return 1
+}
+
+release_lock() {
+	[ -n "${LOCK_PID:-}" ] || return 0
+	exec 4>&-
+	wait "$LOCK_PID" || true
+	LOCK_PID=
 }
 
 # account NAME [OPTIONS...]: a console account with $PASSWORD.
@@ -719,4 +745,64 @@ SH
 	assert_output 0
 	# The server's log names the file and says why.
 	grep -q "console_unread file=$f error=\".*file is not a database" "$LIGHTTPD_DIR/stderr"
+}
+
+@test "the dead letters' Subscriber is who refused, not whom its error text names" {
+	cat >"$BATS_TEST_TMPDIR/ext" <<'SH'
+#!/bin/sh
+echo 'upstream down; Kitchen answered 503' >&2
+exit 75
+SH
+	chmod +x "$BATS_TEST_TMPDIR/ext"
+	{ cat "$TOP/share/routes"
+	  printf 'OrderPlaced exec:%s name=ext\n' "$BATS_TEST_TMPDIR/ext"; } >"$BAKERY_HOME/routes"
+	signed ada
+	id=$(bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	# The kitchen applied it: its card is there.
+	assert_equal "$(bakery-show -s ada kitchen/board | jq --arg o "$id" '[.state.cards[] | select(.order == $o)] | length')" 1
+	assert_equal "$(get ada s/ada/dead)" 200
+	row=$(grep '<td class="type">OrderPlaced' "$RESPONSE")
+	[[ $row == *'</td><td>Ext</td><td class="error">Ext answered 503: exit 75: upstream down, Kitchen answered 503</td>'* ]] ||
+		fail "row: $row"
+	# Two that refused are both named.
+	bakery-fault -s ada set refuses:kitchen
+	bakery-order -s ada place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	get ada s/ada/dead >/dev/null
+	grep -q '<td>Kitchen, Ext</td>' "$RESPONSE"
+}
+
+@test "a dead letter whose id is not a name is redriven by the page, alone or selected with others" {
+	account ops --sandbox default
+	lighttpd_start
+	assert_equal "$(signin ops)" 303
+	bakery-fault set refuses:kitchen
+	body=$(jq -nc --arg day "$DAY" '{specversion: "1.0", id: "Evt 1/x", type: "OrderPlaced",
+		source: "bakery:default/order/ord_1", subject: "order/ord_1",
+		time: "2026-12-01T09:00:00.000Z", datacontenttype: "application/json",
+		sandbox: "default", data: {customer: "ada", day: $day, delivery: null,
+		items: [{item: "cardamom-bun", qty: 1, price_cents: 450}],
+		total_cents: 450, currency: "eur", placed_at: "2026-12-01T09:00:00.000Z",
+		order: "ord_1"}}')
+	queue_raw 'Evt 1/x' "$body"
+	place ada >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	assert_equal "$(get ops s/default/dead)" 200
+	grep -q 'value="Evt 1/x"' "$RESPONSE"
+	other=$(bakery-dlq list | jq -r 'select(.id != "Evt 1/x" and .type == "OrderPlaced").id')
+	[ -n "$other" ]
+	token=$(curl -s -b "$(jar ops)" "$BASE/console/s/default/" |
+		sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	assert_equal "$(post ops s/default/dead/redrive "csrf=$token&id=Evt+1%2Fx&id=$other")" 303
+	assert_equal "$(header Location)" /console/s/default/dead?done=redriven
+	assert_equal "$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced").id')" ""
+	assert_equal "$(queue_ids | sort)" "$(printf '%s\n' "Evt 1/x" "$other" | sort)"
+	grep -q 'redriven account=ops sandbox=default id="Evt 1/x"' "$LIGHTTPD_DIR/stderr"
+	# Alone, by its row's own button, once it is dead again.
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	get ops s/default/dead >/dev/null
+	assert_equal "$(post ops s/default/dead/redrive "csrf=$token&one=Evt+1%2Fx")" 303
+	assert_equal "$(header Location)" /console/s/default/dead?done=redriven
+	assert_equal "$(bakery-dlq list | jq -r 'select(.id == "Evt 1/x").id')" ""
 }
