@@ -45,6 +45,9 @@
 
 /* The largest form body read; a larger one is 413 and is not read. */
 #define CONSOLE_MAX_BODY (64 * 1024)
+/* The Retry-After of a 503 when bakery is busy (a lock held past the
+ * busy timeout). */
+#define CONSOLE_BUSY_RETRY_S 5
 
 typedef struct console_req {
 	bakery_ctx *ctx;       /* its sandbox is the page's, once checked */
@@ -65,7 +68,8 @@ typedef struct console_req {
 	char cookie[256];      /* a Set-Cookie, or "" */
 	const char *type;      /* Content-Type; NULL: an HTML page */
 	const char *fixed;     /* a fixed body (the stylesheet), or NULL */
-	int retry_after;       /* seconds, for a 429 */
+	int retry_after;       /* seconds, for a 429 or a busy 503 */
+	char allow[32];        /* a 405's Allow: the path's methods */
 	html page;
 } console_req;
 
@@ -101,9 +105,14 @@ void console_page_end(console_req *r);
 void console_fail(console_req *r, int status, const char *sentence);
 /* A failure of the library (code, bakery_error()): 404 for EX_NOINPUT,
  * 422 with its message for EX_USAGE and EX_DATAERR (what was asked is
- * wrong), else 503 with a sentence, its message logged, not shown (it
- * may name the home's files). */
+ * wrong), else console_fail_server. */
 void console_fail_code(console_req *r, int code, const char *what);
+/* A failure that is the server's, whatever its code (console.db, the
+ * accounts and sessions, locked, unreadable or corrupt: nothing a
+ * visitor asked for): 503 with a sentence, and for EX_TEMPFAIL (busy)
+ * a Retry-After of CONSOLE_BUSY_RETRY_S; its message logged, not shown
+ * (it may name the home's files). */
+void console_fail_server(console_req *r, int code, const char *what);
 /* A 303 to /console/s/SANDBOX/WHERE, where is a path of the program's
  * own and names of the library's; done (may be NULL) the outcome's code,
  * which the page turns into a sentence (console_notice). */

@@ -114,9 +114,9 @@ console_faults_save(console_req *r)
 		else if (!want && now)
 			rc = fault_clear(r->ctx, r->sandbox, name);
 		if (!rc && want != now)
-			bakery_log(LOG_INFO, want ? "fault_set" : "fault_cleared",
-			    "sandbox", r->sandbox, "fault", name, "account",
-			    r->s.who.name, (char *)NULL);
+			bakery_log(LOG_WARN, want ? "fault_set" : "fault_cleared",
+			    "account", r->s.who.name, "sandbox", r->sandbox,
+			    "fault", name, (char *)NULL);
 	}
 	jv_free(set);
 	if (rc)

@@ -255,6 +255,8 @@ console_pay(console_req *r)
 	free(card);
 	char *where = bakery_xasprintf("orders/%s", r->arg[1]);
 	if (rc == 0) {
+		bakery_log(LOG_WARN, "order_paid", "account", r->s.who.name,
+		    "sandbox", r->sandbox, "order", r->arg[1], (char *)NULL);
 		int down = billing && outbox_send(billing, NULL) != 0;
 		if (down && object_arm(billing))
 			bakery_log(LOG_WARN, "alarm_error", "object",

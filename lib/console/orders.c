@@ -108,6 +108,9 @@ console_place(console_req *r)
 		if (down && object_arm(o))
 			bakery_log(LOG_WARN, "alarm_error", "object", o->address,
 			    "error", bakery_error(), (char *)NULL);
+		bakery_log(LOG_WARN, "order_placed", "account", r->s.who.name,
+		    "sandbox", r->sandbox, "order", envelope_str(order, "id"),
+		    (char *)NULL);
 		char *where = bakery_xasprintf("orders/%s",
 		    envelope_str(order, "id"));
 		console_see(r, where, down ? "placed-queue-down" : "placed");

@@ -148,6 +148,22 @@ find_page(const char *method, const char *path, char names[2][BAKERY_NAME_SIZE],
 	return NULL;
 }
 
+/* The methods path takes, as a 405's Allow header lists them: "GET,
+ * HEAD", "POST" or both; "" when it is no page. */
+static void
+allowed(const char *path, char *out, size_t size)
+{
+	char names[2][BAKERY_NAME_SIZE];
+	int get = 0, post = 0;
+	for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
+		if (match_pattern(path, pages[i].pattern, names) != NO_PAGE) {
+			get |= strcmp(pages[i].method, "GET") == 0;
+			post |= strcmp(pages[i].method, "POST") == 0;
+		}
+	snprintf(out, size, "%s%s%s", get ? "GET, HEAD" : "",
+	    get && post ? ", " : "", post ? "POST" : "");
+}
+
 /* Whether host (a Host header: name, then ":port" or nothing) names
  * this machine's loopback: 127.0.0.1, localhost or [::1]. */
 static int
@@ -284,9 +300,17 @@ dispatch(console_req *r)
 	const char *method = getenv("REQUEST_METHOD");
 	const char *path = getenv("PATH_INFO");
 	const char *query = getenv("QUERY_STRING");
+	/* A path of at most 400 bytes, without its leading '/', or NULL. */
+	const char *page = !path || !*path ? "" : path[0] == '/' &&
+	    strlen(path) <= 400 ? path + 1 : NULL;
 	if (!method || (strcmp(method, "GET") && strcmp(method, "HEAD") &&
-	    strcmp(method, "POST")))
-		return console_fail(r, 405, "This method is not served here.");
+	    strcmp(method, "POST"))) {
+		if (page)
+			allowed(page, r->allow, sizeof r->allow);
+		return r->allow[0] ? console_fail(r, 405, "This method is not "
+		    "served here.") : console_fail(r, 404, "There is no such "
+		    "page.");
+	}
 	r->method = method;
 	if (own_origin(r)) {
 		bakery_log(LOG_ERROR, "console_refused", "reason", "a Host "
@@ -300,11 +324,13 @@ dispatch(console_req *r)
 		snprintf(r->location, sizeof r->location, ROOT);
 		return;
 	}
-	if (path[0] != '/' || strlen(path) > 400)
+	if (!page)
 		return console_fail(r, 404, "There is no such page.");
 	char names[2][BAKERY_NAME_SIZE] = { "", "" };
 	enum match why;
-	const struct page *p = find_page(method, path + 1, names, &why);
+	const struct page *p = find_page(method, page, names, &why);
+	if (!p && why == OTHER_METHOD)
+		allowed(page, r->allow, sizeof r->allow);
 	if (!p)
 		return why == BAD_NAME ? console_fail(r, 400, "Bad name: want "
 		    "[a-z0-9][a-z0-9_.-]{0,63} without '..'.")
@@ -328,7 +354,7 @@ dispatch(console_req *r)
 		    "too large." : "Malformed form.");
 	int rc = find_session(r);
 	if (rc)
-		return console_fail_code(r, rc, "reading the session");
+		return console_fail_server(r, rc, "reading the session");
 	if (p->access != OPEN && !r->signed_in) {
 		if (post)
 			return console_fail(r, 403, "Sign in first.");
@@ -367,7 +393,7 @@ answer(console_req *r)
 	if (r->cookie[0])
 		printf("Set-Cookie: %s\r\n", r->cookie);
 	if (r->status == 405)
-		printf("Allow: GET, HEAD, POST\r\n");
+		printf("Allow: %s\r\n", r->allow);
 	if (r->retry_after)
 		printf("Retry-After: %d\r\n", r->retry_after);
 	printf("Content-Type: %s\r\n\r\n", r->type ? r->type
@@ -461,8 +487,16 @@ console_fail_code(console_req *r, int code, const char *what)
 		return console_fail(r, 404, "There is no such page.");
 	if (code == EX_USAGE || code == EX_DATAERR)
 		return console_fail(r, 422, bakery_error());
+	console_fail_server(r, code, what);
+}
+
+void
+console_fail_server(console_req *r, int code, const char *what)
+{
 	bakery_log(LOG_ERROR, "console_failed", "doing", what, "error",
 	    bakery_error(), (char *)NULL);
+	if (code == EX_TEMPFAIL)
+		r->retry_after = CONSOLE_BUSY_RETRY_S;
 	console_fail(r, 503, code == EX_TEMPFAIL ? "bakery is busy: try "
 	    "again in a moment." : "bakery could not do this now: the "
 	    "failure is in the server's log.");

@@ -55,13 +55,14 @@ console_signin(console_req *r)
 	r->signed_in = 0;
 	int rc = r->token[0] ? session_end(r->ctx, r->token) : 0;
 	if (rc)
-		return console_fail_code(r, rc, "ending the session before a "
+		return console_fail_server(r, rc, "ending the session before a "
 		    "sign-in");
 	account who;
-	rc = account_signin(r->ctx, name, password, &who);
+	int slowed;
+	rc = account_signin(r->ctx, name, password, &who, &slowed);
 	if (rc == EX_NOPERM)
 		return form_page(r, 403, "Wrong name or password.");
-	if (rc == EX_TEMPFAIL) {
+	if (slowed) {
 		r->retry_after = SIGNIN_WINDOW_S;
 		return form_page(r, 429, "Too many failed sign-ins for this "
 		    "name: wait a minute.");
@@ -70,11 +71,12 @@ console_signin(console_req *r)
 	if (!rc)
 		rc = session_new(r->ctx, &who, token, &r->s);
 	if (rc)
-		return console_fail_code(r, rc == EX_NOINPUT ? EX_UNAVAILABLE
-		    : rc, "signing in");
+		return console_fail_server(r, rc, "signing in");
 	set_cookie(r, token);
 	explicit_bzero(token, sizeof token);
-	bakery_log(LOG_INFO, "signed_in", "account", who.name, (char *)NULL);
+	bakery_log(LOG_WARN, "signed_in", "account", who.name, "sandbox",
+	    who.sandbox, "operator", who.operator ? "yes" : "no",
+	    (char *)NULL);
 	r->status = 303;
 	snprintf(r->location, sizeof r->location, "/console/s/%s/",
 	    who.sandbox);
@@ -85,7 +87,9 @@ console_signout(console_req *r)
 {
 	int rc = session_end(r->ctx, r->token);
 	if (rc)
-		return console_fail_code(r, rc, "signing out");
+		return console_fail_server(r, rc, "signing out");
+	bakery_log(LOG_WARN, "signed_out", "account", r->s.who.name,
+	    (char *)NULL);
 	set_cookie(r, "");
 	r->signed_in = 0;
 	r->status = 303;

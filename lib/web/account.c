@@ -300,10 +300,11 @@ step_text(sqlite3_stmt *st, const char *text)
  * is counted at once, before the password is looked at (*slot its
  * rowid, removed by a sign-in that succeeds), so that sign-ins sent
  * together cannot all pass the count; and the account's row, when name
- * has one (*hash, a's fields). EX_TEMPFAIL when the name is slowed. */
+ * has one (*hash, a's fields). EX_TEMPFAIL and *slowed when the name
+ * is slowed. */
 static int
 reserve_try(sqlite3 *db, const char *key, const char *name, int64_t now,
-    int64_t *slot, char **hash, account *a)
+    int64_t *slot, char **hash, account *a, int *slowed)
 {
 	int rc = db_begin(db);
 	if (rc)
@@ -338,9 +339,11 @@ reserve_try(sqlite3 *db, const char *key, const char *name, int64_t now,
 	    "SELECT count(*) FROM signin_failures WHERE name = ?1", -1,
 	    &count, NULL)) == SQLITE_OK &&
 	    (src = step_text(count, key)) == SQLITE_ROW) {
-		if (sqlite3_column_int(count, 0) >= SIGNIN_FAILURES)
+		if (sqlite3_column_int(count, 0) >= SIGNIN_FAILURES) {
+			*slowed = 1;
 			rc = bakery_fail(EX_TEMPFAIL, "too many failed "
 			    "sign-ins: try again in a minute");
+		}
 		src = SQLITE_DONE;
 	}
 	if (!rc && src == SQLITE_DONE && (src = sqlite3_prepare_v2(db,
@@ -366,9 +369,10 @@ reserve_try(sqlite3 *db, const char *key, const char *name, int64_t now,
 
 int
 account_signin(bakery_ctx *ctx, const char *name, const char *password,
-    account *a)
+    account *a, int *slowed)
 {
 	*a = (account){ 0 };
+	*slowed = 0;
 	sqlite3 *db;
 	int rc = account_db_open(ctx, 0, &db);
 	if (rc) {
@@ -386,11 +390,11 @@ account_signin(bakery_ctx *ctx, const char *name, const char *password,
 	rc = failure_key(db, name, key);
 	if (!rc)
 		rc = reserve_try(db, key, name, bakery_now_ms(), &slot, &hash,
-		    a);
+		    a, slowed);
 	/* Only an account's name is logged: a password typed into the name
 	 * field must not reach the log. */
 	const char *logged = hash ? name : "(unknown)";
-	if (rc == EX_TEMPFAIL)
+	if (*slowed)
 		bakery_log(LOG_WARN, "signin_throttled", "account", logged,
 		    (char *)NULL);
 	if (!rc) {

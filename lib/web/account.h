@@ -69,8 +69,10 @@ int account_delete(bakery_ctx *ctx, const char *name);
 int account_list(bakery_ctx *ctx, jv *out);
 
 /* 0 and *a when name and password match; EX_NOPERM when they do not;
- * EX_TEMPFAIL when the name is slowed (above). */
+ * EX_TEMPFAIL with *slowed set when the name is slowed (above). Any
+ * other failure, EX_TEMPFAIL too (console.db locked past the busy
+ * timeout), leaves *slowed 0: nothing was counted, nothing throttled. */
 int account_signin(bakery_ctx *ctx, const char *name, const char *password,
-    account *a);
+    account *a, int *slowed);
 
 #endif

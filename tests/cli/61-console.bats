@@ -747,6 +747,92 @@ SH
 	grep -q "console_unread file=$f error=\".*file is not a database" "$LIGHTTPD_DIR/stderr"
 }
 
+@test "console.db locked past the busy timeout at sign-in is 503 busy with Retry-After, and no failed sign-in is counted" {
+	LIGHTTPD_BUSY_MS=200 lighttpd_start
+	account ada
+	hold_lock "$BAKERY_HOME/console.db"
+	for _ in 1 2 3 4 5 6; do
+		assert_equal "$(signin ada)" 503
+		assert_equal "$(header Retry-After)" 5
+		assert_equal "$(header Set-Cookie)" ""
+	done
+	grep -q 'bakery is busy' "$RESPONSE"
+	release_lock
+	run grep -c signin_throttled "$LIGHTTPD_DIR/stderr"
+	assert_output 0
+	assert_equal "$(sqlite3 "$BAKERY_HOME/console.db" 'SELECT count(*) FROM signin_failures')" 0
+	assert_equal "$(signin ada)" 303
+	# Signing out waits as long, and answers the same.
+	token=$(csrf ada)
+	hold_lock "$BAKERY_HOME/console.db"
+	assert_equal "$(post ada signout "csrf=$token")" 503
+	assert_equal "$(header Retry-After)" 5
+	release_lock
+	assert_equal "$(post ada signout "csrf=$token")" 303
+}
+
+@test "a corrupt console.db is 503 to a visitor, the server's path in its log only" {
+	lighttpd_start
+	account ada
+	signin ada >/dev/null
+	rm -f "$BAKERY_HOME"/console.db*
+	head -c 8192 /dev/zero | tr '\0' x >"$BAKERY_HOME/console.db"
+	# With a cookie, on any page, or signing in: 503.
+	assert_equal "$(get ada s/ada/orders)" 503
+	run grep -e "$BAKERY_HOME" -e console.db -e 'not a database' "$RESPONSE"
+	assert_failure
+	assert_equal "$(signin ada)" 503
+	grep -q 'the failure is in the server' "$RESPONSE"
+	run grep -e "$BAKERY_HOME" -e console.db -e 'not a database' "$RESPONSE"
+	assert_failure
+	grep -q "console_failed doing=\"signing in\" error=\"cannot open .$BAKERY_HOME/console.db.: file is not a database" "$LIGHTTPD_DIR/stderr"
+	grep -q "console_failed doing=\"reading the session\" error=\"cannot open .$BAKERY_HOME/console.db" "$LIGHTTPD_DIR/stderr"
+}
+
+@test "who signed in, placed, paid, set or cleared a fault and redrove is in the server's log, with the account" {
+	signed ada
+	grep -q 'bakery-console: warning: signed_in account=ada sandbox=ada operator=no' "$LIGHTTPD_DIR/stderr"
+	bakery-order gateway test >/dev/null
+	token=$(csrf ada)
+	assert_equal "$(post ada s/ada/faults "csrf=$token&fault=refuses:kitchen")" 303
+	assert_equal "$(post ada s/ada/orders "csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1")" 303
+	id=$(bakery-order -s ada list | jq -r .id)
+	assert_equal "$(post ada "s/ada/orders/$id/pay" "csrf=$token&card=4242424242424242")" 303
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	assert_equal "$(post ada s/ada/faults "csrf=$token")" 303
+	get ada s/ada/dead >/dev/null
+	placed=$(bakery-dlq -s ada list | jq -r 'select(.type == "OrderPlaced").id')
+	assert_equal "$(post ada s/ada/dead/redrive "csrf=$token&one=$placed")" 303
+	assert_equal "$(post ada signout "csrf=$token")" 303
+	log=$LIGHTTPD_DIR/stderr
+	grep -q 'bakery-console: warning: fault_set account=ada sandbox=ada fault=refuses:kitchen$' "$log"
+	grep -q "bakery-console: warning: order_placed account=ada sandbox=ada order=$id\$" "$log"
+	grep -q "bakery-console: warning: order_paid account=ada sandbox=ada order=$id\$" "$log"
+	grep -q 'bakery-console: warning: fault_cleared account=ada sandbox=ada fault=refuses:kitchen$' "$log"
+	grep -q "bakery-console: warning: redriven account=ada sandbox=ada id=$placed type=OrderPlaced\$" "$log"
+	grep -q 'bakery-console: warning: signed_out account=ada$' "$log"
+}
+
+@test "a 405 names in Allow the methods its path takes; another method on no page is 404" {
+	signed ada
+	allow() {
+		curl -s -D "$BATS_TEST_TMPDIR/headers" -o /dev/null -w '%{http_code}' \
+			-b "$(jar ada)" -H "Origin: $BASE" "$@"
+	}
+	assert_equal "$(allow -X PUT "$BASE/console/s/ada/orders")" 405
+	assert_equal "$(header Allow)" "GET, HEAD, POST"
+	assert_equal "$(allow -X DELETE "$BASE/console/s/ada/status")" 405
+	assert_equal "$(header Allow)" "GET, HEAD"
+	assert_equal "$(allow --data "csrf=x" "$BASE/console/s/ada/status")" 405
+	assert_equal "$(header Allow)" "GET, HEAD"
+	assert_equal "$(allow "$BASE/console/signout")" 405
+	assert_equal "$(header Allow)" POST
+	assert_equal "$(allow "$BASE/console/s/ada/dead/redrive")" 405
+	assert_equal "$(header Allow)" POST
+	assert_equal "$(allow -X PUT "$BASE/console/s/ada/nothing")" 404
+	assert_equal "$(header Allow)" ""
+}
+
 @test "the dead letters' Subscriber is who refused, not whom its error text names" {
 	cat >"$BATS_TEST_TMPDIR/ext" <<'SH'
 #!/bin/sh

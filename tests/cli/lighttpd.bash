@@ -4,8 +4,9 @@
 # http://127.0.0.1:PORT, URL the webhook's endpoint, LIGHTTPD_DIR its
 # folder (stderr: the programs' logs), RESPONSE a file for an answer's
 # body. LIGHTTPD_QUEUE (default:
-# BAKERY_QUEUE), LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN) and LIGHTTPD_NOW
-# (the console's BAKERY_NOW) are handed to the programs. lighttpd keeps
+# BAKERY_QUEUE), LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN), LIGHTTPD_NOW
+# (the console's BAKERY_NOW) and LIGHTTPD_BUSY_MS (the console's
+# BAKERY_BUSY_TIMEOUT_MS) are handed to the programs. lighttpd keeps
 # the test's user: the machine that runs the tests has no user bakery for
 # server.username to drop to. The test's teardown ends it (lighttpd_stop).
 lighttpd_start() {
@@ -31,6 +32,11 @@ lighttpd_start() {
 		# test whose counts must not age on a slow machine.
 		[ -z "${LIGHTTPD_NOW:-}" ] ||
 			sed -i "s|^\(\t*\)\"BAKERY_CONSOLE_ORIGIN\" => bakery_origin,|&\n\1\"BAKERY_NOW\" => \"$LIGHTTPD_NOW\",|" \
+				"$dir/lighttpd.conf"
+		# LIGHTTPD_BUSY_MS: how long the console waits for a lock,
+		# for a test that holds one.
+		[ -z "${LIGHTTPD_BUSY_MS:-}" ] ||
+			sed -i "s|^\(\t*\)\"BAKERY_CONSOLE_ORIGIN\" => bakery_origin,|&\n\1\"BAKERY_BUSY_TIMEOUT_MS\" => \"$LIGHTTPD_BUSY_MS\",|" \
 				"$dir/lighttpd.conf"
 		lighttpd -D -f "$dir/lighttpd.conf" 2>>"$dir/stderr" 3>&- &
 		LIGHTTPD_PID=$!
