@@ -5,6 +5,7 @@
 #include "../lib/cli/cli.h"
 #include "../lib/core/envelope.h"
 #include "../lib/ops/status.h"
+#include "../lib/queue/queue.h"
 #include "../lib/base/util.h"
 
 #include <stdlib.h>
@@ -60,8 +61,23 @@ print_sandbox(jv s)
 	    num(s, "alarms_armed"), num(s, "rearms_today"),
 	    num(s, "guards_tripped"), num(s, "alarms_unfound"),
 	    num(s, "alarms_overdue"));
-	printf("  dead letters  %.0f\n", num(s, "dead_letters"));
+	printf("  dead letters  %.0f, and %.0f in " QUEUE_DLQ " not yet "
+	    "drained\n", num(s, "dead_letters"), num(s, "undrained"));
 	printf("  payments      %.0f flagged\n", num(s, "flagged_payments"));
+	jv faults = jv_object_get(jv_copy(s), jv_string("faults"));
+	if (jv_get_kind(faults) != JV_KIND_ARRAY) {
+		jv_free(faults);
+		faults = jv_array();
+	}
+	printf("  faults        %s", jv_array_length(jv_copy(faults))
+	    ? "" : "none set");
+	jv_array_foreach(faults, i, f) {
+		printf("%s%s (since %s)", i ? ", " : "", str(f, "name"),
+		    str(f, "set_at"));
+		jv_free(f);
+	}
+	printf("\n");
+	jv_free(faults);
 	jv busy = jv_object_get(jv_copy(s), jv_string("busy"));
 	jv_array_foreach(busy, i, b) {
 		printf("    %-40s outbox %.0f", str(b, "address"),

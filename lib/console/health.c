@@ -21,6 +21,7 @@ static const struct count {
 	{ "rearms_today", "re-arms today" },
 	{ "guards_tripped", "re-arm guards tripped" },
 	{ "dead_letters", "dead letters" },
+	{ "undrained", "messages in the dead-letter queue, not yet drained" },
 	{ "flagged_payments", "flagged payments" },
 	{ NULL, NULL },
 };
@@ -73,6 +74,32 @@ queue_table(console_req *r, jv status)
 	jv_free(queue);
 }
 
+/* The faults set in the sandbox, each a part of it refusing its work
+ * (faults.h), and where they are changed. */
+static void
+faults(console_req *r, jv s, const char *sandbox)
+{
+	html *h = &r->page;
+	jv set = envelope_field(s, "faults");
+	int n = jv_get_kind(set) == JV_KIND_ARRAY
+	    ? jv_array_length(jv_copy(set)) : 0;
+	if (!n)
+		html_raw(h, "<p class=\"muted faults\">No fault set.</p>\n");
+	else {
+		html_f(h, "<p class=\"warn faults\">Faults set (<a href=\""
+		    "/console/s/%s/faults\">Faults</a>):</p><ul class=\"faults"
+		    "\">", sandbox);
+		jv_array_foreach(set, i, f) {
+			html_f(h, "<li>%s, since ", envelope_text(f, "name", "?"));
+			console_time(r, envelope_str(f, "set_at"));
+			html_raw(h, "</li>");
+			jv_free(f);
+		}
+		html_raw(h, "</ul>\n");
+	}
+	jv_free(set);
+}
+
 static void
 sandbox_table(console_req *r, jv s)
 {
@@ -88,6 +115,7 @@ sandbox_table(console_req *r, jv s)
 		html_f(h, "<tr><td>%lld</td><td>%s</td></tr>",
 		    (long long)envelope_number(s, c->field, 0), c->words);
 	html_raw(h, "</table>\n");
+	faults(r, s, name);
 }
 
 void

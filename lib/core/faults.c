@@ -67,23 +67,14 @@ fault_clear(bakery_ctx *ctx, const char *sandbox, const char *name)
 }
 
 int
-fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+fault_read(sqlite3 *db, jv *out)
 {
 	*out = jv_array();
-	sqlite3 *db;
-	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
-	if (rc == EX_NOINPUT)
-		return 0;
-	if (rc)
-		return rc;
 	sqlite3_stmt *st;
-	rc = sqlite3_prepare_v2(db,
+	int rc = sqlite3_prepare_v2(db,
 	    "SELECT name, set_at FROM faults ORDER BY name", -1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		rc = db_fail(db, rc, "cannot read faults");
-		sqlite3_close(db);
-		return rc;
-	}
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "cannot read faults");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		char ts[32];
 		bakery_format_time(sqlite3_column_int64(st, 1), ts, sizeof ts);
@@ -94,6 +85,21 @@ fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
 		*out = jv_array_append(*out, f);
 	}
 	sqlite3_finalize(st);
-	sqlite3_close(db);
 	return 0;
+}
+
+int
+fault_list(bakery_ctx *ctx, const char *sandbox, jv *out)
+{
+	*out = jv_array();
+	sqlite3 *db;
+	int rc = birth_open_sandbox(ctx, sandbox, 0, &db);
+	if (rc == EX_NOINPUT)
+		return 0;
+	if (rc)
+		return rc;
+	jv_free(*out);
+	rc = fault_read(db, out);
+	sqlite3_close(db);
+	return rc;
 }

@@ -32,5 +32,8 @@ int fault_set(bakery_ctx *ctx, const char *sandbox, const char *name);
 int fault_clear(bakery_ctx *ctx, const char *sandbox, const char *name);
 /* A jv array of {"name","set_at"}. */
 int fault_list(bakery_ctx *ctx, const char *sandbox, jv *out);
+/* fault_list's array, of a sandbox file the caller opened (status reads
+ * it read-only); *out is always an array. */
+int fault_read(sqlite3 *db, jv *out);
 
 #endif

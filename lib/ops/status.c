@@ -401,6 +401,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 		attention_list = jv_array_append(attention_list, jv_string(s));
 		free(s);
 	}
+	jv by = status_undrained(ctx, undrained, &attention_list);
 	gateway_kind g;
 	if (gateway_read(ctx->home, &g))
 		attention_list = jv_array_append(attention_list,
@@ -436,12 +437,14 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 			   : home_sandbox_names(ctx);
 	jv sandboxes = jv_array();
 	jv_array_foreach(names, i, name) {
-		sandboxes = jv_array_append(sandboxes, read_sandbox(ctx,
-		    jv_string_value(name), now, max_age_s, refunded, index,
-		    &attention_list));
+		jv one = read_sandbox(ctx, jv_string_value(name), now,
+		    max_age_s, refunded, index, &attention_list);
+		sandboxes = jv_array_append(sandboxes, status_held(ctx,
+		    jv_string_value(name), by, one, &attention_list));
 		jv_free(name);
 	}
 	jv_free(names);
+	jv_free(by);
 	sqlite3_close(index);
 	jv s = jv_object();
 	s = jv_object_set(s, jv_string("time"), bakery_time_jv(now));

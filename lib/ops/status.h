@@ -14,7 +14,8 @@
  *
  * Something needs attention (status_collect's "attention", a list of
  * sentences) when a sandbox holds dead letters, bakery-events-dlq holds
- * messages not yet drained, a re-arm guard tripped today, an object's
+ * messages not yet drained (a line for the queue, and one for each
+ * sandbox they are of: status-internal.h), a re-arm guard tripped today, an object's
  * alarm is armed with no entry in the alarm index (alarm_index_has: no
  * alarm run would fire it), an entry of the alarm index is due more than
  * max_age_s ago (status_alarms_overdue: no alarm run could fire it), an
@@ -32,7 +33,8 @@
  *             "bakery-events-dlq":{...}},
  *    "sandboxes":[{"sandbox","objects","outbox_rows","oldest_age_s",
  *      "alarms_armed","rearms_today","guards_tripped","alarms_unfound",
- *      "alarms_overdue","dead_letters",
+ *      "alarms_overdue","dead_letters","undrained",
+ *      "faults":[{"name","set_at"}],
  *      "flagged_payments","unbilled_payments",
  *      "busy":[{"address","outbox_rows","oldest_at","oldest_age_s",
  *               "alarm_at","alarm_indexed","rearms_today",

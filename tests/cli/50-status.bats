@@ -187,3 +187,28 @@ T0=1796115600 # 2026-12-01T09:00:00Z
 	assert_failure 64
 	[[ "$stderr" == *"bad max-age: 'soon'"* ]]
 }
+
+@test "-s counts the sandbox's own messages not yet drained, and shows the faults set in it" {
+	bakery-fault -s ada set refuses:kitchen
+	bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-order -s ada place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-order -s other place --customer cy --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-consume --max-retries 0 >/dev/null 2>&1
+	run --separate-stderr bakery-status -s ada --json
+	assert_failure 1
+	echo "$output" | jq -e '.sandboxes[0] | .undrained == 2 and ([.faults[].name] == ["refuses:kitchen"])'
+	echo "$output" | jq -e '.attention | index("sandbox ada: 2 messages in bakery-events-dlq not yet drained (bakery-dlq -s ada drain)") != null'
+	run --separate-stderr bakery-status -s ada
+	assert_failure 1
+	assert_line '  dead letters  0, and 2 in bakery-events-dlq not yet drained'
+	assert_line --regexp '^  faults        refuses:kitchen \(since 20[0-9-]+T[0-9:.]+Z\)$'
+	assert_line '  sandbox ada: 2 messages in bakery-events-dlq not yet drained (bakery-dlq -s ada drain)'
+	run --separate-stderr bakery-status -s other --json
+	echo "$output" | jq -e '.sandboxes[0] | .undrained == 0 and .faults == []'
+	run --separate-stderr bakery-status -s other
+	assert_line '  faults        none set'
+	# Drained, they are dead letters, no longer counted as waiting.
+	bakery-dlq drain >/dev/null
+	run --separate-stderr bakery-status -s ada --json
+	echo "$output" | jq -e '.sandboxes[0] | .undrained == 0 and .dead_letters == 2'
+}

@@ -892,3 +892,25 @@ SH
 	assert_equal "$(header Location)" /console/s/default/dead?done=redriven
 	assert_equal "$(bakery-dlq list | jq -r 'select(.id == "Evt 1/x").id')" ""
 }
+
+@test "a signed-in account's status counts its sandbox's messages not yet drained and shows its faults" {
+	signed ada
+	account bo
+	bakery-fault -s ada set refuses:kitchen
+	bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-order -s ada place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-consume --max-retries 0 >/dev/null 2>&1
+	bakery-status | grep -q '2 messages not yet drained'
+	assert_equal "$(get ada s/ada/status)" 200
+	run grep -c 'Nothing needs attention' "$RESPONSE"
+	assert_output 0
+	grep -qF '<li>sandbox ada: 2 messages in bakery-events-dlq not yet drained (bakery-dlq -s ada drain)</li>' "$RESPONSE"
+	grep -q '<tr><td>2</td><td>messages in the dead-letter queue, not yet drained</td></tr>' "$RESPONSE"
+	grep -q '<li>refuses:kitchen, since ' "$RESPONSE"
+	# Another account's sandbox holds none of them, and no fault.
+	assert_equal "$(signin bo)" 303
+	assert_equal "$(get bo s/bo/status)" 200
+	grep -q 'Nothing needs attention' "$RESPONSE"
+	grep -q 'No fault set' "$RESPONSE"
+	grep -q '<tr><td>0</td><td>messages in the dead-letter queue, not yet drained</td></tr>' "$RESPONSE"
+}
