@@ -50,9 +50,19 @@ bakery_text_valid(const char *s, size_t max)
 	size_t n = strlen(s);
 	if (n == 0 || n > max || !bakery_utf8_valid(s, n))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)s[i] < ' ' || s[i] == 0x7f)
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *u = (const unsigned char *)s + i;
+		if (*u < ' ' || *u == 0x7f)
 			return 0;
+		/* The bidi embeddings and overrides, U+202A-U+202E (E2 80
+		 * AA-AE), and isolates, U+2066-U+2069 (E2 81 A6-A9): they
+		 * reorder what is shown after them, on a page and a terminal
+		 * alike. */
+		if (*u == 0xe2 && i + 2 < n &&
+		    ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+		     (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
+			return 0;
+	}
 	return 1;
 }
 

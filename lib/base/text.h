@@ -19,7 +19,8 @@
  * form, no surrogate, nothing past U+10FFFF). */
 int bakery_utf8_valid(const char *s, size_t len);
 /* Whether s is text a person gave: 1 to max bytes of valid UTF-8 with no
- * control character (C0, DEL). */
+ * control character (C0, DEL) and no bidi control (U+202A-U+202E,
+ * U+2066-U+2069: text shown after one would be reordered). */
 int bakery_text_valid(const char *s, size_t max);
 
 /* Whether s is a currency as Stripe writes one: three lowercase letters. */

@@ -358,3 +358,28 @@ assert_nothing_written() {
 	assert_failure 64
 	assert_equal "${stderr%%$'\n'*}" "bakery-consume: error: bad batch: '99999999999999999999': want 1 to 100"
 }
+
+@test "bidi controls (U+202A-U+202E, U+2066-U+2069) are refused in a delivery address and a key, on the command line and in an event; a name never holds one" {
+	for c in '\u202a' '\u202b' '\u202c' '\u202d' '\u202e' '\u2066' '\u2067' '\u2068' '\u2069'; do
+		bidi=$(printf "$c")
+		run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery "1 Rue ${bidi}evil" cardamom-bun=1
+		assert_failure 64
+		assert_equal "$stderr" "bakery-order: error: bad delivery address: want 1 to 200 bytes of UTF-8 without control characters"
+		run --separate-stderr bakery-order place --customer ada --day "$DAY" --key "k${bidi}1" cardamom-bun=1
+		assert_failure 64
+		[[ $stderr == "bakery-order: error: bad key: "* ]]
+		run --separate-stderr bakery-order place --customer "ada${bidi}" --day "$DAY" cardamom-bun=1
+		assert_failure 64
+		[[ $stderr == "bakery-order: error: bad customer: "* ]]
+		refuses 64 'bad account name' bakery-console user add "ada${bidi}" <<<"$RANDOM-long-password"
+		# An event that carries one is refused by every subscriber.
+		run --separate-stderr bakery-consume --stdin <<<"$(paid_unknown "{\"delivery\":\"1 Rue ${bidi}x\"}")"
+		assert_success
+		assert_equal "$(jq -r .status <<<"$output")" 422
+		assert_nothing_written
+	done
+	assert_equal "$(bakery-order list)" ""
+	# Other marks of direction (U+200E, U+200F) and the text around them pass.
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" --delivery "$(printf '1 Rue \u200e\u05e9 \u202f5')" cardamom-bun=1
+	assert_success
+}

@@ -914,3 +914,15 @@ SH
 	grep -q 'No fault set' "$RESPONSE"
 	grep -q '<tr><td>0</td><td>messages in the dead-letter queue, not yet drained</td></tr>' "$RESPONSE"
 }
+
+@test "a delivery address with a bidi control is refused by the console's form as by bakery-order" {
+	signed ada
+	token=$(csrf ada)
+	for c in %E2%80%AA %E2%80%AE %E2%81%A6 %E2%81%A9; do
+		assert_equal "$(post ada s/ada/orders "csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1&delivery=Main+St+1${c}evil")" 422
+		grep -q 'bad delivery address' "$RESPONSE"
+	done
+	assert_equal "$(bakery-order -s ada list)" ""
+	# The marks that only set a direction (U+200E) are not controls of that kind.
+	assert_equal "$(post ada s/ada/orders "csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1&delivery=Main+St+1%E2%80%8E")" 303
+}
