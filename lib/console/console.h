@@ -6,7 +6,8 @@
  * and writes the whole answer on stdout. What a request must pass, in
  * this order (request.c):
  *
- *   1. its method (GET, HEAD, POST; else 405); its Host, which must name
+ *   1. its method (GET, HEAD, POST; else 405 with Allow, the methods
+ *      its path takes, or 404 when it is no page); its Host, which must name
  *      the loopback unless BAKERY_CONSOLE_ORIGIN is set (else 400: DNS
  *      rebinding); and its path, under /console/, matched against the
  *      table of pages (else 404); a part of the path that stands for a
