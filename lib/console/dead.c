@@ -20,6 +20,8 @@ static const console_notice_text notices[] = {
 	  "still listed here.", 1 },
 	{ "partial", "Some were sent to the queue again; the others failed "
 	  "and are still listed here.", 1 },
+	{ "refused", "None could be sent to the queue again: the failure is "
+	  "in the server's log, and they are still listed here.", 1 },
 	{ NULL, NULL, 0 },
 };
 
@@ -172,25 +174,37 @@ console_redrive(console_req *r)
 	}
 	if (!n)
 		return console_see(r, "dead", "none");
+	/* What was sent stays sent: the page says that some were, and
+	 * lists those that were not. One that cannot be sent as it is (a
+	 * malformed envelope, EX_DATAERR) is logged and the others still
+	 * go, as bakery-redrive does; any other failure (the queue down,
+	 * bakery busy) stops there. */
+	size_t sent = 0, refused = 0;
+	int rc = 0;
 	for (size_t i = 0; (id = chosen(&r->body, one, i)); i++) {
 		jv d;
-		int rc = deadletter_redrive(r->ctx, r->sandbox, id, &d);
-		/* Past the first, what was sent stays sent: the page says
-		 * that some were, and lists those that were not. */
+		rc = deadletter_redrive(r->ctx, r->sandbox, id, &d);
 		if (rc == EX_UNAVAILABLE)
-			return console_see(r, "dead", i ? "partial"
+			return console_see(r, "dead", sent ? "partial"
 			    : "queue-down");
-		if (rc && i) {
+		if (rc && rc != EX_DATAERR && !sent && !refused)
+			return console_fail_code(r, rc, "redriving");
+		if (rc) {
 			bakery_log(LOG_ERROR, "console_failed", "doing",
 			    "redriving", "error", bakery_error(), (char *)NULL);
-			return console_see(r, "dead", "partial");
+			refused++;
+			if (rc != EX_DATAERR)
+				break;
+			continue;
 		}
-		if (rc)
-			return console_fail_code(r, rc, "redriving");
+		sent++;
 		bakery_log(LOG_WARN, "redriven", "account", r->s.who.name,
 		    "sandbox", r->sandbox, "id", id, "type",
 		    envelope_text(d, "type", ""), (char *)NULL);
 		jv_free(d);
 	}
-	console_see(r, "dead", "redriven");
+	if (refused && !sent && n == 1)
+		return console_fail_code(r, rc, "redriving");
+	console_see(r, "dead", !refused ? "redriven" : sent ? "partial"
+	    : "refused");
 }

@@ -926,3 +926,34 @@ SH
 	# The marks that only set a direction (U+200E) are not controls of that kind.
 	assert_equal "$(post ada s/ada/orders "csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1&delivery=Main+St+1%E2%80%8E")" 303
 }
+
+@test "a selected dead letter that cannot be redriven is said so, and the others are sent" {
+	account ops --sandbox default
+	lighttpd_start
+	assert_equal "$(signin ops)" 303
+	bakery-fault set refuses:kitchen
+	queue_raw evt_bad '{"id":"evt_bad","type":"OrderPlaced","sandbox":"default"}'
+	queue_raw evt_bad2 '{"id":"evt_bad2","type":"OrderPlaced","sandbox":"default"}'
+	place ada >/dev/null
+	bakery-consume --retry-delay 0 >/dev/null 2>&1
+	assert_equal "$(get ops s/default/dead)" 200
+	good=$(bakery-dlq list | jq -r 'select((.id | startswith("evt_bad") | not) and .type == "OrderPlaced").id')
+	[ -n "$good" ]
+	token=$(curl -s -b "$(jar ops)" "$BASE/console/s/default/" |
+		sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	assert_equal "$(post ops s/default/dead/redrive "csrf=$token&id=evt_bad&id=$good")" 303
+	assert_equal "$(header Location)" /console/s/default/dead?done=partial
+	assert_equal "$(queue_ids)" "$good"
+	assert_equal "$(bakery-dlq list | jq -r 'select(.type == "OrderPlaced").id' | sort)" "$(printf 'evt_bad\nevt_bad2')"
+	grep -q "console_failed doing=redriving error=\"cannot redrive 'evt_bad': " "$LIGHTTPD_DIR/stderr"
+	# Alone, it is refused with its reason, as bakery-redrive refuses it.
+	assert_equal "$(post ops s/default/dead/redrive "csrf=$token&one=evt_bad")" 422
+	grep -q "cannot redrive &#39;evt_bad&#39;: missing &#39;specversion&#39;" "$RESPONSE"
+	refuses 65 "cannot redrive 'evt_bad'" bakery-redrive evt_bad
+	# Selected with none that can go: the page says none went.
+	assert_equal "$(post ops s/default/dead/redrive "csrf=$token&id=evt_bad&id=evt_bad2")" 303
+	assert_equal "$(header Location)" /console/s/default/dead?done=refused
+	get ops "s/default/dead?done=refused" >/dev/null
+	grep -q 'None could be sent' "$RESPONSE"
+	assert_equal "$(queue_ids)" "$good"
+}
