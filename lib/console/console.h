@@ -106,7 +106,8 @@ void console_page_end(console_req *r);
 void console_fail(console_req *r, int status, const char *sentence);
 /* A failure of the library (code, bakery_error()): 404 for EX_NOINPUT,
  * 422 with its message for EX_USAGE and EX_DATAERR (what was asked is
- * wrong), else console_fail_server. */
+ * wrong) unless the message names the home (a file of it corrupt or
+ * foreign), else console_fail_server. */
 void console_fail_code(console_req *r, int code, const char *what);
 /* A failure that is the server's, whatever its code (console.db, the
  * accounts and sessions, locked, unreadable or corrupt: nothing a

@@ -485,7 +485,11 @@ console_fail_code(console_req *r, int code, const char *what)
 {
 	if (code == EX_NOINPUT)
 		return console_fail(r, 404, "There is no such page.");
-	if (code == EX_USAGE || code == EX_DATAERR)
+	/* A file of the home that is not a database, or not bakery's, is
+	 * EX_DATAERR too: its message names the file, and is the server's. */
+	const char *home = r->ctx->home;
+	if ((code == EX_USAGE || code == EX_DATAERR) &&
+	    !(home && *home && strstr(bakery_error(), home)))
 		return console_fail(r, 422, bakery_error());
 	console_fail_server(r, code, what);
 }

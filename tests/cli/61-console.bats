@@ -957,3 +957,20 @@ SH
 	grep -q 'None could be sent' "$RESPONSE"
 	assert_equal "$(queue_ids)" "$good"
 }
+
+@test "a corrupt file of a sandbox is 503 to its account, the server's path in its log only" {
+	signed ada
+	bakery-fault -s ada set refuses:kitchen
+	rm -f "$BAKERY_HOME"/sandboxes/ada/sandbox.db*
+	head -c 8192 /dev/zero | tr '\0' x >"$BAKERY_HOME/sandboxes/ada/sandbox.db"
+	for page in s/ada/faults s/ada/dead; do
+		assert_equal "$(get ada "$page")" 503
+		run grep -e "$BAKERY_HOME" -e sandbox.db -e 'not a database' "$RESPONSE"
+		assert_failure
+	done
+	grep -q "console_failed doing=\"reading faults\" error=\"cannot open .$BAKERY_HOME/sandboxes/ada/sandbox.db.: file is not a database" "$LIGHTTPD_DIR/stderr"
+	# What was asked wrong is still said: 422 with its reason.
+	token=$(csrf ada)
+	assert_equal "$(post ada s/ada/orders "csrf=$token&customer=ada&day=2026-13-01&qty.cardamom-bun=1")" 422
+	grep -q 'bad day' "$RESPONSE"
+}
