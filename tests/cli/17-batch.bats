@@ -419,15 +419,6 @@ key_id() {
 		--customer c0 --day "$DAY" cardamom-bun=1 | jq -r .id
 }
 
-# holds_file PID PATH: PID has PATH open.
-holds_file() {
-	local fd
-	for fd in "/proc/$1"/fd/*; do
-		[ "$(readlink "$fd")" = "$2" ] && return 0
-	done
-	return 1
-}
-
 @test "a group waits on another maker's lock only with no lock of its own: the other is never stalled by it" {
 	local dir=$BAKERY_HOME/sandboxes/default/order
 	places 6 > in

@@ -198,13 +198,7 @@ entries() {
 of() { jq -r --arg a "$1" "select(.address == \$a) | $2" "$BATS_TEST_TMPDIR/relay.out"; }
 
 # holds_new PID FILE: PID has FILE (a .new.KEY, the making's lock) open.
-holds_new() {
-	local fd
-	for fd in "/proc/$1"/fd/*; do
-		[ "$(readlink "$fd")" = "$BAKERY_HOME/sandboxes/default/billing/$2" ] && return 0
-	done
-	return 1
-}
+holds_new() { holds_file "$1" "$BAKERY_HOME/sandboxes/default/billing/$2"; }
 
 # relay_stopped_at POINT: an alarm run at T0 + 30 s, its lines in
 # relay.out, stopped at POINT; its pid in $relay.

@@ -214,6 +214,15 @@ bakery_commands() {
 
 # queue_ids [QUEUE]: ids of the messages in bakery-events (or QUEUE), oldest
 # first, through bakery-queue peek (either driver).
+# holds_file PID PATH: PID has PATH open (a making's lock, a lock file).
+holds_file() {
+	local fd
+	for fd in "/proc/$1"/fd/*; do
+		[ "$(readlink "$fd")" = "$2" ] && return 0
+	done
+	return 1
+}
+
 queue_ids() {
 	bakery-queue peek --limit 1000 ${1:+--dlq} | jq -r .id
 }
