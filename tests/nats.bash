@@ -30,9 +30,27 @@ nats_server_ready() {
 	return 69
 }
 
-# A TCP port nothing listens on now.
+# A TCP port nothing listens on now, below the kernel's ephemeral range
+# (ip_local_port_range): a port bind(0) gives is one an outgoing
+# connection of a busy test may take before the server binds it, which
+# once failed a cluster's start ("address already in use").
 nats_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+	python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(max(1024, lo - 12000), lo)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port")'
 }
 
 # Waits until something accepts connections on port $1 (up to ~10 s).
