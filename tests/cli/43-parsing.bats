@@ -374,7 +374,7 @@ assert_nothing_written() {
 		refuses 64 'bad account name' bakery-console user add "ada${bidi}" <<<"$RANDOM-long-password"
 		# An event that carries one is refused by every subscriber.
 		run --separate-stderr bakery-consume --stdin <<<"$(paid_unknown "{\"delivery\":\"1 Rue ${bidi}x\"}")"
-		assert_success
+		assert_failure 65 # refused for good: malformed
 		assert_equal "$(jq -r .status <<<"$output")" 422
 		assert_nothing_written
 	done
