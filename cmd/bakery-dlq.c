@@ -44,6 +44,8 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "--follow goes with drain");
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	/* list and show only look: a home a newer bakery wrote is read. */
+	ctx.look_only = strcmp(cmd, "drain") != 0;
 	int rc = 0;
 	if (strcmp(cmd, "drain") == 0) {
 		if (argc != 1)

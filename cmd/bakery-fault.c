@@ -35,6 +35,7 @@ main(int argc, char **argv)
 		cli_usage_error(&c, "unknown fault: '%s'", argv[1]);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	ctx.look_only = list;
 	int rc;
 	if (list) {
 		jv faults;

@@ -187,6 +187,7 @@ show(cli *c, bakery_ctx *ctx, const struct args *a)
 {
 	if (a->argc != 2)
 		cli_usage_error(c, "%s needs one ORDER", a->argv[0]);
+	ctx->look_only = 1; /* read as bakery-show reads */
 	jv out;
 	int rc = order_get(ctx, a->argv[1], &out);
 	if (rc)
@@ -209,6 +210,7 @@ events(cli *c, bakery_ctx *ctx, const struct args *a)
 {
 	if (a->argc != 2)
 		cli_usage_error(c, "%s needs one ORDER", a->argv[0]);
+	ctx->look_only = 1;
 	jv out;
 	int rc = order_events(ctx, a->argv[1], &out);
 	if (rc)
@@ -222,6 +224,7 @@ list(cli *c, bakery_ctx *ctx, const struct args *a)
 {
 	if (a->argc != 1)
 		cli_usage_error(c, "list takes no operands");
+	ctx->look_only = 1;
 	jv out, unread;
 	int rc = order_list(ctx, &out, &unread);
 	if (rc)

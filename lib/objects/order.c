@@ -312,6 +312,11 @@ order_list(bakery_ctx *ctx, jv *orders, jv *unread)
 		jv_free(address);
 	}
 	jv_free(all);
+	if (rc) {
+		jv_free(*orders);
+		*orders = jv_array();
+		return rc;
+	}
 	/* Oldest first, by placed_at then id. */
 	jv keys = jv_array();
 	jv_array_foreach(*orders, i, one) {

@@ -353,7 +353,6 @@ declined() {
 	assert_output ""
 }
 
-
 @test "list names each order's file it cannot read, lists the rest, and exits with the first one's status" {
 	a=$(place ada)
 	b=$(place bob)
@@ -378,4 +377,15 @@ declined() {
 	assert_failure 66
 	assert_output ""
 	assert_equal "$stderr" "bakery-order: error: cannot read the folder '$BAKERY_HOME/sandboxes/default/order': Not a directory"
+}
+
+@test "an order of a newer schema fails bakery-order list, naming it, rather than be left out" {
+	a=$(place ada)
+	id=$(place bob)
+	sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "PRAGMA user_version = 99"
+	run --separate-stderr bakery-order list
+	assert_failure 78
+	assert_equal "$(jq -r .id <<<"$output")" "$a"
+	[[ $stderr == *"order/$id.db': schema version 99 is newer than this bakery knows"* ]]
+	refuses 78 "order/$id.db': schema version 99 is newer than this bakery knows" bakery-order show "$id"
 }
