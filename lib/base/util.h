@@ -43,7 +43,7 @@
 #include "log.h"
 #include "text.h"
 
-#define BAKERY_VERSION "0.1.0"
+#define BAKERY_VERSION "0.2.0"
 
 /* A limit's number inside a string literal, from its own macro, so that
  * a message never holds a second copy of the number. */

@@ -89,3 +89,15 @@ bakery-backup||missing DIR'
 	run --separate-stderr bakery-relay -h
 	assert_line --index 0 "usage: bakery-relay ADDRESS..."
 }
+
+@test "every program's -V says the version of debian/changelog's first entry, 0.2.0" {
+	local version=0.2.0
+	[ "$(dpkg-parsechangelog -l "$TOP/debian/changelog" -S Version)" = "$version" ]
+	run bakery -V
+	assert_line --index 0 "bakery $version"
+	for p in "$TOP"/bin/bakery-*; do
+		p=${p##*/}
+		run --separate-stderr "$p" -V
+		assert_line --index 0 "$p $version"
+	done
+}
