@@ -182,6 +182,9 @@ deliver_queue(bakery_ctx *ctx, bakery_queue *q, const char *only,
 	int rc = 0;
 	while (!loop_stopping()) {
 		size_t got;
+		/* A newer bakery may have written in the home meanwhile. */
+		if ((rc = home_recheck(ctx)))
+			break;
 		if ((rc = queue_receive(q, QUEUE_EVENTS, only, (size_t)a->batch,
 			 a->visibility, msgs, &got))) {
 			if (rc != EX_TEMPFAIL || a->mode != FOLLOW)

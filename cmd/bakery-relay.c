@@ -90,9 +90,13 @@ watch(bakery_ctx *ctx)
 	/* An object whose alarm fires again is found open (keep.h). */
 	ctx->kept = keep_new(KEEP_MAX, KEEP_IDLE_MS);
 	while (!loop_stopping()) {
+		/* A newer bakery may have written in the home meanwhile. */
+		int rc = home_recheck(ctx);
+		if (rc)
+			return rc;
 		int unfired;
 		int64_t run = bakery_now_ms();
-		int rc = due(ctx, run, &unfired);
+		rc = due(ctx, run, &unfired);
 		if (rc && rc != EX_UNAVAILABLE && rc != EX_TEMPFAIL)
 			return rc;
 		/* Every entry due at run was visited: the next to look at

@@ -181,6 +181,9 @@ main(int argc, char **argv)
 		 * and Stripe delivers the event again once it is fixed. */
 		int rc = ctx_init(&ctx, c.home, c.sandbox, c.queue);
 		have_ctx = 1;
+		/* Nor in a home a newer bakery wrote (78, a 503). */
+		if (!rc)
+			rc = home_may_write(&ctx);
 		if (!rc)
 			rc = queue_config_check(&ctx, 0);
 		if (rc)

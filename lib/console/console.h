@@ -71,12 +71,14 @@ typedef struct console_req {
 	const char *fixed;     /* a fixed body (the stylesheet), or NULL */
 	int retry_after;       /* seconds, for a 429 or a busy 503 */
 	char allow[32];        /* a 405's Allow: the path's methods */
+	int exit_code;         /* a 503's cause (console_fail_code), or 0 */
 	html page;
 } console_req;
 
 /* Serves the request of the CGI environment on the home and queue given
  * (NULL: the environment's, as ctx_init reads them); the exit code is
- * for the server's log only. */
+ * for the server's log only: 0 for an answer below 500, else the
+ * failure's (78 a bad setting, or a home a newer bakery wrote), or 69. */
 int console_serve(const char *home, const char *queue);
 
 /* The pages and actions (one file each, under lib/console/). */

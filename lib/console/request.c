@@ -423,7 +423,7 @@ console_serve(const char *home, const char *queue)
 	form_free(&r.body); /* wiped: it may hold a password */
 	form_free(&r.query);
 	html_free(&r.page);
-	return r.status >= 500 ? EX_UNAVAILABLE : 0;
+	return r.status < 500 ? 0 : r.exit_code ? r.exit_code : EX_UNAVAILABLE;
 }
 
 /* The helpers of the pages. */
@@ -501,6 +501,7 @@ console_fail_server(console_req *r, int code, const char *what)
 	    bakery_error(), (char *)NULL);
 	if (code == EX_TEMPFAIL)
 		r->retry_after = CONSOLE_BUSY_RETRY_S;
+	r->exit_code = code;
 	console_fail(r, 503, code == EX_TEMPFAIL ? "bakery is busy: try "
 	    "again in a moment." : "bakery could not do this now: the "
 	    "failure is in the server's log.");

@@ -251,7 +251,8 @@ doctor_home(const char *home, doctor_report_fn report, void *arg,
 		return 0;
 	}
 	enum home_pending pending;
-	if (home_bakerys(home, &pending)) {
+	char written_by[HOME_VERSION_SIZE];
+	if (home_bakerys(home, &pending, written_by)) {
 		report(arg, DOCTOR_FAIL, "home", bakery_error());
 		*failed = 1;
 	}
@@ -297,7 +298,15 @@ doctor_check_home(struct doctor *d)
 	else if (d->home.st_mode & 005)
 		doctor_found(d, F_MODES, "the home is %04o: readable by others",
 		    (unsigned)(d->home.st_mode & 07777));
-	doctor_say(d, DOCTOR_OK, "home", "'%s', %s's, %04o, %ld entries", home,
-	    d->owner, (unsigned)(d->home.st_mode & 07777), d->entries);
+	/* The bakery its mark records: a newer one's home is read here, and
+	 * the programs of this one write nothing in it. */
+	const char *by = d->ctx->home_written_by;
+	int newer = d->ctx->home_pending == HOME_NEWER;
+	doctor_say(d, newer ? DOCTOR_WARN : DOCTOR_OK, "home", "'%s', %s's, "
+	    "%04o, %ld entries, %s%s%s", home, d->owner,
+	    (unsigned)(d->home.st_mode & 07777), d->entries,
+	    *by ? "written by bakery " : "no bakery recorded yet", by,
+	    newer ? ", newer than this one (" BAKERY_VERSION "), which "
+	    "writes nothing in it" : "");
 	return 0;
 }

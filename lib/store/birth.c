@@ -80,9 +80,7 @@ drop_unborn(sqlite3 *db, const char *path)
 static int
 make_folders(bakery_ctx *ctx, const char *path, int *missing)
 {
-	size_t hl = strlen(ctx->home);
-	int rc = strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
-	    ? home_make(ctx) : 0;
+	int rc = home_make_for(ctx, path);
 	*missing = !rc && access(path, F_OK) != 0;
 	char *dir = bakery_xstrdup(path);
 	char *slash = strrchr(dir, '/');

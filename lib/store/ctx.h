@@ -26,7 +26,14 @@ enum home_pending {
 	HOME_MISSING,   /* the folder, then the mark */
 	HOME_UNMARKED,  /* the mark: a folder given empty, or one holding
 			 * only bakery's own files */
+	HOME_UNRECORDED, /* this bakery's record in the mark, which names
+			 * an older bakery or none (0.1.0's) */
+	HOME_NEWER,     /* nothing: a newer bakery wrote the home, and
+			 * home_make refuses (EX_CONFIG) */
 };
+
+/* "99999.99999.99999" and its NUL: the longest version a mark records. */
+#define HOME_VERSION_SIZE 18
 
 struct bakery_queue;
 struct birth_group;
@@ -39,6 +46,10 @@ struct bakery_ctx {
 	char *sandboxes;       /* HOME/sandboxes */
 	enum home_pending home_pending; /* the home or its mark to make
 				* before the first file in it (home_make) */
+	char home_written_by[HOME_VERSION_SIZE]; /* the newest bakery that
+				* wrote the home, as its mark says; "" none */
+	long long home_mark_ino, home_mark_mtime_ns; /* the mark as
+				* home_recheck last read it */
 	char *queue_url;       /* NULL means sqlite:HOME/queue.db */
 	int look_only;         /* a program that only looks (bakery-status,
 				* -trace, -show, -doctor, -queue stats and

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "database.h"
 #include "ctx.h"
+#include "home.h"
 #include "schema.h"
 #include "testvfs.h"
 #include "../base/util.h"
@@ -127,8 +128,13 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	}
 	if (access(path, F_OK) != 0)
 		return bakery_fail(EX_NOINPUT, "no such object: '%s'", path);
+	/* Opened to write: not in a home a newer bakery wrote, and this
+	 * bakery recorded in it first (once a program). */
+	int rc = home_make_for(ctx, path);
+	if (rc)
+		return rc;
 	sqlite3 *db;
-	int rc = open_configured(ctx, path, schema, 0, &db);
+	rc = open_configured(ctx, path, schema, 0, &db);
 	if (rc != SQLITE_OK) {
 		char *what = bakery_xasprintf("cannot open '%s'", path);
 		rc = db_fail(db, rc, what);

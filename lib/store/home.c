@@ -79,7 +79,7 @@ home_share_path(const char *name)
  * is not bakery's, and no program reads, moves or removes anything in it
  * (docs/adr/0007-a-home-is-what-bakery-made.md).
  */
-#define LAYOUT_MARK ".layout"
+#define LAYOUT_MARK HOME_MARK
 
 /* Whether name[at] is sep and the 6 characters of a mkstemp name end
  * name after it: the fresh names of file_put (".") and birth_make_whole
@@ -173,9 +173,11 @@ home_path_valid(const char *home)
 }
 
 int
-home_bakerys(const char *home, enum home_pending *pending)
+home_bakerys(const char *home, enum home_pending *pending,
+    char written_by[HOME_VERSION_SIZE])
 {
 	*pending = HOME_MADE;
+	written_by[0] = '\0';
 	struct stat sb;
 	if (stat(home, &sb) != 0) {
 		if (errno != ENOENT)
@@ -186,12 +188,16 @@ home_bakerys(const char *home, enum home_pending *pending)
 	}
 	if (!S_ISDIR(sb.st_mode))
 		return bakery_fail(EX_CONFIG, "home '%s' is not a folder", home);
-	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, home);
-	int marked = lstat(mark, &sb) == 0 || errno != ENOENT;
-	free(mark);
-	if (marked)
+	int marked, rc = home_mark_read(home, written_by, &marked);
+	if (rc)
+		return rc;
+	if (marked) {
+		int cmp = home_version_compare(written_by, BAKERY_VERSION);
+		*pending = cmp > 0 ? HOME_NEWER : cmp < 0 ? HOME_UNRECORDED
+							  : HOME_MADE;
 		return 0;
-	int empty, rc = 0;
+	}
+	int empty;
 	char *foreign = home_foreign_entry(home, &empty);
 	if (foreign)
 		rc = bakery_fail(EX_CONFIG, "'%s' is not a bakery home: it holds "
@@ -209,24 +215,40 @@ home_init(bakery_ctx *ctx)
 	if (rc)
 		return rc;
 	ctx->sandboxes = bakery_xasprintf("%s/sandboxes", ctx->home);
-	return home_bakerys(ctx->home, &ctx->home_pending);
+	return home_bakerys(ctx->home, &ctx->home_pending,
+	    ctx->home_written_by);
 }
 
 int
 home_make(bakery_ctx *ctx)
 {
-	if (!ctx->home_pending)
+	if (ctx->home_pending == HOME_MADE)
 		return 0;
+	if (ctx->home_pending == HOME_NEWER)
+		return home_refuse_newer(ctx->home, ctx->home_written_by);
 	int rc = ctx->home_pending == HOME_MISSING ? home_mkdirs(ctx->home)
 						   : 0;
-	char *mark = bakery_xasprintf("%s/" LAYOUT_MARK, ctx->home);
-	int existed;
 	if (!rc)
-		rc = file_put(mark, "sandboxes\n", 0600, 0, &existed);
-	free(mark);
+		rc = home_mark_record(ctx->home,
+		    ctx->home_pending != HOME_UNRECORDED, ctx->home_written_by);
 	if (!rc)
-		ctx->home_pending = 0;
+		ctx->home_pending = HOME_MADE;
 	return rc;
+}
+
+int
+home_may_write(bakery_ctx *ctx)
+{
+	return ctx->home_pending == HOME_NEWER
+	    ? home_refuse_newer(ctx->home, ctx->home_written_by) : 0;
+}
+
+int
+home_make_for(bakery_ctx *ctx, const char *path)
+{
+	size_t hl = strlen(ctx->home);
+	return strncmp(path, ctx->home, hl) == 0 && path[hl] == '/'
+	    ? home_make(ctx) : 0;
 }
 
 int

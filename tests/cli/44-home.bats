@@ -128,7 +128,7 @@ listing() {
 	[ ! -e "$BAKERY_HOME/.layout" ]
 	run --separate-stderr bakery-queue init
 	assert_success
-	assert_equal "$(cat "$BAKERY_HOME/.layout")" sandboxes
+	assert_equal "$(head -1 "$BAKERY_HOME/.layout")" sandboxes
 	assert_equal "$(stat -c %a "$BAKERY_HOME/.layout")" 600
 	# Marked, the home is bakery's whatever an operator puts in it.
 	echo notes >"$BAKERY_HOME/README"
