@@ -152,8 +152,9 @@ deadletter_drain(bakery_ctx *ctx, const char *only, int follow,
 	while (!loop_stopping()) {
 		size_t got;
 		/* A newer bakery may have written in the home meanwhile. */
-		if ((rc = home_recheck(ctx)) ||
-		    (rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
+		if ((rc = home_recheck(ctx)))
+			return rc;
+		if ((rc = queue_receive(q, QUEUE_DLQ, only, 10, 30, msgs, &got)))
 			return rc;
 		for (size_t i = 0; i < got; i++) {
 			jv line;
