@@ -235,6 +235,7 @@ main(int argc, char **argv)
 	if (a.show_routes)
 		print_routes(&c, a.routes_file);
 	bakery_ctx ctx;
+	c.home_writes = 1;
 	cli_context(&c, &ctx);
 	if (a.subscriber_timeout)
 		ctx.subscriber_timeout_s = a.subscriber_timeout;

@@ -43,6 +43,7 @@ main(int argc, char **argv)
 	if (follow && strcmp(cmd, "drain") != 0)
 		cli_usage_error(&c, "--follow goes with drain");
 	bakery_ctx ctx;
+	c.home_writes = strcmp(cmd, "drain") == 0;
 	cli_context(&c, &ctx);
 	/* list and show only look: a home a newer bakery wrote is read. */
 	ctx.look_only = strcmp(cmd, "drain") != 0;

@@ -116,6 +116,7 @@ main(int argc, char **argv)
 	int look = strcmp(cmd, "stats") == 0 || strcmp(cmd, "peek") == 0;
 	bakery_ctx ctx;
 	c.queue_may_be_missing = strcmp(cmd, "init") == 0;
+	c.home_writes = !look;
 	cli_context(&c, &ctx);
 	ctx.look_only = look;
 	bakery_queue *q;

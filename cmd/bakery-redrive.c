@@ -92,6 +92,7 @@ main(int argc, char **argv)
 	if (all && argc)
 		cli_usage_error(&c, "--all takes no ids");
 	bakery_ctx ctx;
+	c.home_writes = 1;
 	cli_context(&c, &ctx);
 	struct redrive r = { .ctx = &ctx };
 	if (all) {

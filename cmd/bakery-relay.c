@@ -128,6 +128,7 @@ main(int argc, char **argv)
 	if (mode && argc)
 		cli_usage_error(&c, "--all, --due and --watch take no addresses");
 	bakery_ctx ctx;
+	c.home_writes = 1;
 	cli_context(&c, &ctx);
 	struct relay r = { &ctx, 0 };
 	if (mode == OPT_DUE) {

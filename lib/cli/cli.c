@@ -201,6 +201,8 @@ void
 cli_context(const cli *c, bakery_ctx *ctx)
 {
 	int rc = ctx_init(ctx, c->home, c->sandbox, c->queue);
+	if (!rc && c->home_writes)
+		rc = home_may_write(ctx);
 	if (!rc)
 		rc = queue_config_check(ctx, c->queue_may_be_missing);
 	if (rc)

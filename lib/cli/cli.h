@@ -57,6 +57,11 @@ typedef struct cli {
 	int queue_may_be_missing; /* a sqlite: URL's missing file is not
 			    * refused here (queue.h): the program makes it
 			    * (bakery-queue init) or reports it (bakery-doctor) */
+	int home_writes;   /* the program's work is writing for the home
+			    * (consume, relay, redrive, a drain, a send): a
+			    * home a newer bakery wrote is refused as the
+			    * context is made (home_may_write), before
+			    * anything is received or sent, on any queue */
 } cli;
 
 /* getopt_long with CLI_COMMON_SHORT and options, but a long option is

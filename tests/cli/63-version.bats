@@ -118,6 +118,7 @@ bakery $VERSION"
 		refuses_newer "$newer" bakery-dlq drain
 		refuses_newer "$newer" bakery-redrive --all
 		refuses_newer "$newer" bakery-order gateway test
+		refuses_newer "$newer" bakery-queue send < <(bakery-order events "$ID" | head -1)
 		# The webhook's answer is its output: a 503, for Stripe to retry.
 		run --separate-stderr env BAKERY_STRIPE_WEBHOOK_SECRET=$SECRET \
 			bakery-webhook --signature "$sig" <"$BATS_TEST_TMPDIR/ev"
