@@ -75,8 +75,8 @@ static int
 mark_bad(const char *home, const char *why)
 {
 	return bakery_fail(EX_CONFIG, "cannot use home '%s': its mark '%s/"
-	    HOME_MARK "' %s; bakery wrote neither (-H, BAKERY_HOME)", home,
-	    home, why);
+	    HOME_MARK "' %s: not a mark bakery wrote, left as it is (-H, "
+	    "BAKERY_HOME)", home, home, why);
 }
 
 int
