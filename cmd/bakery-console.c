@@ -170,6 +170,9 @@ main(int argc, char **argv)
 			bakery_close_stdout();
 			return EX_USAGE;
 		}
+		/* The events this request records continue its caller's
+		 * trace, or one of their own. */
+		tracectx_set_request();
 		int rc = console_serve(NULL, NULL);
 		if (bakery_close_stdout())
 			bakery_log(LOG_ERROR, "answer_lost", "reason",

@@ -58,6 +58,8 @@ print_trace(jv t)
 	printf("event %s %s in sandbox %s\n", text(t, "id"),
 	    *text(t, "type") ? text(t, "type") : "(type unknown)",
 	    text(t, "sandbox"));
+	printf("trace %s\n", *text(t, "trace_id") ? text(t, "trace_id")
+						  : "(none)");
 	jv steps = jv_object_get(jv_copy(t), jv_string("timeline"));
 	jv_array_foreach(steps, i, s) {
 		print_step(s);

@@ -155,6 +155,9 @@ main(int argc, char **argv)
 	bakery_ctx ctx = { 0 };
 	int have_ctx = 0;
 	if (cgi) {
+		/* PaymentSucceeded continues the caller's trace, or one of
+		 * the request's own. */
+		tracectx_set_request();
 		const char *method = getenv("REQUEST_METHOD");
 		const char *length = getenv("CONTENT_LENGTH");
 		long long n = -1;

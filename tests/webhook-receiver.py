@@ -7,7 +7,8 @@ way a receiver built on the spec would, independently of bakery's code.
 Listens on 127.0.0.1 on a free port (bound to port 0), writes the port to
 PORTFILE once it is listening. RECEIVER_SECRET is the whsec_ secret it
 verifies with. Each POST appends one JSON line to LOGFILE:
-{"path", "id", "valid", "body_id"}: valid when webhook-signature holds a
+{"path", "id", "valid", "body_id", "traceparent", "tracestate"} (the
+last two: those headers, null when absent): valid when webhook-signature holds a
 v1 signature of "ID.TIMESTAMP.BODY" under the secret, the timestamp is
 within 5 minutes and webhook-id equals the body's id.
 
@@ -83,7 +84,10 @@ class Handler(BaseHTTPRequestHandler):
         with open(LOG, "a") as f:
             f.write(json.dumps({"path": self.path,
                                 "id": self.headers.get("webhook-id"),
-                                "valid": good, "body_id": body_id}) + "\n")
+                                "valid": good, "body_id": body_id,
+                                "traceparent": self.headers.get("traceparent"),
+                                "tracestate": self.headers.get("tracestate")})
+                    + "\n")
         if not good:
             return self.answer(401, b"bad signature\n")
         if self.path == "/ok":

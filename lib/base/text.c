@@ -143,8 +143,8 @@ pool_register(void)
 	pthread_atfork(NULL, NULL, pool_forked);
 }
 
-static void
-random_bytes(unsigned char *out, size_t n)
+void
+bakery_random_bytes(unsigned char *out, size_t n)
 {
 	pthread_once(&pool_once, pool_register);
 	pid_t pid = getpid();
@@ -190,7 +190,7 @@ bakery_random_id(const char *prefix, char *buf, size_t size)
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char raw[12];
-	random_bytes(raw, sizeof raw);
+	bakery_random_bytes(raw, sizeof raw);
 	size_t n = (size_t)snprintf(buf, size, "%s", prefix);
 	for (size_t i = 0; i < sizeof raw && n + 2 < size; i++) {
 		buf[n++] = hex[raw[i] >> 4];

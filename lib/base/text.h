@@ -47,6 +47,8 @@ int bakery_name_valid(const char *name);
 int bakery_compare_strings(const void *a, const void *b);
 /* n bytes of raw as 2n lowercase hex digits and a NUL in out. */
 void bakery_hex(const unsigned char *raw, size_t n, char *out);
+/* n random bytes (at most 4096) from the pool ids are drawn from. */
+void bakery_random_bytes(unsigned char *out, size_t n);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */
 void bakery_random_id(const char *prefix, char *buf, size_t size);
 

@@ -1,7 +1,8 @@
 /*
  * util.h — what every bakery program and module shares, in one include:
  * errors and logs (log.h), the clock (clock.h), text checks, names and
- * ids (text.h), crash points (crash.h) and allocation (alloc.h). Each of
+ * ids (text.h), W3C trace context (tracectx.h), crash points (crash.h)
+ * and allocation (alloc.h). Each of
  * those owns its part; none of them includes this file, so that they
  * include each other one way.
  *
@@ -42,6 +43,7 @@
 #include "crash.h"
 #include "log.h"
 #include "text.h"
+#include "tracectx.h"
 
 #define BAKERY_VERSION "0.2.0"
 

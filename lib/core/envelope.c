@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "envelope.h"
 #include "../base/json.h"
+#include "../base/tracectx.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -48,8 +49,62 @@ envelope_new_at(const char *sandbox, const char *address, const char *type,
 	e = jv_object_set(e, jv_string("datacontenttype"),
 	    jv_string("application/json"));
 	e = jv_object_set(e, jv_string("sandbox"), jv_string(sandbox));
+	trace_ctx t;
+	tracectx_next(&t);
+	e = envelope_set_trace(e, &t);
 	e = jv_object_set(e, jv_string("data"), data);
 	return e;
+}
+
+jv
+envelope_set_trace(jv env, const trace_ctx *t)
+{
+	char tp[TRACEPARENT_SIZE];
+	tracectx_format(t, tp);
+	env = jv_object_set(env, jv_string("traceparent"), jv_string(tp));
+	if (t->state[0])
+		env = jv_object_set(env, jv_string("tracestate"),
+		    jv_string(t->state));
+	else
+		env = jv_object_delete(env, jv_string("tracestate"));
+	return env;
+}
+
+int
+envelope_trace(jv env, trace_ctx *t)
+{
+	const char *tp = envelope_str(env, "traceparent");
+	const char *ts = envelope_str(env, "tracestate");
+	if (tracectx_parse(tp, t)) {
+		tracectx_new(t);
+		return 0;
+	}
+	t->state[0] = '\0';
+	if (ts && !tracectx_state_check(ts))
+		memcpy(t->state, ts, strlen(ts) + 1);
+	return 1;
+}
+
+/* A traceparent or tracestate that is no valid one is dropped, never the
+ * envelope: a new trace in its place (tracectx.h). Both absent: left
+ * so, as an envelope written before bakery carried them. */
+static jv
+checked_trace(jv env)
+{
+	const char *tp, *ts;
+	int has_tp = envelope_opt_str(env, "traceparent", &tp);
+	int has_ts = envelope_opt_str(env, "tracestate", &ts);
+	trace_ctx t;
+	if (has_tp == 0 && has_ts == 0)
+		return env;
+	if (has_tp == 1 && !tracectx_parse(tp, &t) &&
+	    (has_ts == 0 || (has_ts == 1 && !tracectx_state_check(ts))))
+		return env; /* the common case: both good, nothing copied */
+	/* The bad: a value that is no string is as bad as a malformed one. */
+	const char *id = envelope_str(env, "id");
+	tracectx_from(has_tp ? (tp ? tp : "") : NULL,
+	    has_ts ? (ts ? ts : "(not a string)") : NULL, "envelope", id, &t);
+	return envelope_set_trace(env, &t);
 }
 
 const char *
@@ -165,7 +220,7 @@ envelope_parse(const char *text, size_t len, jv *out)
 		jv_free(env);
 		return rc;
 	}
-	*out = env;
+	*out = checked_trace(env);
 	return 0;
 }
 

@@ -5,13 +5,16 @@
  *   {"specversion":"1.0","id":"evt_…","type":"OrderPlaced",
  *    "source":"bakery:default/order/ord_…","subject":"order/ord_…",
  *    "time":"2026-11-30T10:00:00.000Z","datacontenttype":"application/json",
- *    "sandbox":"default","data":{…}}
+ *    "sandbox":"default","traceparent":"00-…-…-01","data":{…}}
  *
  * Owns: the shape of an envelope and the list of event types bakery knows.
  * Promises: envelope_parse() accepts only a whole, valid envelope of a
  * known type, read by json_parse (json.h: no repeated key, no NUL in any
  * string, valid UTF-8), and otherwise says exactly what is wrong
- * (EX_DATAERR).
+ * (EX_DATAERR). Its trace context (traceparent, tracestate: W3C Trace
+ * Context, the CloudEvents distributed-tracing extension) is never a reason
+ * to refuse it: a bad one is replaced by a new trace, with a warning
+ * (tracectx.h).
  * Envelopes are jv values (libjq); every function here consumes nothing it
  * is given unless it says so.
  */
@@ -24,6 +27,8 @@
 
 #include <jv.h>
 
+#include "../base/tracectx.h"
+
 /* The event types bakery knows, NULL-terminated. */
 extern const char *const envelope_types[];
 int envelope_type_known(const char *type);
@@ -34,6 +39,13 @@ jv envelope_new(const char *sandbox, const char *address, const char *type,
     jv data);
 jv envelope_new_at(const char *sandbox, const char *address,
     const char *type, jv data, int64_t at_ms);
+
+/* env with the traceparent and tracestate (none when t has none) of t.
+ * Consumes env. */
+jv envelope_set_trace(jv env, const trace_ctx *t);
+/* The event's trace: 1 and *t when it carries a valid traceparent (and
+ * its tracestate when valid), else 0 and a new trace in *t. */
+int envelope_trace(jv env, trace_ctx *t);
 
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);

@@ -3,6 +3,7 @@
  * schema of a kind's file (the shared schema and the kind's own tables).
  */
 #include "kind.h"
+#include "envelope.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -160,4 +161,17 @@ kind_parse_address(const char *address, char *kind, char *key,
 	if (k)
 		*k = found;
 	return 0;
+}
+
+int
+kind_apply(const object_kind *k, struct bakery_object *o, jv env,
+    const char *type, char *error, size_t size)
+{
+	trace_ctx event, before;
+	int had = tracectx_current(&before);
+	envelope_trace(env, &event);
+	tracectx_set(&event);
+	int status = k->apply(o, env, type, error, size);
+	tracectx_set(had ? &before : NULL);
+	return status;
 }

@@ -176,7 +176,7 @@ apply_one(bakery_object *o, const object_kind *sub, int refused,
 		return -1;
 	}
 	char why[200] = "";
-	int status = sub->apply(o, d->env, type, why, sizeof why);
+	int status = kind_apply(sub, o, d->env, type, why, sizeof why);
 	if (answer_applied(status) && object_mark_seen(o, id, type)) {
 		status = ANSWER_UNAVAILABLE;
 		snprintf(why, sizeof why, "%s", bakery_error());
@@ -220,8 +220,10 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 	jv line = d->body && !memchr(d->body, '\n', len) &&
 	    !memchr(d->body, '\r', len) ? jv_string_sized(d->body, (int)len)
 	    : jv_dump_string(jv_copy(d->env), 0);
+	trace_ctx t;
+	envelope_trace(d->env, &t);
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
-		(size_t)jv_string_length_bytes(jv_copy(line)) };
+		(size_t)jv_string_length_bytes(jv_copy(line)), &t };
 	external_answer a = { 0, 0, "" };
 	/* The batch's new files are named before the call: between the
 	 * answer and its seen record only the external's own file waits. */

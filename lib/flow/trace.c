@@ -425,6 +425,11 @@ trace_event(bakery_ctx *ctx, const char *sandbox, const char *id, jv *out)
 	int have = jv_get_kind(f.envelope) == JV_KIND_OBJECT;
 	set(&f, "type", have ? envelope_field(f.envelope, "type") : jv_null());
 	set(&f, "subject", have ? envelope_field(f.envelope, "subject") : jv_null());
+	/* The W3C trace it belongs to: none from an envelope without a
+	 * valid traceparent (one written before bakery carried them). */
+	trace_ctx tc;
+	set(&f, "trace_id", have && envelope_trace(f.envelope, &tc)
+	    ? jv_string(tc.trace_id) : jv_null());
 	jv_free(f.envelope);
 	set(&f, "timeline", timeline(f.t));
 	*out = f.t;

@@ -27,10 +27,11 @@
  *                  keeps that dead-lettered step after the redrive.
  *
  * The envelope comes from the recording object, else from the dead letter,
- * else from the queue. EX_NOINPUT when the event is found nowhere.
+ * else from the queue; trace_id is its traceparent's trace id (null when it
+ * has no valid one). EX_NOINPUT when the event is found nowhere.
  *
  * The shape (bakery-trace(1) --json):
- *   {"id","type","sandbox","subject","recorded_in","recorded_at",
+ *   {"id","type","sandbox","subject","trace_id","recorded_in","recorded_at",
  *    "relayed_at","outbox":{"attempts","last_error","created_at"}|null,
  *    "queue":[{"queue","deliveries","leased","visible_at","last_error"}],
  *    "queue_complete":true|false,

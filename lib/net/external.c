@@ -117,6 +117,19 @@ child(const char *prog, int in, int out, int err, char **envp)
 	_exit(127);
 }
 
+/* The delivery's trace, a child of the event's, in *t and tp; 0 when the
+ * event has none. */
+static int
+delivery_trace(const external_event *ev, trace_ctx *t,
+    char tp[TRACEPARENT_SIZE])
+{
+	if (!ev->trace)
+		return 0;
+	tracectx_child(ev->trace, t);
+	tracectx_format(t, tp);
+	return 1;
+}
+
 /* The program's environment: see external.h. */
 static char **
 child_env(const external_event *ev, size_t *n)
@@ -127,6 +140,13 @@ child_env(const external_event *ev, size_t *n)
 	envp[k++] = bakery_xasprintf("BAKERY_EVENT_ID=%s", ev->id);
 	envp[k++] = bakery_xasprintf("BAKERY_EVENT_TYPE=%s", ev->type);
 	envp[k++] = bakery_xasprintf("BAKERY_SANDBOX=%s", ev->sandbox);
+	char tp[TRACEPARENT_SIZE];
+	trace_ctx t;
+	if (delivery_trace(ev, &t, tp)) {
+		envp[k++] = bakery_xasprintf("TRACEPARENT=%s", tp);
+		if (t.state[0])
+			envp[k++] = bakery_xasprintf("TRACESTATE=%s", t.state);
+	}
 	for (char **e = environ; *e; e++) {
 		if (strncmp(*e, "BAKERY_SUBSCRIBER_", 18) != 0 &&
 		    strncmp(*e, "TZ=", 3) != 0 && strncmp(*e, "LANG=", 5) != 0 &&
@@ -518,6 +538,20 @@ external_http(const char *url, const char *secret_file,
 	headers = curl_slist_append(headers, h_id);
 	headers = curl_slist_append(headers, h_ts);
 	headers = curl_slist_append(headers, h_sig);
+	/* Trace context: checked when the envelope was read
+	 * (tracectx.h), so no header is forged; not signed. */
+	char tp[TRACEPARENT_SIZE], h_tp[32 + TRACEPARENT_SIZE],
+	    h_tstate[32 + TRACESTATE_MAX];
+	trace_ctx t;
+	if (delivery_trace(ev, &t, tp)) {
+		snprintf(h_tp, sizeof h_tp, "traceparent: %s", tp);
+		headers = curl_slist_append(headers, h_tp);
+		if (t.state[0]) {
+			snprintf(h_tstate, sizeof h_tstate, "tracestate: %s",
+			    t.state);
+			headers = curl_slist_append(headers, h_tstate);
+		}
+	}
 	headers = curl_slist_append(headers, "Expect:");
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct body *b = bakery_xmalloc(sizeof *b);

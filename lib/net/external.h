@@ -10,7 +10,9 @@
  * exec: the program runs with no arguments, in /, in a new process group,
  * with the envelope (one JSON line) on stdin, stdout discarded, and only
  * descriptors 0-2 open. Its environment is clean: PATH (EXTERNAL_PATH),
- * BAKERY_EVENT_ID, BAKERY_EVENT_TYPE, BAKERY_SANDBOX, and, from bakery's
+ * BAKERY_EVENT_ID, BAKERY_EVENT_TYPE, BAKERY_SANDBOX, TRACEPARENT (and
+ * TRACESTATE when the event has one: the delivery's trace context, as
+ * OpenTelemetry reads it from a process's environment), and, from bakery's
  * own environment, TZ, LANG, LC_ALL and every variable whose name starts
  * with BAKERY_SUBSCRIBER_. Exit 0: 200; 75: 503; 65: 422 final; any other
  * exit or a signal: 500; past the timeout its process group is killed
@@ -22,7 +24,8 @@
  * http(s): one POST of the envelope, signed per Standard Webhooks 1.0
  * (webhook-id, webhook-timestamp, webhook-signature: v1,BASE64 of
  * HMAC-SHA256 of "ID.TIMESTAMP.BODY" keyed with the base64 after whsec_
- * of the secret file). No redirect followed (3xx: 500), connect timeout
+ * of the secret file), and the delivery's traceparent (and tracestate)
+ * headers beside them, not signed. No redirect followed (3xx: 500), connect timeout
  * the lesser of 5 s and the timeout; 2xx: 200; 408, 429, 5xx and timeouts:
  * 503; other 4xx: 422 final; an answer that is not a complete HTTP
  * response (its headers never ended: a bare status line, then the
@@ -34,6 +37,7 @@
 
 #include <stddef.h>
 
+#include "../base/tracectx.h"
 #include "../core/answer.h"
 
 #define EXTERNAL_PATH "/usr/local/bin:/usr/bin:/bin"
@@ -54,6 +58,9 @@ typedef struct external_event {
 	const char *sandbox;
 	const char *body; /* the envelope, one line, no newline */
 	size_t len;
+	/* The event's trace (checked already), or NULL: the delivery is a
+	 * child of it, a span id of its own. */
+	const trace_ctx *trace;
 } external_event;
 
 /* Runs prog for ev (see above). Fills a; returns 0 unless bakery itself

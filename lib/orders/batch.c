@@ -123,7 +123,9 @@ fields_known(jv cmd, const char *const *allowed)
 		const char *const *a = allowed;
 		while (*a && strcmp(*a, jv_string_value(k)) != 0)
 			a++;
-		if (!*a && !rc)
+		/* Any command may carry its trace context (line_trace). */
+		if (!*a && !rc && strcmp(jv_string_value(k), "traceparent") &&
+		    strcmp(jv_string_value(k), "tracestate"))
 			rc = bakery_fail(EX_USAGE, "unknown field: \"%.64s\" in "
 			    "%s", jv_string_value(k), envelope_str(cmd, "cmd"));
 		jv_free(k);
@@ -212,6 +214,25 @@ show(bakery_ctx *ctx, jv cmd, jv *out)
 	return rc ? rc : order_get(ctx, id, out);
 }
 
+/* The trace the line's events continue: its own "traceparent" and
+ * "tracestate" when it has them (a bad one, or one that is no string,
+ * dropped with a warning: a new trace instead, the line runs all the
+ * same), else one of its own, a child of the process's (TRACEPARENT) or a
+ * new one. */
+static void
+line_trace(jv cmd, trace_ctx *t)
+{
+	const char *tp, *ts;
+	int has_tp = envelope_opt_str(cmd, "traceparent", &tp);
+	int has_ts = envelope_opt_str(cmd, "tracestate", &ts);
+	if (has_tp == 0 && has_ts == 0)
+		tracectx_next(t);
+	else
+		tracectx_from(has_tp ? (tp ? tp : "(not a string)") : NULL,
+		    has_ts ? (ts ? ts : "(not a string)") : NULL, "batch line",
+		    NULL, t);
+}
+
 /* Runs one line: 0, 1 (declined) or the exit code, the error recorded.
  * *out is the result (jv_invalid() when none), *o the object to send. */
 static int
@@ -231,6 +252,11 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	const char *name = jv_get_kind(cmd) == JV_KIND_OBJECT
 	    ? envelope_str(cmd, "cmd") : NULL;
 	int rc;
+	trace_ctx t;
+	if (jv_get_kind(cmd) == JV_KIND_OBJECT) {
+		line_trace(cmd, &t);
+		tracectx_set(&t);
+	}
 	if (jv_get_kind(cmd) != JV_KIND_OBJECT)
 		rc = bakery_fail(EX_DATAERR, "a command is a JSON object");
 	else if (!name)
@@ -245,6 +271,7 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	else
 		rc = bakery_fail(EX_USAGE, "unknown command: '%.64s': want "
 		    "place, pay or show", name);
+	tracectx_set(NULL);
 	jv_free(cmd);
 	if (rc > 1 && jv_is_valid(*out)) {
 		jv_free(*out);

@@ -51,14 +51,19 @@ teardown() {
 	assert_equal "$(wc -l <"$BATS_TEST_TMPDIR/ok.stdin")" 1
 	assert_equal "$(jq -r '[.id, .type, .data.order] | join(" ")' "$BATS_TEST_TMPDIR/ok.stdin")" \
 		"$evt OrderPaid $id"
-	# The environment: these and what the shell itself sets (PWD).
+	# The environment: these and what the shell itself sets (PWD); the
+	# delivery's TRACEPARENT: the event's trace, a span id of its own.
+	trace=$(jq -r '.traceparent' "$BATS_TEST_TMPDIR/ok.stdin")
+	[[ "$trace" =~ ^00-[0-9a-f]{32}-[0-9a-f]{16}-01$ ]]
 	run bash -c "grep -v '^PWD=' '$BATS_TEST_TMPDIR/ok.env' | sort"
-	assert_output "BAKERY_EVENT_ID=$evt
+	assert_output --regexp "^BAKERY_EVENT_ID=$evt
 BAKERY_EVENT_TYPE=OrderPaid
 BAKERY_SANDBOX=default
 BAKERY_SUBSCRIBER_GREETING=hi
 LANG=C.UTF-8
-PATH=/usr/local/bin:/usr/bin:/bin"
+PATH=/usr/local/bin:/usr/bin:/bin
+TRACEPARENT=${trace:0:36}[0-9a-f]{16}-01\$"
+	refute_line "TRACEPARENT=$trace"
 	# 0-2, and 3: ls's own handle on /proc/self/fd.
 	assert_equal "$(sort -n "$BATS_TEST_TMPDIR/ok.fds" | tr '\n' ' ')" "0 1 2 3 "
 	assert_equal "$(seen_at ok)" "$evt"
@@ -567,4 +572,26 @@ http_order() {
 	assert_success
 	run jq -r 'select(.type == "OrderPaid") | [.status, .outcome, .error] | @tsv' <<<"$output"
 	assert_output "$(printf '503\tdead-lettered\tHook answered 503: cannot read a subscriber'"'"'s webhook secret file (secret=): not a regular file')"
+}
+
+@test "http: a subscriber gets the event's trace in a traceparent header beside the signature, with a span id of its own" {
+	key=whsec_$(printf 'the right key, 32 bytes long!!!!' | base64)
+	server "$key"
+	routes "OrderPaid $URL/ok name=hook secret=$(secret_file key "$key")"
+	id=$(TRACEPARENT=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 \
+		TRACESTATE=rojo=00f067aa0ba902b7 paid_order ada)
+	# The consumer's own trace is not the event's: the event's wins.
+	TRACEPARENT=00-11111111111111111111111111111111-2222222222222222-01 \
+		run --separate-stderr bakery-consume --retry-delay 0
+	assert_success
+	run outcomes
+	assert_output "$(printf '1\t200\tacked\t')"
+	paid=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPaid") | .traceparent')
+	[[ "$paid" == 00-4bf92f3577b34da6a3ce929d0e0e4736-* ]]
+	run hooks /ok
+	assert_equal "$(jq -r .valid <<<"$output")" true
+	tp=$(jq -r .traceparent <<<"$output")
+	[[ "$tp" =~ ^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$ ]]
+	[ "$tp" != "$paid" ]
+	assert_equal "$(jq -r .tracestate <<<"$output")" rojo=00f067aa0ba902b7
 }

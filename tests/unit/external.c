@@ -58,7 +58,7 @@ last_words(void)
 static void
 exits(void)
 {
-	external_event ev = { "evt_1", "OrderPaid", "default", "{}", 2 };
+	external_event ev = { "evt_1", "OrderPaid", "default", "{}", 2, NULL };
 	external_answer a;
 	external_exec("/bin/true", &ev, 5, &a);
 	ok(a.status == 200 && !a.final && !a.why[0], "exit 0 is 200 (%d %s)",
@@ -72,7 +72,7 @@ exits(void)
 	size_t big = 1 << 20;
 	char *body = bakery_xmalloc(big);
 	memset(body, 'x', big);
-	external_event large = { "evt_2", "OrderPaid", "default", body, big };
+	external_event large = { "evt_2", "OrderPaid", "default", body, big, NULL };
 	signal(SIGPIPE, SIG_DFL);
 	external_exec("/bin/true", &large, 5, &a);
 	ok(a.status == 200, "a program that reads nothing of 1 MiB: 200, and "
