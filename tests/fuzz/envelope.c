@@ -22,6 +22,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)envelope_str(env, "id");
 		(void)envelope_data_str(env, "order");
 		(void)envelope_time_ms(env);
+		/* A trace context read is a valid one, or none: a bad one
+		 * was replaced, never passed on. */
+		trace_ctx t;
+		const char *tp = envelope_str(env, "traceparent");
+		const char *ts = envelope_str(env, "tracestate");
+		if ((tp && tracectx_parse(tp, &t)) ||
+		    (ts && (!tp || tracectx_state_check(ts))) ||
+		    envelope_trace(env, &t) != (tp != NULL))
+			__builtin_trap();
 		char addresses[ROUTING_MAX_SUBSCRIBERS][BAKERY_ADDRESS_SIZE];
 		size_t n;
 		(void)routing_subscribers(&ctx, env, addresses, &n);
