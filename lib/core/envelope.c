@@ -85,25 +85,32 @@ envelope_trace(jv env, trace_ctx *t)
 	return 1;
 }
 
+int
+envelope_trace_fields(jv obj, const char *from, const char *id,
+    trace_ctx *t)
+{
+	const char *tp, *ts;
+	int has_tp = envelope_opt_str(obj, "traceparent", &tp);
+	int has_ts = envelope_opt_str(obj, "tracestate", &ts);
+	if (has_tp == 0 && has_ts == 0)
+		return 0;
+	/* A value that is no string is as bad as a malformed one. */
+	const char *parent = has_tp ? (tp ? tp : "(not a string)") : NULL;
+	const char *state = has_ts ? (ts ? ts : "(not a string)") : NULL;
+	return tracectx_from(parent, state, from, id, t) ? -1 : 1;
+}
+
 /* A traceparent or tracestate that is no valid one is dropped, never the
- * envelope: a new trace in its place (tracectx.h). Both absent: left
- * so, as an envelope written before bakery carried them. */
+ * envelope: a new trace in its place. Both absent: left so, as an
+ * envelope written before bakery carried them. A good one (the common
+ * case) is left as it is: nothing copied. */
 static jv
 checked_trace(jv env)
 {
-	const char *tp, *ts;
-	int has_tp = envelope_opt_str(env, "traceparent", &tp);
-	int has_ts = envelope_opt_str(env, "tracestate", &ts);
 	trace_ctx t;
-	if (has_tp == 0 && has_ts == 0)
+	if (envelope_trace_fields(env, "envelope", envelope_str(env, "id"),
+		&t) >= 0)
 		return env;
-	if (has_tp == 1 && !tracectx_parse(tp, &t) &&
-	    (has_ts == 0 || (has_ts == 1 && !tracectx_state_check(ts))))
-		return env; /* the common case: both good, nothing copied */
-	/* The bad: a value that is no string is as bad as a malformed one. */
-	const char *id = envelope_str(env, "id");
-	tracectx_from(has_tp ? (tp ? tp : "") : NULL,
-	    has_ts ? (ts ? ts : "(not a string)") : NULL, "envelope", id, &t);
 	return envelope_set_trace(env, &t);
 }
 

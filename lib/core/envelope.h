@@ -47,6 +47,14 @@ jv envelope_set_trace(jv env, const trace_ctx *t);
  * its tracestate when valid), else 0 and a new trace in *t. */
 int envelope_trace(jv env, trace_ctx *t);
 
+/* The trace context of obj's "traceparent" and "tracestate" fields (an
+ * envelope's, a --batch line's): 0 when it has neither (*t untouched);
+ * else *t as tracectx_from makes it, 1 when both were good, -1 when one
+ * was dropped (malformed, or no string) with a warning naming from and
+ * id (may be NULL). */
+int envelope_trace_fields(jv obj, const char *from, const char *id,
+    trace_ctx *t);
+
 /* Parses and checks one envelope. On success *out owns the envelope. */
 int envelope_parse(const char *text, size_t len, jv *out);
 

@@ -222,15 +222,8 @@ show(bakery_ctx *ctx, jv cmd, jv *out)
 static void
 line_trace(jv cmd, trace_ctx *t)
 {
-	const char *tp, *ts;
-	int has_tp = envelope_opt_str(cmd, "traceparent", &tp);
-	int has_ts = envelope_opt_str(cmd, "tracestate", &ts);
-	if (has_tp == 0 && has_ts == 0)
+	if (!envelope_trace_fields(cmd, "batch line", NULL, t))
 		tracectx_next(t);
-	else
-		tracectx_from(has_tp ? (tp ? tp : "(not a string)") : NULL,
-		    has_ts ? (ts ? ts : "(not a string)") : NULL, "batch line",
-		    NULL, t);
 }
 
 /* Runs one line: 0, 1 (declined) or the exit code, the error recorded.
