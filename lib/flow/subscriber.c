@@ -503,25 +503,6 @@ subscriber_apply_batch(bakery_ctx *ctx, const char *address, const jv *envs,
 	return 0;
 }
 
-int
-subscriber_show(bakery_ctx *ctx, const char *address, jv *out)
-{
-	bakery_object *o;
-	int rc = object_open(ctx, NULL, address, 0, &o);
-	if (!rc)
-		rc = object_show(o, out);
-	if (!rc) {
-		const object_kind *sub = subscriber_find(o->kind);
-		if (sub && sub->arrays) {
-			jv state = jv_object_get(jv_copy(*out), jv_string("state"));
-			*out = jv_object_set(*out, jv_string("state"),
-			    kindkit_state(state, sub->arrays));
-		}
-	}
-	object_close(o);
-	return rc;
-}
-
 /* The envelope's result from its subscribers' (ds, in routing order):
  * 200 when all answered 2xx, else the first failure's status with every
  * error joined; 205 as soon as one answered 205 (the whole event is
