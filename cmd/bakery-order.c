@@ -6,6 +6,7 @@
 #include "../lib/cli/cli.h"
 #include "../lib/core/envelope.h"
 #include "../lib/net/gateway.h"
+#include "../lib/net/span.h"
 #include "../lib/store/keep.h"
 #include "../lib/orders/order.h"
 #include "../lib/core/outbox.h"
@@ -110,6 +111,34 @@ parse(cli *c, int argc, char **argv, struct args *a)
 		cli_usage_error(c, "missing command");
 }
 
+/* The command's span (span.h), when spans are exported: a child of the
+ * caller's TRACEPARENT, or a new trace; the events it records carry it. */
+static span command;
+
+static void
+command_begin(const bakery_ctx *ctx, const char *name, const char *order)
+{
+	if (!span_on())
+		return;
+	trace_ctx caller;
+	int called = tracectx_environment(&caller);
+	span_begin(&command, name, SPAN_SERVER, called ? &caller : NULL);
+	span_str(&command, "bakery.sandbox", ctx->sandbox);
+	span_str(&command, "bakery.order", order);
+	tracectx_set(&command.ctx);
+}
+
+static void
+command_end(int rc, const char *order)
+{
+	if (!span_on())
+		return;
+	span_str(&command, "bakery.order", order);
+	if (rc > 1)
+		span_error(&command, bakery_error());
+	span_end(&command);
+}
+
 static int
 place(cli *c, bakery_ctx *ctx, struct args *a)
 {
@@ -119,14 +148,18 @@ place(cli *c, bakery_ctx *ctx, struct args *a)
 	a->req.n_items = a->argc - 1;
 	bakery_object *o;
 	jv out;
+	command_begin(ctx, "place order", NULL);
 	int rc = order_place(ctx, &a->req, &out, &o);
-	if (rc)
+	if (rc) {
+		command_end(rc, NULL);
 		bakery_die_last(rc);
+	}
 	cli_print(jv_copy(out));
 	char *lost = bakery_xasprintf("order %s was placed",
 	    envelope_text(out, "id", "?"));
 	answer_then_send(o, lost);
 	free(lost);
+	command_end(0, envelope_str(out, "id"));
 	jv_free(out);
 	return 0;
 }
@@ -142,9 +175,12 @@ pay(cli *c, bakery_ctx *ctx, struct args *a)
 	a->pay.order_id = a->argv[1];
 	bakery_object *billing;
 	jv out;
+	command_begin(ctx, "pay order", a->argv[1]);
 	int rc = payment_pay(ctx, &a->pay, &out, &billing);
-	if (rc > 1)
+	if (rc > 1) {
+		command_end(rc, NULL);
 		bakery_die_last(rc);
+	}
 	if (rc == 1)
 		bakery_print_error("payment declined: '%s': %s", a->argv[1],
 		    envelope_str(out, "decline_code"));
@@ -153,6 +189,7 @@ pay(cli *c, bakery_ctx *ctx, struct args *a)
 	cli_print(out);
 	answer_then_send(billing, lost);
 	free(lost);
+	command_end(rc, NULL);
 	return rc;
 }
 

@@ -115,6 +115,8 @@ print_screen(jv status)
 	const char *gateway = str(status, "gateway");
 	printf("gateway  %s\n", strcmp(gateway, "-") ? gateway
 	    : "none chosen (bakery-order gateway test|stripe)");
+	printf("spans    %.0f not sent to OpenTelemetry\n",
+	    envelope_number(status, "spans_dropped", 0));
 	print_queue(status);
 	jv sandboxes = jv_object_get(jv_copy(status), jv_string("sandboxes"));
 	jv_array_foreach(sandboxes, i, s) {

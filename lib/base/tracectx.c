@@ -216,10 +216,8 @@ static _Thread_local struct {
 	trace_ctx t;
 } current;
 
-/* The process's own, from its environment, read once: 1 when it gave
- * one. */
-static int
-from_environment(trace_ctx *t)
+int
+tracectx_environment(trace_ctx *t)
 {
 	static int read, given;
 	static trace_ctx env;
@@ -253,12 +251,22 @@ tracectx_current(trace_ctx *t)
 	return current.set;
 }
 
+static int own;
+
+void
+tracectx_own(int on)
+{
+	own = on;
+}
+
 void
 tracectx_next(trace_ctx *t)
 {
-	if (current.set)
+	if (current.set && own)
+		*t = current.t;
+	else if (current.set)
 		tracectx_child(&current.t, t);
-	else if (from_environment(t))
+	else if (tracectx_environment(t))
 		tracectx_child(t, t);
 	else
 		tracectx_new(t);

@@ -69,7 +69,14 @@ void tracectx_set_request(void);
 /* 1 and *t when a trace is set, else 0: for one who sets its own for a
  * while and then puts the one before back. */
 int tracectx_current(trace_ctx *t);
-/* A child of the current trace: the context of an event recorded now. */
+/* A child of the current trace: the context of an event recorded now;
+ * the current trace itself after tracectx_own(1), when the current one
+ * is a span's that is exported (span.h), so that who processes the event
+ * is that span's child. */
 void tracectx_next(trace_ctx *t);
+void tracectx_own(int on);
+/* 1 and *t when the environment gave the process a trace (TRACEPARENT,
+ * with TRACESTATE), read once; else 0. */
+int tracectx_environment(trace_ctx *t);
 
 #endif

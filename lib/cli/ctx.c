@@ -5,6 +5,7 @@
  */
 #include "../store/store.h"
 #include "../net/external.h"
+#include "../net/otlp.h"
 #include "../store/keep.h"
 #include "../queue/queue.h"
 #include "../base/util.h"
@@ -28,6 +29,7 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 {
 	memset(ctx, 0, sizeof *ctx);
 	ctx->home = home ? bakery_xstrdup(home) : home_default();
+	otlp_home(ctx->home);
 	if (!sandbox)
 		sandbox = getenv("BAKERY_SANDBOX");
 	if (!sandbox || !*sandbox)

@@ -3,6 +3,7 @@
  */
 #include "consume.h"
 #include "../core/envelope.h"
+#include "spans.h"
 #include "subscriber.h"
 #include "../base/util.h"
 
@@ -34,7 +35,7 @@ result_line(jv env, const char *id, const char *sandbox, int delivery,
  * deliveries of the batch to one object commit together. */
 static void
 deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
-    jv *env)
+    jv *env, span *spans)
 {
 	jv *good = bakery_xmalloc(n * sizeof *good);
 	const char **bodies = bakery_xmalloc(n * sizeof *bodies);
@@ -51,8 +52,13 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
 			snprintf(r[i].error, sizeof r[i].error,
 			    "malformed envelope: %s", bakery_error());
 			env[i] = jv_null();
+			if (spans)
+				spans[i].json = jv_invalid();
 			continue;
 		}
+		if (spans)
+			spans_process_begin(ctx, &spans[i], &env[i], msgs[i].id,
+			    msgs[i].deliveries);
 		good[k] = env[i];
 		bodies[k] = msgs[i].body;
 		which[k++] = i;
@@ -156,7 +162,8 @@ consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
 	int *rcs = bakery_xmalloc(n * sizeof *rcs);
 	size_t k = 0;
 	int rc = 0;
-	deliver(ctx, msgs, n, r, env);
+	span *spans = span_on() ? bakery_xmalloc(n * sizeof *spans) : NULL;
+	deliver(ctx, msgs, n, r, env, spans);
 	for (size_t i = 0; i < n; i++) {
 		if (answer_applied(r[i].status)) {
 			/* 205: recorded before its sandbox was wiped, dropped. */
@@ -185,8 +192,12 @@ consume_batch(bakery_ctx *ctx, bakery_queue *q, queue_message *msgs,
 	for (size_t i = 0; i < n; i++) {
 		results[i] = result_line(env[i], msgs[i].id, msgs[i].sandbox,
 		    msgs[i].deliveries, &r[i], outcome[i]);
+		if (spans)
+			spans_process_end(&spans[i], r[i].status, r[i].error,
+			    outcome[i]);
 		jv_free(env[i]);
 	}
+	free(spans);
 	free(r);
 	free(env);
 	free(outcome);
@@ -213,8 +224,14 @@ consume_line(bakery_ctx *ctx, const char *line, size_t len, jv *result,
 	if (rc)
 		return rc;
 	apply_result r;
+	span s;
+	if (span_on())
+		spans_process_begin(ctx, &s, &env, envelope_str(env, "id"), 0);
 	subscriber_deliver(ctx, env, &r);
 	int applied = answer_applied(r.status);
+	if (span_on())
+		spans_process_end(&s, r.status, r.error,
+		    applied ? "applied" : "refused");
 	*result = result_line(env, envelope_str(env, "id"),
 	    envelope_str(env, "sandbox"), 0, &r,
 	    applied ? "applied" : "refused");

@@ -12,6 +12,7 @@
 #include "../core/outbox.h"
 #include "../queue/queue.h"
 #include "routing.h"
+#include "spans.h"
 #include "../base/util.h"
 
 #include <ctype.h>
@@ -564,7 +565,11 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
 				&checks[i], &results[nd] };
 	}
 	first[n] = nd;
+	int64_t start = span_on() ? span_now_ns() : 0;
 	apply_all(ctx, ds, nd);
+	for (size_t j = 0; start && j < nd; j++)
+		spans_apply(ds[j].env, ds[j].address, ds[j].r->status,
+		    ds[j].r->error, start);
 	for (size_t i = 0; i < n; i++)
 		if (r[i].status == ANSWER_APPLIED)
 			fold(&r[i], ds + first[i], first[i + 1] - first[i]);

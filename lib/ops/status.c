@@ -11,6 +11,7 @@
 #include "../base/json.h"
 #include "../store/file.h"
 #include "../net/gateway.h"
+#include "../net/otlp.h"
 #include "../core/object.h"
 #include "../core/outbox.h"
 #include "../queue/queue.h"
@@ -461,6 +462,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	s = jv_object_set(s, jv_string("queue"), queue);
 	s = jv_object_set(s, jv_string("sandboxes"), sandboxes);
 	s = jv_object_set(s, jv_string("refunds_owed"), owed);
+	s = jv_object_set(s, jv_string("spans_dropped"),
+	    jv_number((double)otlp_dropped(ctx->home)));
 	jv_free(refunded);
 	*out = s;
 	return 0;
@@ -562,6 +565,10 @@ status_prometheus(jv status)
 	    jv_get_kind(owed) == JV_KIND_ARRAY ? jv_array_length(jv_copy(owed))
 					       : 0);
 	jv_free(owed);
+	add(&t, "# HELP bakery_spans_dropped_total Spans the OTLP exporter "
+		"could not send.\n# TYPE bakery_spans_dropped_total counter\n"
+		"bakery_spans_dropped_total %.0f\n",
+	    envelope_number(status, "spans_dropped", 0));
 	jv ok = jv_object_get(jv_copy(status), jv_string("ok"));
 	add(&t, "# HELP bakery_attention 1 when something needs an operator.\n"
 		"# TYPE bakery_attention gauge\nbakery_attention %d\n",

@@ -14,6 +14,7 @@
 #include "batch.h"
 #include "../core/envelope.h"
 #include "../base/json.h"
+#include "../net/span.h"
 #include "order.h"
 #include "../core/outbox.h"
 #include "payments.h"
@@ -220,10 +221,26 @@ show(bakery_ctx *ctx, jv cmd, jv *out)
  * same), else one of its own, a child of the process's (TRACEPARENT) or a
  * new one. */
 static void
-line_trace(jv cmd, trace_ctx *t)
+line_trace(jv cmd, trace_ctx *t, span *s)
 {
-	if (!envelope_trace_fields(cmd, "batch line", NULL, t))
-		tracectx_next(t);
+	int own = envelope_trace_fields(cmd, "batch line", NULL, t);
+	if (!span_on()) {
+		if (!own)
+			tracectx_next(t);
+		return;
+	}
+	/* The line's span, a child of its own trace, else of the process's;
+	 * the line's events carry it. */
+	const char *name = envelope_str(cmd, "cmd");
+	char span_name[32];
+	snprintf(span_name, sizeof span_name, "%s order",
+	    name && strlen(name) < 16 ? name : "batch");
+	trace_ctx caller;
+	int called = own || tracectx_environment(&caller);
+	if (own)
+		caller = *t;
+	span_begin(s, span_name, SPAN_SERVER, called ? &caller : NULL);
+	*t = s->ctx;
 }
 
 /* Runs one line: 0, 1 (declined) or the exit code, the error recorded.
@@ -246,8 +263,9 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	    ? envelope_str(cmd, "cmd") : NULL;
 	int rc;
 	trace_ctx t;
+	span s = { .json = jv_invalid() };
 	if (jv_get_kind(cmd) == JV_KIND_OBJECT) {
-		line_trace(cmd, &t);
+		line_trace(cmd, &t, &s);
 		tracectx_set(&t);
 	}
 	if (jv_get_kind(cmd) != JV_KIND_OBJECT)
@@ -264,6 +282,9 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	else
 		rc = bakery_fail(EX_USAGE, "unknown command: '%.64s': want "
 		    "place, pay or show", name);
+	if (rc > 1)
+		span_error(&s, bakery_error());
+	span_end(&s);
 	tracectx_set(NULL);
 	jv_free(cmd);
 	if (rc > 1 && jv_is_valid(*out)) {

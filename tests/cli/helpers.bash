@@ -14,6 +14,11 @@ setup() {
 	unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG
 	unset BAKERY_STRIPE_WEBHOOK_SECRET BAKERY_STRIPE_WEBHOOK_SECRET_FILE BAKERY_SYNC
 	unset BAKERY_STRIPE_KEY BAKERY_STRIPE_API
+	# An operator's OpenTelemetry export stays out of the tests.
+	unset OTEL_EXPORTER_OTLP_ENDPOINT OTEL_EXPORTER_OTLP_TRACES_ENDPOINT \
+		OTEL_EXPORTER_OTLP_HEADERS OTEL_SDK_DISABLED OTEL_TRACES_SAMPLER \
+		OTEL_TRACES_SAMPLER_ARG OTEL_EXPORTER_OTLP_TIMEOUT \
+		OTEL_EXPORTER_OTLP_TRACES_TIMEOUT TRACEPARENT TRACESTATE
 	# Which gateway pays is the home's recorded choice: the tests pay with
 	# the built-in test gateway, chosen openly (40-stripe.bats: Stripe).
 	bakery-order gateway test >/dev/null

@@ -1,0 +1,163 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+# Spans exported to OpenTelemetry (bakery(7), "Trace context"): OTLP over
+# HTTP with JSON, checked by a receiver built on OpenTelemetry's own
+# protobuf definitions (tests/otlp-receiver.mjs); a collector that hangs,
+# fails or is gone changes nothing but the count of spans not sent.
+bats_require_minimum_version 1.5.0
+load helpers
+
+TRACE=4bf92f3577b34da6a3ce929d0e0e4736
+CALLER=00f067aa0ba902b7
+PARENT=00-$TRACE-$CALLER-01
+# The receiver's package, installed once under build/ for every run.
+MODULES=$TOP/build/otlp-receiver
+
+teardown() {
+	[ -z "${RECEIVER:-}" ] || kill "$RECEIVER" 2>/dev/null || true
+}
+
+# receiver MODE: tests/otlp-receiver.mjs in MODE (ok, 500, hang) on a port
+# of its own, the exporter pointed at it; its spans in $SPANS.
+receiver() {
+	local modules=-
+	if [ "$1" = ok ]; then
+		if [ ! -e "$MODULES/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
+			command -v npm >/dev/null || skip "npm is not installed"
+			mkdir -p "$MODULES"
+			echo '{"type":"module","private":true}' >"$MODULES/package.json"
+			(cd "$MODULES" && timeout 300 npm install --silent --no-audit \
+				--no-fund @opentelemetry/otlp-transformer@0.52.1 >/dev/null 2>&1) ||
+				skip "npm cannot install @opentelemetry/otlp-transformer (no registry?)"
+		fi
+		modules=$MODULES/node_modules
+	fi
+	command -v node >/dev/null || skip "node is not installed"
+	SPANS=$BATS_TEST_TMPDIR/spans
+	node "$TOP/tests/otlp-receiver.mjs" "$modules" "$BATS_TEST_TMPDIR/port" "$SPANS" "$1" 3>&- &
+	RECEIVER=$!
+	for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.1; done
+	OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
+	export OTEL_EXPORTER_OTLP_ENDPOINT
+}
+
+# attr NAME: jq's value of a span's attribute NAME.
+ATTR='def attr($k): ((.attributes // []) | map(select(.key == $k))[0].value | (.stringValue // .intValue));'
+
+@test "one order's journey in one trace: placed and paid under TRACEPARENT, refused by the kitchen, retried, dead-lettered" {
+	receiver ok
+	bakery-fault set refuses:kitchen
+	export TRACEPARENT=$PARENT
+	id=$(paid_order ada)
+	unset TRACEPARENT
+	run --separate-stderr bakery-consume --retry-delay 0 --max-retries 2
+	assert_success
+	[ -s "$SPANS" ]
+	# Every request was OTLP/JSON the protobuf definitions take.
+	assert_equal "$(jq -s 'map(select(.invalid)) | length' "$SPANS")" 0
+	assert_equal "$(jq -r -s 'map(.headers["content-type"]) | unique[]' "$SPANS")" application/json
+	assert_equal "$(jq -r -s 'map(.traceId) | unique[]' "$SPANS")" "$TRACE"
+	# Every parent is a span of the export, or the caller's.
+	assert_equal "$(jq -s --arg c "$CALLER" '(map(.spanId) + [$c]) as $known |
+		map(select(.parentSpanId and (.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
+	# The commands: SERVER spans, children of the caller.
+	assert_equal "$(jq -r -s 'map(select(.kind == 2)) | map([.name, .parentSpanId] | join(" ")) | sort[]' "$SPANS")" "pay order $CALLER
+place order $CALLER"
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	# OrderPlaced processed three times, each under the place span, each
+	# an ERROR; the last dead-lettered.
+	run jq -r -s "$ATTR"' map(select(.kind == 5 and attr("bakery.event_type") == "OrderPlaced"))
+		| map([.parentSpanId, .status.code, attr("bakery.delivery"), attr("bakery.outcome"),
+			attr("messaging.system"), attr("messaging.destination.name"), attr("bakery.order")] | join(" "))
+		| sort[]' "$SPANS"
+	assert_output "$place 2 1 retried bakery bakery-events $id
+$place 2 2 retried bakery bakery-events $id
+$place 2 3 dead-lettered bakery bakery-events $id"
+	# Under each, the kitchen's apply: ERROR with its answer.
+	run jq -r -s "$ATTR"' map(select(.name == "apply kitchen/board"))
+		| map([.kind, .status.code, .status.message, attr("bakery.subscriber")] | join(" ")) | unique[]' "$SPANS"
+	assert_output "1 2 Kitchen answered 503 kitchen/board"
+	# One apply for each of OrderPlaced's three deliveries, under it.
+	assert_equal "$(jq -s "$ATTR"' (map(select(.kind == 5 and attr("bakery.event_type") == "OrderPlaced")) | map(.spanId)) as $p
+		| map(select(.name == "apply kitchen/board" and (.parentSpanId as $x | $p | index($x)))) | length' "$SPANS")" 3
+	# The message ids are the event's.
+	assert_equal "$(jq -r -s "$ATTR"' map(select(.kind == 5 and attr("bakery.event_type") == "OrderPlaced") | attr("messaging.message.id")) | unique[]' "$SPANS")" \
+		"$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')"
+	# The event carries the command's span: its processing is the child.
+	assert_equal "$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .traceparent')" \
+		"00-$TRACE-$place-01"
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
+}
+
+@test "a collector that never answers: the command's output and exit unchanged, within the bound and a second; its spans counted" {
+	receiver hang
+	start=$(date +%s%N)
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	took=$((($(date +%s%N) - start) / 1000000))
+	assert_success
+	[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
+	[ "$took" -lt 3000 ] || fail "place took $took ms"
+	[[ "$stderr" == *spans_not_sent* ]]
+	run bakery-status --json
+	assert_equal "$(jq .spans_dropped <<<"$output")" 1
+	run bakery-status --prom -
+	assert_line "bakery_spans_dropped_total 1"
+	run bakery-status
+	assert_line --partial "spans    1 not sent"
+}
+
+@test "a collector that answers 500, or is gone: exit 0, the spans counted" {
+	receiver 500
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
+	assert_equal "$(jq -s length "$SPANS")" 1
+	kill "$RECEIVER"
+	wait "$RECEIVER" 2>/dev/null || true
+	RECEIVER=
+	# The same port, closed now.
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 2
+}
+
+@test "OTEL_SDK_DISABLED=true sends nothing; no endpoint, nothing either" {
+	receiver 500
+	OTEL_SDK_DISABLED=true place ada >/dev/null
+	[ ! -e "$SPANS" ]
+	unset OTEL_EXPORTER_OTLP_ENDPOINT
+	place ada >/dev/null
+	[ ! -e "$SPANS" ]
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
+}
+
+@test "hostile settings: a warning, no export, the command as it was" {
+	receiver 500
+	for bad in "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://127.0.0.1:1" \
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://user:pw@127.0.0.1:1" \
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://example.com" \
+		"OTEL_EXPORTER_OTLP_HEADERS=novalue" "OTEL_EXPORTER_OTLP_HEADERS=a%zz=1" \
+		"OTEL_EXPORTER_OTLP_HEADERS=bad key=1" "OTEL_TRACES_SAMPLER=sometimes" \
+		"OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=2" \
+		"OTEL_EXPORTER_OTLP_TIMEOUT=-1"; do
+		# shellcheck disable=SC2086 # the settings, split on purpose
+		run --separate-stderr env $bad bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+		assert_success
+		[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
+		assert_equal "$(grep -c otlp_off <<<"$stderr")" 1
+	done
+	[ ! -e "$SPANS" ]
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
+}
+
+@test "the sampler: always_off and a parent not sampled send nothing; headers reach the collector" {
+	receiver ok
+	OTEL_TRACES_SAMPLER=always_off place ada >/dev/null
+	TRACEPARENT=00-$TRACE-$CALLER-00 place ada >/dev/null
+	[ ! -e "$SPANS" ] || assert_equal "$(jq -s length "$SPANS")" 0
+	OTEL_EXPORTER_OTLP_HEADERS='x-api-key=s%20cret,x-other=2' OTEL_SERVICE_NAME=shop \
+		OTEL_RESOURCE_ATTRIBUTES='deployment.environment=test' place ada >/dev/null
+	assert_equal "$(jq -r '[.headers["x-api-key"], .headers["x-other"], .resource["service.name"], .resource["deployment.environment"], .name] | join(",")' "$SPANS")" \
+		"s cret,2,shop,test,place order"
+}
