@@ -3,7 +3,10 @@
  * accepted.
  */
 #include "outbox.h"
+#include "envelope.h"
 #include "../queue/queue.h"
+#include "../net/span.h"
+#include "../base/json.h"
 #include "../base/util.h"
 
 #include <stdio.h>
@@ -142,6 +145,34 @@ batch_settle(bakery_object *o, batch *b, const char *error)
 	return rc;
 }
 
+/* The relay's span of one send (span.h): "send bakery-events", PRODUCER,
+ * linked to each event it sends; their trace's child when they are all
+ * of one trace, else a trace of its own. */
+static void
+send_span_begin(bakery_ctx *ctx, span *s, const queue_item *items,
+    size_t n)
+{
+	trace_ctx *t = bakery_xmalloc(n * sizeof *t);
+	int one = 1;
+	for (size_t i = 0; i < n; i++) {
+		jv env;
+		if (json_parse(items[i].body, strlen(items[i].body), &env) ||
+		    !envelope_trace(env, &t[i]))
+			tracectx_new(&t[i]);
+		jv_free(env);
+		one &= strcmp(t[i].trace_id, t[0].trace_id) == 0;
+	}
+	span_begin(s, "send bakery-events", SPAN_PRODUCER, one ? &t[0] : NULL);
+	span_str(s, "messaging.system", ctx->queue_url &&
+	    strncmp(ctx->queue_url, "nats", 4) == 0 ? "nats" : "bakery");
+	span_str(s, "messaging.operation.type", "send");
+	span_str(s, "messaging.destination.name", "bakery-events");
+	span_int(s, "messaging.batch.message_count", (long long)n);
+	for (size_t i = 0; i < n; i++)
+		span_link(s, &t[i]);
+	free(t);
+}
+
 /* Sends the batches b[i], read from the outboxes of o[i], in one queue
  * send (one commit of the embedded queue), then settles each in its
  * object. rcs[i] is 0, or the queue's error (logged as relay_error) or
@@ -157,11 +188,19 @@ batches_send(bakery_object **o, batch **b, size_t n, int *rcs,
 	    : bakery_xmalloc(total * sizeof *items);
 	for (size_t i = 0, k = 0; n > 1 && i < n; k += b[i]->n, i++)
 		memcpy(items + k, b[i]->items, b[i]->n * sizeof *items);
+	span s;
+	if (span_on())
+		send_span_begin(o[0]->ctx, &s, items, total);
 	bakery_queue *q;
 	int qrc = queue_get(o[0]->ctx, &q);
 	if (!qrc)
 		qrc = queue_send(q, QUEUE_EVENTS, items, total);
 	char *error = qrc ? bakery_xstrdup(bakery_error()) : NULL;
+	if (span_on()) {
+		if (error)
+			span_error(&s, error);
+		span_end(&s);
+	}
 	bakery_crash_point("relay.after_send");
 	for (size_t i = 0, k = 0; i < n; i++) {
 		accepted[i] = 0;

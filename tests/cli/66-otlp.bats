@@ -98,12 +98,13 @@ $place 2 3 dead-lettered bakery bakery-events $id"
 	[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
 	[ "$took" -lt 3000 ] || fail "place took $took ms"
 	[[ "$stderr" == *spans_not_sent* ]]
+	# Two: the command's, and its send's.
 	run bakery-status --json
-	assert_equal "$(jq .spans_dropped <<<"$output")" 1
+	assert_equal "$(jq .spans_dropped <<<"$output")" 2
 	run bakery-status --prom -
-	assert_line "bakery_spans_dropped_total 1"
+	assert_line "bakery_spans_dropped_total 2"
 	run bakery-status
-	assert_line --partial "spans    1 not sent"
+	assert_line --partial "spans    2 not sent"
 }
 
 @test "a collector that answers 500, or is gone: exit 0, the spans counted" {
@@ -119,7 +120,7 @@ $place 2 3 dead-lettered bakery bakery-events $id"
 	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
 	assert_success
 	[[ "$(jq -r .id <<<"$output")" =~ ^ord_ ]]
-	assert_equal "$(bakery-status --json | jq .spans_dropped)" 2
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 4
 }
 
 @test "OTEL_SDK_DISABLED=true sends nothing; no endpoint, nothing either" {
@@ -158,6 +159,26 @@ $place 2 3 dead-lettered bakery bakery-events $id"
 	[ ! -e "$SPANS" ] || assert_equal "$(jq -s length "$SPANS")" 0
 	OTEL_EXPORTER_OTLP_HEADERS='x-api-key=s%20cret,x-other=2' OTEL_SERVICE_NAME=shop \
 		OTEL_RESOURCE_ATTRIBUTES='deployment.environment=test' place ada >/dev/null
-	assert_equal "$(jq -r '[.headers["x-api-key"], .headers["x-other"], .resource["service.name"], .resource["deployment.environment"], .name] | join(",")' "$SPANS")" \
-		"s cret,2,shop,test,place order"
+	assert_equal "$(jq -r '[.headers["x-api-key"], .headers["x-other"], .resource["service.name"], .resource["deployment.environment"], .name] | join(",")' "$SPANS" | sort -u)" \
+		"s cret,2,shop,test,place order
+s cret,2,shop,test,send bakery-events"
+}
+
+@test "the send to bakery-events: a PRODUCER span, the sent event's child, linked to it" {
+	receiver ok
+	export TRACEPARENT=$PARENT
+	id=$(place ada)
+	unset TRACEPARENT
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	event=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .traceparent')
+	run jq -r "$ATTR"' select(.kind == 4) | [.name, .traceId, .parentSpanId, attr("messaging.system"),
+		attr("messaging.destination.name"), attr("messaging.batch.message_count"),
+		(.links | map(.traceId + "-" + .spanId) | join(","))] | join(" ")' "$SPANS"
+	assert_output "send bakery-events $TRACE $place bakery bakery-events 1 ${event:3:49}"
+	# The relay's sends are spans too: the consumer's OrderPaid.
+	bakery-order pay "$id" >/dev/null
+	bakery-consume >/dev/null
+	assert_equal "$(jq -s 'map(select(.kind == 4)) | length' "$SPANS")" 3
+	assert_equal "$(jq -s --arg c "$CALLER" '(map(.spanId) + [$c]) as $known |
+		map(select(.parentSpanId and (.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
 }
