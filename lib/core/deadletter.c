@@ -5,10 +5,40 @@
 #include "envelope.h"
 #include "loop.h"
 #include "../queue/queue.h"
+#include "../net/span.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* A span of the dead letter id (span.h): a child of the caller's trace
+ * (TRACEPARENT) when given, else of the event's; linked to the event's
+ * context either way. */
+static void
+dead_span(bakery_ctx *ctx, span *s, const char *name, enum span_kind kind,
+    jv env, const char *id, const char *sandbox, const char *destination)
+{
+	trace_ctx event, caller;
+	int has = jv_get_kind(env) == JV_KIND_OBJECT &&
+	    envelope_trace(env, &event);
+	int called = tracectx_environment(&caller);
+	span_begin(s, name, kind, called ? &caller : has ? &event : NULL);
+	if (has)
+		span_link(s, &event);
+	span_str(s, "messaging.system", ctx->queue_url &&
+	    strncmp(ctx->queue_url, "nats", 4) == 0 ? "nats" : "bakery");
+	span_str(s, "messaging.destination.name", destination);
+	span_str(s, "messaging.message.id", id);
+	span_str(s, "bakery.sandbox", sandbox);
+}
+
+static void
+dead_span_end(span *s, int rc)
+{
+	if (rc)
+		span_error(s, bakery_error());
+	span_end(s);
+}
 
 int
 deadletter_store(bakery_ctx *ctx, const char *sandbox, const char *id,
@@ -40,6 +70,13 @@ deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 	jv env = jv_parse(m->body);
 	const char *type = envelope_str(env, "type");
 	const char *error = m->last_error ? m->last_error : "";
+	span s;
+	if (span_on()) {
+		dead_span(ctx, &s, "process bakery-events-dlq", SPAN_CONSUMER,
+		    env, m->id, m->sandbox, "bakery-events-dlq");
+		span_str(&s, "bakery.error", error);
+		span_int(&s, "bakery.attempts", m->attempts);
+	}
 	int rc = deadletter_store(ctx, m->sandbox, m->id, type ? type : "",
 	    m->body, error, m->attempts);
 	if (!rc) {
@@ -60,6 +97,8 @@ deadletter_take(bakery_ctx *ctx, bakery_queue *q, queue_message *m,
 		    jv_number(m->attempts));
 		*line = l;
 	}
+	if (span_on())
+		dead_span_end(&s, rc);
 	jv_free(env);
 	return rc;
 }
@@ -266,15 +305,21 @@ deadletter_redrive(bakery_ctx *ctx, const char *sandbox, const char *id,
 		return rc;
 	}
 	bakery_queue *q;
+	span s;
+	if (span_on())
+		dead_span(ctx, &s, "redrive bakery-events", SPAN_PRODUCER,
+		    checked, id, sandbox, "bakery-events");
 	/* A redrive: on NATS a fresh message id, so the duplicate window that
 	 * swallows a relay's repeat does not swallow this. */
 	queue_item item = { id, sandbox, body, envelope_time_ms(checked), 0, 1 };
 	if (!(rc = queue_get(ctx, &q)))
 		rc = queue_send(q, QUEUE_EVENTS, &item, 1);
-	free(body);
-	jv_free(checked);
 	if (!rc && !item.accepted)
 		rc = bakery_fail(EX_UNAVAILABLE, "queue did not accept '%s'", id);
+	if (span_on())
+		dead_span_end(&s, rc);
+	free(body);
+	jv_free(checked);
 	if (!rc) {
 		/* A crash here sends it twice at worst, never zero times. */
 		bakery_crash_point("redrive.after_send");

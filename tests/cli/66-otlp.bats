@@ -182,3 +182,28 @@ s cret,2,shop,test,send bakery-events"
 	assert_equal "$(jq -s --arg c "$CALLER" '(map(.spanId) + [$c]) as $known |
 		map(select(.parentSpanId and (.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
 }
+
+@test "the dead letter's drain and redrive: spans in the event's trace, linked to its context" {
+	receiver ok
+	bakery-fault set refuses:kitchen
+	export TRACEPARENT=$PARENT
+	id=$(place ada)
+	unset TRACEPARENT
+	bakery-consume --retry-delay 0 --max-retries 0 >/dev/null 2>&1
+	evt=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .id')
+	tp=$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .traceparent')
+	bakery-dlq drain >/dev/null
+	bakery-fault clear refuses:kitchen
+	bakery-redrive "$evt" >/dev/null
+	bakery-consume >/dev/null
+	for name in "process bakery-events-dlq 5 bakery-events-dlq" "redrive bakery-events 4 bakery-events"; do
+		set -- $name
+		run jq -r "$ATTR"' select(.name == "'"$1 $2"'") | [.kind, .traceId, .parentSpanId, attr("messaging.destination.name"),
+			attr("messaging.message.id"), (.links | map(.traceId + "-" + .spanId) | join(","))] | join(" ")' "$SPANS"
+		assert_output "$3 $TRACE ${tp:36:16} $4 $evt ${tp:3:49}"
+	done
+	# Redriven, the event is applied: a process span without error.
+	assert_equal "$(jq -s "$ATTR"' map(select(.kind == 5 and attr("messaging.message.id") == "'"$evt"'" and attr("bakery.outcome") == "acked" and (.status | not))) | length' "$SPANS")" 1
+	assert_equal "$(jq -s --arg c "$CALLER" '(map(.spanId) + [$c]) as $known |
+		map(select(.parentSpanId and (.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
+}
