@@ -207,3 +207,15 @@ s cret,2,shop,test,send bakery-events"
 	assert_equal "$(jq -s --arg c "$CALLER" '(map(.spanId) + [$c]) as $known |
 		map(select(.parentSpanId and (.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
 }
+
+@test "a --batch line is a span of its own, a child of the line's traceparent; its event carries it" {
+	receiver ok
+	printf '{"cmd":"place","customer":"ada","day":"%s","items":["cardamom-bun=1"],"traceparent":"%s"}\n{"cmd":"place","customer":"bob","day":"%s","items":["cardamom-bun=1"]}\n' \
+		"$DAY" "$PARENT" "$DAY" | bakery-order --batch >"$BATS_TEST_TMPDIR/out"
+	id=$(jq -r 'select(.line == 1) | .result.id' "$BATS_TEST_TMPDIR/out")
+	run jq -r 'select(.name == "place order") | [.kind, .traceId, .parentSpanId // "-"] | join(" ")' "$SPANS"
+	assert_line "2 $TRACE $CALLER"
+	assert_equal "${#lines[@]}" 2
+	span=$(jq -r --arg t "$TRACE" 'select(.name == "place order" and .traceId == $t) | .spanId' "$SPANS")
+	assert_equal "$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .traceparent')" "00-$TRACE-$span-01"
+}
