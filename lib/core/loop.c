@@ -2,6 +2,7 @@
  * loop.c — stopping on a signal, and the idle back-off (loop.h).
  */
 #include "loop.h"
+#include "../net/span.h"
 
 #include <signal.h>
 #include <time.h>
@@ -40,5 +41,8 @@ void
 loop_idle_wait(long *idle_ms)
 {
 	*idle_ms = *idle_ms ? (*idle_ms * 2 > 500 ? 500 : *idle_ms * 2) : 5;
+	/* An idle follower sends the spans it holds (span.h). */
+	if (span_on())
+		span_flush();
 	loop_sleep_ms(*idle_ms);
 }

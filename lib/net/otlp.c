@@ -5,13 +5,17 @@
 #include "otlp.h"
 #include "url.h"
 #include "../store/file.h"
+#include "../store/home.h"
 #include "../base/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #define OTLP_TIMEOUT_MS 2000
 
@@ -27,6 +31,7 @@ static struct {
 	int parent_based;
 	double ratio;
 	char *home;
+	int gone; /* a send failed: the rest are counted, not tried */
 } otlp = { .resource = { 0 } };
 
 void
@@ -323,18 +328,35 @@ discard(char *p, size_t size, size_t n, void *data)
 	return size * n;
 }
 
+/* Adds n to the count, under the flock of HOME/.spans-dropped.lock so
+ * that two programs that failed together both count. */
 static void
 count_dropped(size_t n)
 {
 	if (!otlp.home || n == 0)
 		return;
+	/* Only in a home bakery made (its mark there): never in a folder
+	 * that is not one. */
+	char *mark = bakery_xasprintf("%s/" HOME_MARK, otlp.home);
+	int home = access(mark, F_OK) == 0;
+	free(mark);
+	if (!home)
+		return;
 	char *path = bakery_xasprintf("%s/.spans-dropped", otlp.home);
+	char *lock = bakery_xasprintf("%s.lock", path);
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd >= 0)
+		flock(fd, LOCK_EX);
 	int64_t had = otlp_dropped(otlp.home);
 	char text[32];
 	snprintf(text, sizeof text, "%lld\n", (long long)had + (long long)n);
-	if (file_put(path, text, 0644, 1, NULL))
-		bakery_log(LOG_WARN, "spans_dropped", "error", bakery_error(),
+	if (fd < 0 || file_put(path, text, 0644, 1, NULL))
+		bakery_log(LOG_WARN, "spans_dropped", "error", fd < 0
+		    ? "cannot open the count's lock" : bakery_error(),
 		    (char *)NULL);
+	if (fd >= 0)
+		close(fd);
+	free(lock);
 	free(path);
 }
 
@@ -393,9 +415,11 @@ otlp_send(jv spans)
 	jv req = jv_object_set(jv_object(), jv_string("resourceSpans"),
 	    jv_array_append(jv_array(), rs));
 	jv text = jv_dump_string(req, 0);
-	char err[CURL_ERROR_SIZE];
-	if (post(jv_string_value(text), (size_t)jv_string_length_bytes(
-		jv_copy(text)), err)) {
+	char err[CURL_ERROR_SIZE] = "an earlier send failed";
+	/* One failed send and the process tries no more: its whole export
+	 * stays within one timeout. */
+	if (otlp.gone || (otlp.gone = post(jv_string_value(text),
+		(size_t)jv_string_length_bytes(jv_copy(text)), err) != 0)) {
 		char count[24];
 		snprintf(count, sizeof count, "%zu", n);
 		bakery_log(LOG_WARN, "spans_not_sent", "spans", count,

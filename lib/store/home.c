@@ -108,7 +108,7 @@ home_own_entry(const char *name)
 		"wipe.db", "refunds.db", "console.db", NULL };
 	static const char *const others[] = { "webhook-secret", ".gateway",
 		"routes", "sandboxes", LAYOUT_MARK, ".layout.lock",
-		"lost+found", NULL };
+		".spans-dropped", ".spans-dropped.lock", "lost+found", NULL };
 	static const char *const journals[] = { "", "-wal", "-shm",
 		"-journal", NULL };
 	for (int i = 0; files[i]; i++) {
