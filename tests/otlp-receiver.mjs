@@ -99,6 +99,5 @@ const server = createServer((req, res) => {
 	});
 });
 server.listen(0, '127.0.0.1', () => {
-	writeFileSync(portFile + '.tmp', String(server.address().port));
 	writeFileSync(portFile, String(server.address().port));
 });

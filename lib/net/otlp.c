@@ -312,6 +312,8 @@ otlp_sample(const trace_ctx *parent, const char *trace_id)
 	case ALWAYS_OFF:
 		return 0;
 	default: {
+		if (otlp.ratio >= 1 || otlp.ratio <= 0)
+			return otlp.ratio >= 1;
 		/* The trace id's last 16 hex digits against the ratio: every
 		 * process decides alike for one trace. */
 		unsigned long long v = strtoull(trace_id + 16, NULL, 16);

@@ -12,6 +12,9 @@ CALLER=00f067aa0ba902b7
 PARENT=00-$TRACE-$CALLER-01
 # The receiver's package, installed once under build/ for every run.
 MODULES=$TOP/build/otlp-receiver
+# messaging.system: the queue's.
+SYSTEM=bakery
+[ -z "${BAKERY_TEST_NATS:-}" ] || SYSTEM=nats
 
 teardown() {
 	[ -z "${RECEIVER:-}" ] || kill "$RECEIVER" 2>/dev/null || true
@@ -34,6 +37,7 @@ receiver() {
 	fi
 	command -v node >/dev/null || skip "node is not installed"
 	SPANS=$BATS_TEST_TMPDIR/spans
+	rm -f "$BATS_TEST_TMPDIR/port"
 	node "$TOP/tests/otlp-receiver.mjs" "$modules" "$BATS_TEST_TMPDIR/port" "$SPANS" "$1" 3>&- &
 	RECEIVER=$!
 	for _ in $(seq 100); do [ -s "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.1; done
@@ -70,9 +74,9 @@ place order $CALLER"
 		| map([.parentSpanId, .status.code, attr("bakery.delivery"), attr("bakery.outcome"),
 			attr("messaging.system"), attr("messaging.destination.name"), attr("bakery.order")] | join(" "))
 		| sort[]' "$SPANS"
-	assert_output "$place 2 1 retried bakery bakery-events $id
-$place 2 2 retried bakery bakery-events $id
-$place 2 3 dead-lettered bakery bakery-events $id"
+	assert_output "$place 2 1 retried $SYSTEM bakery-events $id
+$place 2 2 retried $SYSTEM bakery-events $id
+$place 2 3 dead-lettered $SYSTEM bakery-events $id"
 	# Under each, the kitchen's apply: ERROR with its answer.
 	run jq -r -s "$ATTR"' map(select(.name == "apply kitchen/board"))
 		| map([.kind, .status.code, .status.message, attr("bakery.subscriber")] | join(" ")) | unique[]' "$SPANS"
@@ -174,7 +178,7 @@ s cret,2,shop,test,send bakery-events"
 	run jq -r "$ATTR"' select(.kind == 4) | [.name, .traceId, .parentSpanId, attr("messaging.system"),
 		attr("messaging.destination.name"), attr("messaging.batch.message_count"),
 		(.links | map(.traceId + "-" + .spanId) | join(","))] | join(" ")' "$SPANS"
-	assert_output "send bakery-events $TRACE $place bakery bakery-events 1 ${event:3:49}"
+	assert_output "send bakery-events $TRACE $place $SYSTEM bakery-events 1 ${event:3:49}"
 	# The relay's sends are spans too: the consumer's OrderPaid.
 	bakery-order pay "$id" >/dev/null
 	bakery-consume >/dev/null
@@ -218,4 +222,19 @@ s cret,2,shop,test,send bakery-events"
 	assert_equal "${#lines[@]}" 2
 	span=$(jq -r --arg t "$TRACE" 'select(.name == "place order" and .traceId == $t) | .spanId' "$SPANS")
 	assert_equal "$(bakery-order events "$id" | jq -r 'select(.type == "OrderPlaced") | .traceparent')" "00-$TRACE-$span-01"
+}
+
+@test "OTEL_EXPORTER_OTLP_TIMEOUT bounds the send; traceidratio 1 and 0 decide every trace" {
+	receiver hang
+	start=$(date +%s%N)
+	run --separate-stderr env OTEL_EXPORTER_OTLP_TIMEOUT=300 bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	took=$((($(date +%s%N) - start) / 1000000))
+	assert_success
+	[ "$took" -lt 1300 ] || fail "place took $took ms with a 300 ms bound"
+	kill "$RECEIVER"
+	receiver ok
+	OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=0 place ada >/dev/null
+	[ ! -e "$SPANS" ]
+	OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=1 place ada >/dev/null
+	assert_equal "$(jq -r -s 'map(.name) | sort | join(",")' "$SPANS")" "place order,send bakery-events"
 }
