@@ -6,6 +6,7 @@
 #include "../store/store.h"
 #include "../net/external.h"
 #include "../net/otlp.h"
+#include "../net/span.h"
 #include "../store/keep.h"
 #include "../queue/queue.h"
 #include "../base/util.h"
@@ -30,6 +31,10 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	memset(ctx, 0, sizeof *ctx);
 	ctx->home = home ? bakery_xstrdup(home) : home_default();
 	otlp_home(ctx->home);
+	/* Export's settings read now, a getenv when off: a bad one warned of
+	 * once, and, when on, every event recorded from the start carries the
+	 * span it is recorded in (tracectx_own). */
+	(void)span_on();
 	if (!sandbox)
 		sandbox = getenv("BAKERY_SANDBOX");
 	if (!sandbox || !*sandbox)
