@@ -19,7 +19,8 @@
  * or a command (the one it was given); when none is set, the process's:
  * TRACEPARENT and TRACESTATE of its environment (OpenTelemetry's
  * convention for processes), read once, or else a new trace for each
- * event. No span is recorded or sent anywhere: the context travels.
+ * event. Spans are recorded and sent elsewhere (span.h, of the layer
+ * above), which reads the same trace_ctx.
  */
 #ifndef BAKERY_TRACECTX_H
 #define BAKERY_TRACECTX_H
