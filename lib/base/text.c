@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "text.h"
+#include "alloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -183,6 +184,42 @@ bakery_hex(const unsigned char *raw, size_t n, char *out)
 		out[2 * i + 1] = hex[raw[i] & 15];
 	}
 	out[2 * n] = '\0';
+}
+
+int
+bakery_hex_value(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f'
+	    ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+char *
+bakery_percent_decode(const char *s, size_t n, int plus_blank, size_t *len)
+{
+	char *out = bakery_xmalloc(n + 1);
+	size_t k = 0;
+	int bad = 0;
+	for (size_t i = 0; i < n && !bad; i++) {
+		if (s[i] == '+' && plus_blank) {
+			out[k++] = ' ';
+		} else if (s[i] == '%') {
+			int hi = i + 2 < n ? bakery_hex_value(s[i + 1]) : -1;
+			int lo = hi >= 0 ? bakery_hex_value(s[i + 2]) : -1;
+			bad = lo < 0;
+			out[k++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else {
+			out[k++] = s[i];
+		}
+	}
+	out[k] = '\0';
+	if (bad || memchr(out, '\0', k) || !bakery_utf8_valid(out, k)) {
+		explicit_bzero(out, k);
+		free(out);
+		return NULL;
+	}
+	*len = k;
+	return out;
 }
 
 void

@@ -47,6 +47,14 @@ int bakery_name_valid(const char *name);
 int bakery_compare_strings(const void *a, const void *b);
 /* n bytes of raw as 2n lowercase hex digits and a NUL in out. */
 void bakery_hex(const unsigned char *raw, size_t n, char *out);
+/* The value of a hex digit (either case), or -1. */
+int bakery_hex_value(char c);
+/* n bytes of s with each %XX decoded (and '+' as a blank when plus_blank:
+ * a form's encoding), into a new string of *len bytes and a NUL; NULL
+ * when a %XX is broken, the bytes hold a NUL, or they are not UTF-8
+ * (what was decoded is wiped: a form may hold a password). */
+char *bakery_percent_decode(const char *s, size_t n, int plus_blank,
+    size_t *len);
 /* n random bytes (at most 4096) from the pool ids are drawn from. */
 void bakery_random_bytes(unsigned char *out, size_t n);
 /* PREFIX + 24 random lowercase hex digits, e.g. "ord_9f2c...". */

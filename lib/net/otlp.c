@@ -48,13 +48,6 @@ off(const char *var, const char *why)
 	    (char *)NULL);
 }
 
-static int
-hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f'
-	    ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* n bytes of s, trimmed of blanks and percent-decoded, into a new
  * string; NULL when a %XX is broken or it decodes to a control byte. */
 static char *
@@ -64,34 +57,13 @@ decoded(const char *s, size_t n)
 		s++, n--;
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
 		n--;
-	char *out = bakery_xmalloc(n + 1);
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '%') {
-			if (i + 2 >= n) {
-				free(out);
-				return NULL;
-			}
-			int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
-			if (hi < 0 || lo < 0) {
-				free(out);
-				return NULL;
-			}
-			c = (unsigned char)(hi * 16 + lo);
-			i += 2;
-		}
-		if (c < 0x20 || c == 0x7f) {
+	size_t k;
+	char *out = bakery_percent_decode(s, n, 0, &k);
+	for (size_t i = 0; out && i < k; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f) {
 			free(out);
 			return NULL;
 		}
-		out[k++] = (char)c;
-	}
-	out[k] = '\0';
-	if (!bakery_utf8_valid(out, k)) {
-		free(out);
-		return NULL;
-	}
 	return out;
 }
 
@@ -305,7 +277,7 @@ int
 otlp_sample(const trace_ctx *parent, const char *trace_id)
 {
 	if (parent && otlp.parent_based)
-		return (hex_value(parent->flags[1]) & 1) != 0;
+		return (bakery_hex_value(parent->flags[1]) & 1) != 0;
 	switch (otlp.root) {
 	case ALWAYS_ON:
 		return 1;

@@ -17,40 +17,12 @@ wipe_free(char *s, size_t len)
 	free(s);
 }
 
-static int
-hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f'
-	    ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* Decodes len bytes of s into a new string; NULL when malformed. */
 static char *
 decode(const char *s, size_t len)
 {
-	char *out = bakery_xmalloc(len + 1);
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '+') {
-			out[n++] = ' ';
-		} else if (s[i] == '%') {
-			if (i + 2 >= len || hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0) {
-				wipe_free(out, n);
-				return NULL;
-			}
-			out[n++] = (char)(hex_value(s[i + 1]) * 16 +
-			    hex_value(s[i + 2]));
-			i += 2;
-		} else {
-			out[n++] = s[i];
-		}
-	}
-	out[n] = '\0';
-	if (memchr(out, '\0', n) || !bakery_utf8_valid(out, n)) {
-		wipe_free(out, n);
-		return NULL;
-	}
-	return out;
+	size_t n;
+	return bakery_percent_decode(s, len, 1, &n);
 }
 
 int

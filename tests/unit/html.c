@@ -98,5 +98,19 @@ main(void)
 	    0, "a cookie whose name ends with ours is not ours");
 	is_int(form_cookie("bakery_session=0123456789", "bakery_session", c, 5),
 	    -1, "a cookie too long is refused");
+
+	/* The one percent decoder, a form's ('+' a blank) and a header's. */
+	size_t n;
+	char *d = bakery_percent_decode("a+b%2Bc%C3%A9", 13, 1, &n);
+	is_str(d, "a b+c\xc3\xa9", "a form's '+' is a blank, %%2B a plus");
+	is_int((long)n, 7, "  its length");
+	free(d);
+	d = bakery_percent_decode("a+b", 3, 0, &n);
+	is_str(d, "a+b", "a header's '+' is a plus");
+	free(d);
+	ok(!bakery_percent_decode("a%2", 3, 0, &n), "a cut %%XX is refused");
+	ok(!bakery_percent_decode("a%zz", 4, 0, &n), "a %%XX not hex is refused");
+	ok(!bakery_percent_decode("a%00b", 5, 0, &n), "a NUL is refused");
+	ok(!bakery_percent_decode("%C3%28", 6, 0, &n), "bad UTF-8 is refused");
 	return done_testing();
 }
