@@ -128,6 +128,21 @@ command_begin(const bakery_ctx *ctx, const char *name, const char *order)
 	tracectx_set(&command.ctx);
 }
 
+/* A pay's span and trace: the order's, so that its events and the
+ * order's are one trace; with a TRACEPARENT, the caller's, linked to the
+ * order's (span_continue). */
+static void
+pay_begin(bakery_ctx *ctx, const char *order)
+{
+	trace_ctx caller, placed;
+	int called = tracectx_environment(&caller);
+	int known = order_trace(ctx, NULL, order, &placed) == 0;
+	span_continue(&command, "pay order", SPAN_SERVER,
+	    called ? &caller : NULL, known ? &placed : NULL);
+	span_str(&command, "bakery.sandbox", ctx->sandbox);
+	span_str(&command, "bakery.order", order);
+}
+
 static void
 command_end(int rc, const char *order)
 {
@@ -175,7 +190,7 @@ pay(cli *c, bakery_ctx *ctx, struct args *a)
 	a->pay.order_id = a->argv[1];
 	bakery_object *billing;
 	jv out;
-	command_begin(ctx, "pay order", a->argv[1]);
+	pay_begin(ctx, a->argv[1]);
 	int rc = payment_pay(ctx, &a->pay, &out, &billing);
 	if (rc > 1) {
 		command_end(rc, NULL);

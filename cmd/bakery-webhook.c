@@ -125,7 +125,7 @@ main(int argc, char **argv)
 	bakery_init(argv[0]);
 	cli c = { .usage = USAGE, .argv = argv };
 	const char *signature = NULL, *secret_file = NULL;
-	billing_options opt = { NULL, STRIPE_TOLERANCE_S, BILLING_MAX_BODY };
+	billing_options opt = { NULL, STRIPE_TOLERANCE_S, BILLING_MAX_BODY, 0 };
 	int o;
 	while ((o = cli_getopt(&c, argc, argv, options)) != -1) {
 		switch (o) {
@@ -155,9 +155,9 @@ main(int argc, char **argv)
 	bakery_ctx ctx = { 0 };
 	int have_ctx = 0;
 	if (cgi) {
-		/* PaymentSucceeded continues the caller's trace, or one of
-		 * the request's own. */
-		tracectx_set_request();
+		/* PaymentSucceeded continues the caller's trace, else its
+		 * order's (billing_options.traced). */
+		opt.traced = tracectx_set_request();
 		const char *method = getenv("REQUEST_METHOD");
 		const char *length = getenv("CONTENT_LENGTH");
 		long long n = -1;

@@ -272,11 +272,14 @@ tracectx_next(trace_ctx *t)
 		tracectx_new(t);
 }
 
-void
+int
 tracectx_set_request(void)
 {
 	trace_ctx t;
-	tracectx_from(getenv("HTTP_TRACEPARENT"), getenv("HTTP_TRACESTATE"),
-	    "header", NULL, &t);
+	const char *p = getenv("HTTP_TRACEPARENT");
+	tracectx_from(p, getenv("HTTP_TRACESTATE"), "header", NULL, &t);
 	tracectx_set(&t);
+	/* A tracestate dropped leaves the header's traceparent. */
+	trace_ctx check;
+	return p && tracectx_parse(p, &check) == 0;
 }

@@ -65,8 +65,9 @@ int tracectx_from(const char *traceparent, const char *tracestate,
 void tracectx_set(const trace_ctx *t);
 /* A CGI request's trace set as the current one: its traceparent and
  * tracestate headers (HTTP_TRACEPARENT, HTTP_TRACESTATE) when given, bad
- * ones dropped as tracectx_from says, else a new trace. */
-void tracectx_set_request(void);
+ * ones dropped as tracectx_from says, else a new trace. 1 when the
+ * header gave it, else 0. */
+int tracectx_set_request(void);
 /* 1 and *t when a trace is set, else 0: for one who sets its own for a
  * while and then puts the one before back. */
 int tracectx_current(trace_ctx *t);

@@ -101,6 +101,23 @@ span_begin(span *s, const char *name, enum span_kind kind,
 }
 
 void
+span_continue(span *s, const char *name, enum span_kind kind,
+    const trace_ctx *given, const trace_ctx *also)
+{
+	const trace_ctx *parent = given ? given : also;
+	if (!span_on()) {
+		s->json = jv_invalid();
+		if (parent)
+			tracectx_set(parent);
+		return;
+	}
+	span_begin(s, name, kind, parent);
+	if (given && also)
+		span_link(s, also);
+	tracectx_set(&s->ctx);
+}
+
+void
 span_start(span *s, int64_t start_ns)
 {
 	if (jv_is_valid(s->json))

@@ -45,6 +45,15 @@ int64_t span_now_ns(void);
  * trace), started now. */
 void span_begin(span *s, const char *name, enum span_kind kind,
     const trace_ctx *parent);
+/* Begins s for a command that continues what it works on (an order's
+ * trace, also): a child of given (the caller's own context: TRACEPARENT,
+ * a batch line's, a request's header) with a link to also; without given,
+ * a child of also; without either, a new trace. And makes the current
+ * trace (tracectx_set) what the events recorded next continue: s's
+ * context, or, export off, given, else also (neither: the current one
+ * kept). also and given may be NULL. */
+void span_continue(span *s, const char *name, enum span_kind kind,
+    const trace_ctx *given, const trace_ctx *also);
 /* Its start set to start_ns instead. */
 void span_start(span *s, int64_t start_ns);
 void span_str(span *s, const char *key, const char *value);

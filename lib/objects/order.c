@@ -275,6 +275,33 @@ order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
 	return rc;
 }
 
+int
+order_trace(bakery_ctx *ctx, const char *sandbox, const char *id,
+    trace_ctx *t)
+{
+	bakery_object *o;
+	int rc = open_order(ctx, sandbox, id, &o);
+	sqlite3_stmt *st = NULL;
+	if (!rc)
+		rc = object_prepare(o, "SELECT envelope FROM events WHERE "
+		    "type = 'OrderPlaced' ORDER BY seq LIMIT 1", &st);
+	int found = 0;
+	if (!rc) {
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			const char *text = (const char *)sqlite3_column_text(st, 0);
+			jv env = text ? jv_parse(text) : jv_invalid();
+			found = jv_get_kind(env) == JV_KIND_OBJECT &&
+			    envelope_trace(env, t);
+			jv_free(env);
+		}
+		object_finish(o, st);
+	}
+	object_close(o);
+	if (!rc && !found)
+		rc = bakery_fail(EX_NOINPUT, "order '%s' has no trace", id);
+	return rc;
+}
+
 /* The order at address that order_get could not read (rc), into unread:
  * its file, named once in the error. */
 static jv

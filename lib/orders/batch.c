@@ -221,9 +221,29 @@ show(bakery_ctx *ctx, jv cmd, jv *out)
  * same), else one of its own, a child of the process's (TRACEPARENT) or a
  * new one. */
 static void
-line_trace(jv cmd, trace_ctx *t, span *s)
+line_trace(bakery_ctx *ctx, jv cmd, trace_ctx *t, span *s)
 {
 	int own = envelope_trace_fields(cmd, "batch line", NULL, t);
+	const char *name = envelope_str(cmd, "cmd");
+	const char *order = envelope_str(cmd, "order");
+	trace_ctx caller, placed;
+	/* A pay continues its order's trace (span_continue): linked to it
+	 * when the line (its traceparent good, whatever became of its
+	 * tracestate), or the process, gave one of its own. */
+	if (name && strcmp(name, "pay") == 0 && order &&
+	    order_trace(ctx, NULL, order, &placed) == 0) {
+		int called = own > 0 || (own < 0 && tracectx_parse(
+		    envelope_str(cmd, "traceparent"), &caller) == 0);
+		if (called)
+			caller = *t;
+		else
+			called = tracectx_environment(&caller);
+		span_continue(s, "pay order", SPAN_SERVER,
+		    called ? &caller : NULL, &placed);
+		if (!tracectx_current(t))
+			*t = placed;
+		return;
+	}
 	if (!span_on()) {
 		if (!own)
 			tracectx_next(t);
@@ -231,11 +251,9 @@ line_trace(jv cmd, trace_ctx *t, span *s)
 	}
 	/* The line's span, a child of its own trace, else of the process's;
 	 * the line's events carry it. */
-	const char *name = envelope_str(cmd, "cmd");
 	char span_name[32];
 	snprintf(span_name, sizeof span_name, "%s order",
 	    name && strlen(name) < 16 ? name : "batch");
-	trace_ctx caller;
 	int called = own || tracectx_environment(&caller);
 	if (own)
 		caller = *t;
@@ -265,7 +283,7 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	trace_ctx t;
 	span s = { .json = jv_invalid() };
 	if (jv_get_kind(cmd) == JV_KIND_OBJECT) {
-		line_trace(cmd, &t, &s);
+		line_trace(ctx, cmd, &t, &s);
 		tracectx_set(&t);
 	}
 	if (jv_get_kind(cmd) != JV_KIND_OBJECT)

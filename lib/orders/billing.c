@@ -293,7 +293,8 @@ payment_free(struct payment *p)
 
 /* The intent's fields, checked, and the order's terms. */
 static int
-payment_read(bakery_ctx *ctx, jv event, struct payment *p, billing_answer *a)
+payment_read(bakery_ctx *ctx, jv event, struct payment *p, billing_answer *a,
+    int traced)
 {
 	p->event_id = envelope_str(event, "id");
 	p->intent = intent_field(event, "id");
@@ -321,6 +322,12 @@ payment_read(bakery_ctx *ctx, jv event, struct payment *p, billing_answer *a)
 		p->terms = jv_null();
 	if (r && r != EX_NOINPUT)
 		return answer(a, 503, EX_TEMPFAIL, bakery_error());
+	/* Its PaymentSucceeded continues the order's trace, unless the
+	 * request gave one of its own: one trace for the order's events. */
+	trace_ctx placed;
+	if (!r && !traced &&
+	    order_trace(ctx, p->sandbox, p->order, &placed) == 0)
+		tracectx_set(&placed);
 	p->by_event = bakery_xasprintf("stripe-event:%s", p->event_id);
 	p->by_intent = bakery_xasprintf("payment-intent:%s",
 	    jv_string_value(p->intent));
@@ -464,12 +471,12 @@ payment_keep(bakery_object *o, const struct payment *p, billing_answer *a)
 }
 
 static int
-record_payment(bakery_ctx *ctx, jv event, billing_answer *a,
+record_payment(bakery_ctx *ctx, jv event, int traced, billing_answer *a,
     bakery_object **out)
 {
 	struct payment p = { 0 };
 	bakery_object *o = NULL;
-	int rc = payment_read(ctx, event, &p, a);
+	int rc = payment_read(ctx, event, &p, a, traced);
 	if (!rc)
 		rc = payment_open(ctx, &p, a, &o);
 	if (!rc && payment_seen(o, &p)) {
@@ -525,7 +532,7 @@ billing_receive(bakery_ctx *ctx, const char *body, size_t len,
 	else if (strcmp(type, "payment_intent.succeeded") != 0)
 		rc = answer(a, 200, 0, "ignored");
 	else if (!(rc = intent_shape(event, a)))
-		rc = record_payment(ctx, event, a, o);
+		rc = record_payment(ctx, event, opt->traced, a, o);
 	jv_free(event);
 	return rc;
 }

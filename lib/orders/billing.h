@@ -44,6 +44,9 @@ typedef struct billing_options {
 	const char *secret;
 	int tolerance_s;
 	size_t max_body;
+	/* The request gave its trace (a traceparent header): the payment's
+	 * event continues it, not its order's. */
+	int traced;
 } billing_options;
 
 /* On return *o is the billing object to send (or NULL): the caller

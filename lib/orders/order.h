@@ -18,6 +18,7 @@
 #include <jv.h>
 
 #include "../core/object.h"
+#include "../base/tracectx.h"
 
 /* What an order may hold. place refuses past these, and every subscriber
  * checks the same limits again in the event's data (event_data.h), so
@@ -41,6 +42,13 @@ typedef struct order_request {
 int order_place(bakery_ctx *ctx, const order_request *req, jv *order,
     bakery_object **o);
 int order_get(bakery_ctx *ctx, const char *id, jv *order);
+/* The trace of the order's OrderPlaced (the sandbox's, NULL: ctx's): what
+ * a pay, or a payment Stripe reports, continues when it is given no trace
+ * of its own, so that an order's events are one trace. 0 and *t, else the
+ * error recorded (EX_NOINPUT when the order, or its event's traceparent,
+ * is not there). */
+int order_trace(bakery_ctx *ctx, const char *sandbox, const char *id,
+    trace_ctx *t);
 /* order_get in another sandbox (NULL: ctx's). */
 int order_get_in(bakery_ctx *ctx, const char *sandbox, const char *id,
     jv *order);

@@ -118,7 +118,9 @@ gateway_pay(bakery_ctx *ctx, const char *order_id, jv order,
 	}
 	char sig[128];
 	stripe_signature_make(secret, now_s, body, strlen(body), sig, sizeof sig);
-	billing_options opt = { secret, STRIPE_TOLERANCE_S, BILLING_MAX_BODY };
+	/* The pay has made its trace the current one (span_continue). */
+	billing_options opt = { secret, STRIPE_TOLERANCE_S, BILLING_MAX_BODY,
+		1 };
 	billing_answer a;
 	rc = billing_receive(ctx, body, strlen(body), sig, &opt, &a, billing);
 	free(body);

@@ -231,3 +231,59 @@ hook() {
 	done
 	assert_equal "$(grep -c 'bakery-console: warning: trace_dropped field=traceparent from=header' "$LIGHTTPD_DIR/stderr")" 1
 }
+
+# one_trace ORDER: the trace ids of the order's events (bakery-trace), one
+# line each "TYPE TRACE", TRACE replaced by "=" when it is the OrderPlaced's.
+one_trace() {
+	local out t
+	out=$(bakery-trace --json "$1") || return 1
+	t=$(jq -r 'select(.type == "OrderPlaced") | .trace_id' <<<"$out")
+	[[ "$t" =~ ^[0-9a-f]{32}$ ]] || return 1
+	jq -r --arg t "$t" '[.type, if .trace_id == $t then "=" else .trace_id end] | join(" ")' <<<"$out"
+}
+
+@test "one order, one trace without TRACEPARENT: a pay, and a --batch pay line, continue the order's trace; a caller's own wins" {
+	id=$(paid_order ada)
+	bakery-consume --retry-delay 0 >/dev/null
+	assert_equal "$(one_trace "$id")" "OrderPlaced =
+PaymentSucceeded =
+OrderPaid ="
+	# A --batch line with no traceparent: the order's trace too.
+	id=$(place bo)
+	printf '{"cmd":"pay","order":"%s"}\n' "$id" | bakery-order --batch >/dev/null
+	assert_equal "$(one_trace "$id")" "OrderPlaced =
+PaymentSucceeded ="
+	# One with its own, and a TRACEPARENT: the caller's trace.
+	id=$(place cy)
+	printf '{"cmd":"pay","order":"%s","traceparent":"%s"}\n' "$id" "$PARENT" | bakery-order --batch >/dev/null
+	assert_equal "$(one_trace "$id")" "OrderPlaced =
+PaymentSucceeded $TRACE"
+	id=$(place di)
+	TRACEPARENT=$PARENT bakery-order pay "$id" >/dev/null
+	assert_equal "$(one_trace "$id")" "OrderPlaced =
+PaymentSucceeded $TRACE"
+}
+
+@test "one order, one trace: the console's Pay, and Stripe's payment without a traceparent header, continue the order's trace" {
+	lighttpd_start
+	echo cardamom-and-rye-42 | bakery-console user add ada >/dev/null
+	jar=$BATS_TEST_TMPDIR/ada.jar
+	curl -s -o /dev/null -c "$jar" -H "Origin: $BASE" --data-urlencode name=ada \
+		--data-urlencode password=cardamom-and-rye-42 "$BASE/console/signin"
+	id=$(bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	token=$(curl -s -b "$jar" "$BASE/console/s/ada/orders/$id" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	code=$(curl -s -o /dev/null -w '%{http_code}' -b "$jar" -H "Origin: $BASE" \
+		--data-raw "csrf=$token&card=4242424242424242" "$BASE/console/s/ada/orders/$id/pay")
+	assert_equal "$code" 303
+	assert_equal "$(BAKERY_SANDBOX=ada one_trace "$id")" "OrderPlaced =
+PaymentSucceeded ="
+	# Stripe's event, no traceparent header: the order's trace.
+	id=$(place bo)
+	stripe_event "$BATS_TEST_TMPDIR/ev" "$id"
+	t=$(date +%s)
+	mac=$({ printf '%s.' "$t"; cat "$BATS_TEST_TMPDIR/ev"; } | openssl dgst -sha256 -hmac "$SECRET" -r)
+	assert_equal "$(curl -s -o "$RESPONSE" -w '%{http_code}' -X POST --data-binary "@$BATS_TEST_TMPDIR/ev" \
+		-H 'Content-Type: application/json' -H "Stripe-Signature: t=$t,v1=${mac%% *}" "$URL")" 200
+	assert_equal "$(one_trace "$id")" "OrderPlaced =
+PaymentSucceeded ="
+}

@@ -244,3 +244,23 @@ s cret,2,shop,test,send bakery-events"
 	OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=1 place ada >/dev/null
 	assert_equal "$(jq -r -s 'map(.name) | sort | join(",")' "$SPANS")" "place order,send bakery-events"
 }
+
+@test "a pay continues its order's trace: the place span its parent; a TRACEPARENT the parent, the order's trace a link" {
+	receiver ok
+	id=$(paid_order ada)
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	trace=$(jq -r 'select(.name == "place order") | .traceId' "$SPANS")
+	assert_equal "$(jq -r 'select(.name == "pay order") | [.traceId, .parentSpanId, (.links // [] | length)] | join(" ")' "$SPANS")" \
+		"$trace $place 0"
+	# The payment's event carries the pay's span.
+	pay=$(jq -r 'select(.name == "pay order") | .spanId' "$SPANS")
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT envelope FROM events" | jq -r .traceparent)" \
+		"00-$trace-$pay-01"
+	: >"$SPANS"
+	id=$(place bo)
+	trace=$(jq -r 'select(.name == "place order") | .traceId' "$SPANS")
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	TRACEPARENT=$PARENT bakery-order pay "$id" >/dev/null
+	assert_equal "$(jq -c 'select(.name == "pay order") | [.traceId, .parentSpanId, .links]' "$SPANS")" \
+		"[\"$TRACE\",\"$CALLER\",[{\"traceId\":\"$trace\",\"spanId\":\"$place\"}]]"
+}
