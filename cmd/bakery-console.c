@@ -10,9 +10,11 @@
 #include "../lib/web/account.h"
 #include "../lib/cli/cli.h"
 #include "../lib/console/console.h"
+#include "../lib/net/span.h"
 #include "../lib/base/util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +175,12 @@ main(int argc, char **argv)
 		/* The events this request records continue its caller's
 		 * trace, or one of their own. */
 		tracectx_set_request();
+		/* A web server ends a CGI program whose answer is complete
+		 * with SIGTERM (lighttpd does): ignored while spans are
+		 * exported, so that they are sent at the end, within the
+		 * exporter's bound. */
+		if (span_on())
+			signal(SIGTERM, SIG_IGN);
 		int rc = console_serve(NULL, NULL);
 		if (bakery_close_stdout())
 			bakery_log(LOG_ERROR, "answer_lost", "reason",

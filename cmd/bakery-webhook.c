@@ -14,6 +14,7 @@
 #include "../lib/cli/cli.h"
 #include "../lib/core/outbox.h"
 #include "../lib/queue/queue.h"
+#include "../lib/net/span.h"
 #include "../lib/net/stripe.h"
 #include "../lib/base/util.h"
 
@@ -81,6 +82,58 @@ respond(int cgi, const billing_answer *a)
 		bakery_print_error("%s", a->message);
 	}
 	cli_print(j);
+}
+
+/* The request's span, under a web server, after OpenTelemetry's HTTP
+ * server conventions: a child of the request's traceparent header, else a
+ * new trace (Stripe's event carries none), linked to the trace of the
+ * order the payment continues (billing_answer.order_trace). */
+static span request;
+static int serving;
+
+static void
+request_begin(int traced)
+{
+	if (!span_on())
+		return;
+	static const char *const methods[] = { "GET", "HEAD", "POST", "PUT",
+		"DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", NULL };
+	const char *given = getenv("REQUEST_METHOD"), *method = "_OTHER";
+	for (int i = 0; given && methods[i]; i++)
+		if (strcmp(given, methods[i]) == 0)
+			method = methods[i];
+	/* The script's path is the route: the server's, but checked. */
+	const char *route = getenv("SCRIPT_NAME");
+	if (route && (route[0] != '/' || !bakery_text_valid(route, 200)))
+		route = NULL;
+	char name[220];
+	snprintf(name, sizeof name, "%s%s%s", method, route ? " " : "",
+	    route ? route : "");
+	trace_ctx caller;
+	int called = traced && tracectx_current(&caller);
+	span_begin(&request, name, SPAN_SERVER, called ? &caller : NULL);
+	span_str(&request, "http.request.method", method);
+	span_str(&request, "http.route", route);
+	tracectx_set(&request.ctx);
+	serving = 1;
+}
+
+static void
+request_end(const billing_answer *a)
+{
+	if (!serving)
+		return;
+	serving = 0;
+	span_int(&request, "http.response.status_code", a->http);
+	if (a->order_traced)
+		span_link(&request, &a->order_trace);
+	if (a->http >= 500) {
+		char code[16];
+		snprintf(code, sizeof code, "%d", a->http);
+		span_str(&request, "error.type", code);
+		span_error(&request, a->message);
+	}
+	span_end(&request);
 }
 
 static void
@@ -158,6 +211,7 @@ main(int argc, char **argv)
 		/* PaymentSucceeded continues the caller's trace, else its
 		 * order's (billing_options.traced). */
 		opt.traced = tracectx_set_request();
+		request_begin(opt.traced);
 		const char *method = getenv("REQUEST_METHOD");
 		const char *length = getenv("CONTENT_LENGTH");
 		long long n = -1;
@@ -204,10 +258,12 @@ main(int argc, char **argv)
 	/* A web server ends a CGI program whose answer is complete with
 	 * SIGTERM (lighttpd does, as soon as it reads the end of stdout):
 	 * ignored from here, so that the send below is not cut short. It
-	 * is bounded by the queue's own timeouts. */
-	if (cgi && billing)
+	 * is bounded by the queue's own timeouts, and the spans' send at the
+	 * end by the exporter's. */
+	if (cgi && (billing || serving))
 		signal(SIGTERM, SIG_IGN);
 	respond(cgi, &a);
+	request_end(&a);
 	free(body);
 	free(secret);
 	if (bakery_close_stdout())

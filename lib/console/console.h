@@ -43,6 +43,7 @@
 #include "../web/form.h"
 #include "../web/html.h"
 #include "../web/session.h"
+#include "../net/span.h"
 
 /* The largest form body read; a larger one is 413 and is not read. */
 #define CONSOLE_MAX_BODY (64 * 1024)
@@ -73,6 +74,9 @@ typedef struct console_req {
 	char allow[32];        /* a 405's Allow: the path's methods */
 	int exit_code;         /* a 503's cause (console_fail_code), or 0 */
 	html page;
+
+	span action;           /* a POST's span (action.c) */
+	int acting;            /* 1 while it is begun */
 } console_req;
 
 /* Serves the request of the CGI environment on the home and queue given
@@ -80,6 +84,14 @@ typedef struct console_req {
  * for the server's log only: 0 for an answer below 500, else the
  * failure's (78 a bad setting, or a home a newer bakery wrote), or 69. */
 int console_serve(const char *home, const char *queue);
+
+/* An action's span (action.c): begun before a POST's page runs, named
+ * after its route (pattern, a page's); of_order: the action is on the
+ * order arg[1], and continues its trace unless the request's traceparent
+ * header gave one (then linked to it). Ended with the answer's status. */
+void console_action_begin(console_req *r, const char *pattern,
+    int of_order);
+void console_action_end(console_req *r);
 
 /* The pages and actions (one file each, under lib/console/). */
 void console_style(console_req *r);

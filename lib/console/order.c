@@ -11,7 +11,6 @@
 #include "../orders/payments.h"
 #include "../flow/subscriber.h"
 #include "../flow/trace.h"
-#include "../net/span.h"
 #include "../base/util.h"
 
 #include <stdio.h>
@@ -251,22 +250,10 @@ console_pay(console_req *r)
 	payment_request req = { .order_id = r->arg[1], .card = card };
 	jv result = jv_invalid();
 	bakery_object *billing = NULL;
-	/* The pay continues the order's trace: linked to it when the
-	 * request's traceparent header gave one of its own (span_continue). */
-	trace_ctx given, placed;
-	int called = tracectx_parse(getenv("HTTP_TRACEPARENT"), &given) == 0 &&
-	    tracectx_current(&given);
-	int known = !rc && order_trace(r->ctx, NULL, r->arg[1], &placed) == 0;
-	span s;
-	span_continue(&s, "pay order", SPAN_SERVER, called ? &given : NULL,
-	    known ? &placed : NULL);
-	span_str(&s, "bakery.sandbox", r->sandbox);
-	span_str(&s, "bakery.order", r->arg[1]);
+	/* The pay continues the order's trace: its action's span does
+	 * (console_action_begin). */
 	if (!rc)
 		rc = payment_pay(r->ctx, &req, &result, &billing);
-	if (rc > 1)
-		span_error(&s, bakery_error());
-	span_end(&s);
 	free(card);
 	char *where = bakery_xasprintf("orders/%s", r->arg[1]);
 	if (rc == 0) {

@@ -54,24 +54,25 @@ static const struct page {
 	const char *method, *pattern;
 	enum access access;
 	void (*run)(console_req *);
+	int of_order; /* an action on the order arg[1] (action.c) */
 } pages[] = {
-	{ "GET", "", OPEN, root },
-	{ "GET", "style.css", OPEN, console_style },
-	{ "GET", "icon.svg", OPEN, console_icon },
-	{ "GET", "signin", OPEN, console_signin_page },
-	{ "POST", "signin", OPEN, console_signin },
-	{ "POST", "signout", SIGNED, console_signout },
-	{ "GET", "s/*", SANDBOX, console_menu_page },
-	{ "POST", "s/*/orders", SANDBOX, console_place },
-	{ "GET", "s/*/orders", SANDBOX, console_orders_page },
-	{ "GET", "s/*/orders/*", SANDBOX, console_order_page },
-	{ "POST", "s/*/orders/*/pay", SANDBOX, console_pay },
-	{ "GET", "s/*/faults", SANDBOX, console_faults_page },
-	{ "POST", "s/*/faults", SANDBOX, console_faults_save },
-	{ "GET", "s/*/dead", SANDBOX, console_dead_page },
-	{ "POST", "s/*/dead/redrive", SANDBOX, console_redrive },
-	{ "GET", "s/*/boards", SANDBOX, console_boards_page },
-	{ "GET", "s/*/status", SANDBOX, console_status_page },
+	{ "GET", "", OPEN, root, 0 },
+	{ "GET", "style.css", OPEN, console_style, 0 },
+	{ "GET", "icon.svg", OPEN, console_icon, 0 },
+	{ "GET", "signin", OPEN, console_signin_page, 0 },
+	{ "POST", "signin", OPEN, console_signin, 0 },
+	{ "POST", "signout", SIGNED, console_signout, 0 },
+	{ "GET", "s/*", SANDBOX, console_menu_page, 0 },
+	{ "POST", "s/*/orders", SANDBOX, console_place, 0 },
+	{ "GET", "s/*/orders", SANDBOX, console_orders_page, 0 },
+	{ "GET", "s/*/orders/*", SANDBOX, console_order_page, 0 },
+	{ "POST", "s/*/orders/*/pay", SANDBOX, console_pay, 1 },
+	{ "GET", "s/*/faults", SANDBOX, console_faults_page, 0 },
+	{ "POST", "s/*/faults", SANDBOX, console_faults_save, 0 },
+	{ "GET", "s/*/dead", SANDBOX, console_dead_page, 0 },
+	{ "POST", "s/*/dead/redrive", SANDBOX, console_redrive, 0 },
+	{ "GET", "s/*/boards", SANDBOX, console_boards_page, 0 },
+	{ "GET", "s/*/status", SANDBOX, console_status_page, 0 },
 };
 
 static const char *
@@ -378,6 +379,8 @@ dispatch(console_req *r)
 		r->ctx->sandbox = bakery_xstrdup(names[0]);
 		r->sandbox = r->ctx->sandbox;
 	}
+	if (post)
+		console_action_begin(r, p->pattern, p->of_order);
 	p->run(r);
 }
 
@@ -418,6 +421,7 @@ console_serve(const char *home, const char *queue)
 	else
 		dispatch(&r);
 	answer(&r);
+	console_action_end(&r);
 	ctx_free(&ctx);
 	explicit_bzero(r.token, sizeof r.token);
 	form_free(&r.body); /* wiped: it may hold a password */

@@ -324,10 +324,11 @@ payment_read(bakery_ctx *ctx, jv event, struct payment *p, billing_answer *a,
 		return answer(a, 503, EX_TEMPFAIL, bakery_error());
 	/* Its PaymentSucceeded continues the order's trace, unless the
 	 * request gave one of its own: one trace for the order's events. */
-	trace_ctx placed;
-	if (!r && !traced &&
-	    order_trace(ctx, p->sandbox, p->order, &placed) == 0)
-		tracectx_set(&placed);
+	if (!r && !traced && order_trace(ctx, p->sandbox, p->order,
+	    &a->order_trace) == 0) {
+		a->order_traced = 1;
+		tracectx_set(&a->order_trace);
+	}
 	p->by_event = bakery_xasprintf("stripe-event:%s", p->event_id);
 	p->by_intent = bakery_xasprintf("payment-intent:%s",
 	    jv_string_value(p->intent));

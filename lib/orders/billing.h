@@ -29,6 +29,7 @@
 #include <stddef.h>
 
 #include "../core/object.h"
+#include "../base/tracectx.h"
 
 #define BILLING_MAX_BODY (64 * 1024)
 
@@ -38,6 +39,8 @@ typedef struct billing_answer {
 	char message[256];
 	int recorded;      /* 1 when PaymentSucceeded was recorded now */
 	int flagged;       /* 1 when the payment was kept, flagged, unpaid */
+	int order_traced;  /* 1 when its event continues the order's trace: */
+	trace_ctx order_trace; /* that of its OrderPlaced */
 } billing_answer;
 
 typedef struct billing_options {

@@ -95,15 +95,17 @@ exec %s "$@"
 	grep -qx 'var.bakery_console *= "@BINDIR@/bakery-console"' "$conf"
 	# The unit sets every variable the file reads, so that a bakery.env
 	# kept from before the console (a conffile) still starts it.
-	grep -q '^Environment=.* BAKERY_CONSOLE_ORIGIN=$' "$unit"
+	for var in $(sed -n 's/.*= *env\.\([A-Z_]*\)$/\1/p' "$conf"); do
+		grep -Eq "^Environment=(.* )?$var=" "$unit" || fail "the unit does not set $var"
+	done
 	grep -qx 'server.username *= "bakery"' "$conf"
 	run grep -n '/usr/local' "$conf"
 	assert_failure 1
 	# The substituted file parses, with the environment the unit gives it
 	# (and without the user, which exists where the package is installed).
 	subst "$conf" | sed '/^server\.\(user\|group\)name /d' >"$BATS_TEST_TMPDIR/conf"
-	run env BAKERY_QUEUE= BAKERY_STRIPE_WEBHOOK_SECRET_FILE=/etc/bakery/webhook-secret \
-		BAKERY_CONSOLE_ORIGIN= lighttpd -tt -f "$BATS_TEST_TMPDIR/conf"
+	# shellcheck disable=SC2046 # the unit's assignments, split on purpose
+	run env $(sed -n 's/^Environment=//p' "$unit") lighttpd -tt -f "$BATS_TEST_TMPDIR/conf"
 	assert_success
 }
 

@@ -6,6 +6,7 @@
 # fails or is gone changes nothing but the count of spans not sent.
 bats_require_minimum_version 1.5.0
 load helpers
+load lighttpd
 
 TRACE=4bf92f3577b34da6a3ce929d0e0e4736
 CALLER=00f067aa0ba902b7
@@ -17,6 +18,7 @@ SYSTEM=bakery
 [ -z "${BAKERY_TEST_NATS:-}" ] || SYSTEM=nats
 
 teardown() {
+	lighttpd_stop
 	[ -z "${RECEIVER:-}" ] || kill "$RECEIVER" 2>/dev/null || true
 }
 
@@ -263,4 +265,90 @@ s cret,2,shop,test,send bakery-events"
 	TRACEPARENT=$PARENT bakery-order pay "$id" >/dev/null
 	assert_equal "$(jq -c 'select(.name == "pay order") | [.traceId, .parentSpanId, .links]' "$SPANS")" \
 		"[\"$TRACE\",\"$CALLER\",[{\"traceId\":\"$trace\",\"spanId\":\"$place\"}]]"
+}
+
+# console_signin: an account ada, signed in under lighttpd; JAR its
+# cookies.
+console_signin() {
+	echo cardamom-and-rye-42 | bakery-console user add ada >/dev/null
+	JAR=$BATS_TEST_TMPDIR/ada.jar
+	curl -s -o /dev/null -c "$JAR" -H "Origin: $BASE" --data-urlencode name=ada \
+		--data-urlencode password=cardamom-and-rye-42 "$BASE/console/signin"
+}
+
+# console_post PATH FORM [HEADER...]: a form posted with the session's
+# token; prints the status.
+console_post() {
+	local path=$1 form=$2 token
+	shift 2
+	token=$(curl -s -b "$JAR" "$BASE/console/s/ada/" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+	curl -s -o /dev/null -w '%{http_code}' -b "$JAR" -H "Origin: $BASE" "$@" \
+		--data-raw "csrf=$token&$form" "$BASE/console/$path"
+}
+
+# spans_named NAME: each span of that name, "PARENT STATUS-CODE LINKS"
+# (LINKS: its links' span ids), one a line.
+spans_named() {
+	jq -r -s --arg n "$1" "$ATTR"' map(select(.name == $n)) | map([.parentSpanId // "-",
+		attr("http.request.method"), attr("http.route"), attr("http.response.status_code"),
+		(.status.code // 0), ((.links // []) | map(.spanId) | join(","))] | join(" "))[]' "$SPANS"
+}
+
+@test "the console's actions and the webhook's requests: SERVER spans after HTTP's conventions; their events carry them" {
+	receiver ok
+	lighttpd_start
+	console_signin
+	assert_equal "$(console_post s/ada/orders "customer=ada&day=$DAY&qty.cardamom-bun=1&delivery=")" 303
+	id=$(bakery-order -s ada list | jq -r .id)
+	# A new trace: no header. OrderPlaced carries the span.
+	assert_equal "$(spans_named 'POST /console/s/{sandbox}/orders')" \
+		"- POST /console/s/{sandbox}/orders 303 0 "
+	place=$(jq -r 'select(.name == "POST /console/s/{sandbox}/orders") | .spanId' "$SPANS")
+	trace=$(jq -r 'select(.name == "POST /console/s/{sandbox}/orders") | .traceId' "$SPANS")
+	assert_equal "$(bakery-order -s ada events "$id" | jq -r .traceparent)" "00-$trace-$place-01"
+	# The Pay: in the order's trace, the place its parent.
+	assert_equal "$(console_post "s/ada/orders/$id/pay" card=4242424242424242)" 303
+	pay='POST /console/s/{sandbox}/orders/{order}/pay'
+	assert_equal "$(spans_named "$pay")" "$place POST /console/s/{sandbox}/orders/{order}/pay 303 0 "
+	assert_equal "$(jq -r --arg n "$pay" 'select(.name == $n) | .traceId' "$SPANS")" "$trace"
+	payspan=$(jq -r --arg n "$pay" 'select(.name == $n) | .spanId' "$SPANS")
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/ada/billing/$id.db" "SELECT envelope FROM events" | jq -r .traceparent)" \
+		"00-$trace-$payspan-01"
+	# A Pay with a traceparent header: its child, linked to the order's.
+	: >"$SPANS"
+	bakery-order -s ada place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	id=$(bakery-order -s ada list | jq -r 'select(.customer == "bo") | .id')
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	assert_equal "$(console_post "s/ada/orders/$id/pay" card=4242424242424242 -H "traceparent: $PARENT")" 303
+	assert_equal "$(spans_named "$pay")" "$CALLER POST /console/s/{sandbox}/orders/{order}/pay 303 0 $place"
+	assert_equal "$(jq -r --arg n "$pay" 'select(.name == $n) | .traceId' "$SPANS")" "$TRACE"
+	# The webhook: a new trace (Stripe's event carries none), linked to
+	# the order's; the PaymentSucceeded it records continues the order's.
+	: >"$SPANS"
+	id=$(place cy)
+	place=$(jq -r 'select(.name == "place order") | .spanId' "$SPANS")
+	trace=$(jq -r 'select(.name == "place order") | .traceId' "$SPANS")
+	jq -nc --arg o "$id" --argjson amount "$(bakery-order show "$id" | jq .total_cents)" \
+		'{id: "evt_1", object: "event", type: "payment_intent.succeeded", created: now | floor,
+		  data: {object: {id: "pi_1", object: "payment_intent", amount: $amount, currency: "eur",
+		    status: "succeeded", metadata: {order_id: $o, sandbox: "default"}}}}' | tr -d '\n' >"$BATS_TEST_TMPDIR/ev"
+	t=$(date +%s)
+	mac=$({ printf '%s.' "$t"; cat "$BATS_TEST_TMPDIR/ev"; } | openssl dgst -sha256 -hmac whsec_unused -r)
+	assert_equal "$(curl -s -o /dev/null -w '%{http_code}' --data-binary "@$BATS_TEST_TMPDIR/ev" \
+		-H 'Content-Type: application/json' -H "Stripe-Signature: t=$t,v1=${mac%% *}" "$URL")" 200
+	assert_equal "$(spans_named 'POST /stripe/webhook')" "- POST /stripe/webhook 200 0 $place"
+	[ "$(jq -r 'select(.name == "POST /stripe/webhook") | .traceId' "$SPANS")" != "$trace" ]
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT envelope FROM events" | jq -r .traceparent)" \
+		"00-$trace-$place-01"
+	# A request refused: its status, no error below 500.
+	assert_equal "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$URL")" 405
+	assert_equal "$(spans_named 'PUT /stripe/webhook')" "- PUT /stripe/webhook 405 0 "
+	# One the server fails (its secret gone): ERROR, error.type 503.
+	: >"$SPANS"
+	rm "$LIGHTTPD_DIR/secret"
+	assert_equal "$(curl -s -o /dev/null -w '%{http_code}' --data-binary "@$BATS_TEST_TMPDIR/ev" \
+		-H 'Content-Type: application/json' -H "Stripe-Signature: t=$t,v1=${mac%% *}" "$URL")" 503
+	assert_equal "$(spans_named 'POST /stripe/webhook')" "- POST /stripe/webhook 503 2 "
+	assert_equal "$(jq -r -s "$ATTR"' map(attr("error.type"))[]' "$SPANS")" 503
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
 }

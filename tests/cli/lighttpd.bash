@@ -6,7 +6,8 @@
 # body. LIGHTTPD_QUEUE (default:
 # BAKERY_QUEUE), LIGHTTPD_ORIGIN (BAKERY_CONSOLE_ORIGIN), LIGHTTPD_NOW
 # (the console's BAKERY_NOW) and LIGHTTPD_BUSY_MS (the console's
-# BAKERY_BUSY_TIMEOUT_MS) are handed to the programs. lighttpd keeps
+# BAKERY_BUSY_TIMEOUT_MS), OTEL_EXPORTER_OTLP_ENDPOINT and BAKERY_TRACE_URL
+# are handed to the programs. lighttpd keeps
 # the test's user: the machine that runs the tests has no user bakery for
 # server.username to drop to. The test's teardown ends it (lighttpd_stop).
 lighttpd_start() {
@@ -25,6 +26,9 @@ lighttpd_start() {
 			-e "s|^server.document-root .*|server.document-root = \"$dir/root\"|" \
 			-e "s|^var.bakery_queue .*|var.bakery_queue = \"${LIGHTTPD_QUEUE-${BAKERY_QUEUE:-}}\"|" \
 			-e "s|^var.bakery_origin .*|var.bakery_origin = \"${LIGHTTPD_ORIGIN:-}\"|" \
+			-e "s|^var.bakery_otlp .*|var.bakery_otlp = \"${OTEL_EXPORTER_OTLP_ENDPOINT:-}\"|" \
+			-e "s|^var.bakery_otlp_headers .*|var.bakery_otlp_headers = \"\"|" \
+			-e "s|^var.bakery_trace_url .*|var.bakery_trace_url = \"${BAKERY_TRACE_URL:-}\"|" \
 			-e "/^server.username /d" \
 			-e '/^server.groupname /d' \
 			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
