@@ -141,6 +141,80 @@ standing(console_req *r, jv t, jv sub)
 	jv_free(q);
 }
 
+#define TRACE_URL_MAX 1024
+#define TRACE_ID_MARK "{trace_id}"
+
+/* BAKERY_TRACE_URL, the link to a trace in the operator's tracing tool,
+ * read once and checked, as hostile as any input: an http:// or https://
+ * URL with a host, at most TRACE_URL_MAX bytes of printable ASCII with no
+ * space, quote or angle bracket, naming {trace_id}. NULL when unset or
+ * empty, or bad (a warning, once). */
+static const char *
+trace_url(void)
+{
+	static int read;
+	static const char *url;
+	if (read)
+		return url;
+	read = 1;
+	const char *t = getenv("BAKERY_TRACE_URL");
+	if (!t || !*t)
+		return NULL;
+	const char *why = NULL;
+	size_t scheme = strncmp(t, "https://", 8) == 0 ? 8
+	    : strncmp(t, "http://", 7) == 0 ? 7 : 0;
+	if (!scheme)
+		why = "not an http:// or https:// URL";
+	else if (strlen(t) > TRACE_URL_MAX)
+		why = "longer than 1024 bytes";
+	else if (t[scheme] == '\0' || strchr("/?#{", t[scheme]))
+		why = "no host";
+	else if (!strstr(t, TRACE_ID_MARK))
+		why = "no {trace_id} in it";
+	for (const char *c = t; !why && *c; c++)
+		if (*c <= ' ' || *c >= 0x7f || strchr("\"'<>\\`", *c))
+			why = "a space, quote, angle bracket, backslash or "
+			    "byte that is not printable ASCII";
+	if (why) {
+		bakery_log(LOG_WARN, "trace_url_ignored", "variable",
+		    "BAKERY_TRACE_URL", "error", why, (char *)NULL);
+		return NULL;
+	}
+	url = t;
+	return url;
+}
+
+/* The trace an event belongs to: its id, a link to it when
+ * BAKERY_TRACE_URL is set, each {trace_id} there the id. */
+static void
+trace_line(console_req *r, jv t)
+{
+	html *h = &r->page;
+	const char *id = envelope_str(t, "trace_id");
+	const char *url = trace_url();
+	if (!id) {
+		html_raw(h, "<p>Trace: <span class=\"muted\">none</span></p>\n");
+		return;
+	}
+	if (!url) {
+		html_f(h, "<p>Trace: <code>%s</code></p>\n", id);
+		return;
+	}
+	html_raw(h, "<p>Trace: <a href=\"");
+	for (const char *p = url, *at; *p; p = at + strlen(TRACE_ID_MARK)) {
+		at = strstr(p, TRACE_ID_MARK);
+		char part[TRACE_URL_MAX + 1];
+		size_t n = at ? (size_t)(at - p) : strlen(p);
+		memcpy(part, p, n);
+		part[n] = '\0';
+		html_text(h, part);
+		if (!at)
+			break;
+		html_text(h, id);
+	}
+	html_f(h, "\"><code>%s</code></a></p>\n", id);
+}
+
 static void
 trace_tables(console_req *r, jv traces)
 {
@@ -155,7 +229,9 @@ trace_tables(console_req *r, jv traces)
 		html_raw(h, envelope_str(t, "relayed_at") ? ", sent to the queue"
 		    " at " : ", not sent to the queue yet");
 		console_time(r, envelope_str(t, "relayed_at"));
-		html_raw(h, ".</p>\n<table><tr><th>Subscriber</th><th>State</th>"
+		html_raw(h, ".</p>\n");
+		trace_line(r, t);
+		html_raw(h, "<table><tr><th>Subscriber</th><th>State</th>"
 		    "<th>Detail</th></tr>\n");
 		jv subs = envelope_field(t, "subscribers");
 		if (jv_get_kind(subs) == JV_KIND_ARRAY)

@@ -287,3 +287,39 @@ PaymentSucceeded ="
 	assert_equal "$(one_trace "$id")" "OrderPlaced =
 PaymentSucceeded ="
 }
+
+# order_page ORDER: the console's page of ada's ORDER (signed in once per
+# lighttpd), into $RESPONSE.
+order_page() {
+	jar=$BATS_TEST_TMPDIR/ada.jar
+	[ -e "$BAKERY_HOME/console.db" ] && bakery-console user list | grep -q '"ada"' ||
+		echo cardamom-and-rye-42 | bakery-console user add ada >/dev/null
+	curl -s -o /dev/null -c "$jar" -H "Origin: $BASE" --data-urlencode name=ada \
+		--data-urlencode password=cardamom-and-rye-42 "$BASE/console/signin"
+	curl -s -o "$RESPONSE" -b "$jar" "$BASE/console/s/ada/orders/$1"
+}
+
+@test "bakery-console: an order's page shows each event's trace id; BAKERY_TRACE_URL makes it a link, a bad one is ignored with a warning" {
+	TRACEPARENT=$PARENT bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	id=$(bakery-order -s ada list | jq -r .id)
+	lighttpd_start
+	order_page "$id"
+	grep -q "<p>Trace: <code>$TRACE</code></p>" "$RESPONSE"
+	lighttpd_stop
+	BAKERY_TRACE_URL='https://jaeger.example/trace/{trace_id}?a=1&b={trace_id}' lighttpd_start
+	order_page "$id"
+	grep -qF "<p>Trace: <a href=\"https://jaeger.example/trace/$TRACE?a=1&amp;b=$TRACE\"><code>$TRACE</code></a></p>" "$RESPONSE"
+	lighttpd_stop
+	# Hostile templates: no link, the id shown, a warning each.
+	for bad in 'javascript:alert(1)//{trace_id}' 'https://jaeger.example/trace/' \
+		'https://x/{trace_id}"onclick="alert(1)' 'https:///{trace_id}' 'ftp://x/{trace_id}'; do
+		: >"$BATS_TEST_TMPDIR/www/stderr" 2>/dev/null || true
+		BAKERY_TRACE_URL=$bad lighttpd_start
+		order_page "$id"
+		grep -q "<p>Trace: <code>$TRACE</code></p>" "$RESPONSE"
+		run grep -c "href=\"[^\"]*$TRACE" "$RESPONSE"
+		assert_output 0
+		grep -q 'bakery-console: warning: trace_url_ignored variable=BAKERY_TRACE_URL' "$LIGHTTPD_DIR/stderr"
+		lighttpd_stop
+	done
+}

@@ -11,7 +11,10 @@
 # the test's user: the machine that runs the tests has no user bakery for
 # server.username to drop to. The test's teardown ends it (lighttpd_stop).
 lighttpd_start() {
-	local dir=$BATS_TEST_TMPDIR/www port
+	local dir=$BATS_TEST_TMPDIR/www port url=${BAKERY_TRACE_URL:-}
+	# BAKERY_TRACE_URL as a string of lighttpd's, then for sed.
+	url=${url//\\/\\\\} url=${url//\"/\\\"}
+	url=${url//\\/\\\\} url=${url//&/\\&} url=${url//|/\\|}
 	# shellcheck disable=SC2034 # read by the test files
 	LIGHTTPD_DIR=$dir RESPONSE=$BATS_TEST_TMPDIR/response
 	mkdir -p "$dir/root"
@@ -28,7 +31,7 @@ lighttpd_start() {
 			-e "s|^var.bakery_origin .*|var.bakery_origin = \"${LIGHTTPD_ORIGIN:-}\"|" \
 			-e "s|^var.bakery_otlp .*|var.bakery_otlp = \"${OTEL_EXPORTER_OTLP_ENDPOINT:-}\"|" \
 			-e "s|^var.bakery_otlp_headers .*|var.bakery_otlp_headers = \"\"|" \
-			-e "s|^var.bakery_trace_url .*|var.bakery_trace_url = \"${BAKERY_TRACE_URL:-}\"|" \
+			-e "s|^var.bakery_trace_url .*|var.bakery_trace_url = \"$url\"|" \
 			-e "/^server.username /d" \
 			-e '/^server.groupname /d' \
 			"$TOP/share/lighttpd/bakery-webhook.conf" >"$dir/lighttpd.conf"
