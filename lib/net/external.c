@@ -6,6 +6,7 @@
 #include "../lazy/lazy_crypto.h"
 #include "../lazy/lazy_curl.h"
 #include "secret.h"
+#include "span.h"
 #include "url.h"
 #include "../base/util.h"
 
@@ -117,15 +118,17 @@ child(const char *prog, int in, int out, int err, char **envp)
 	_exit(127);
 }
 
-/* The delivery's trace, a child of the event's, in *t and tp; 0 when the
- * event has none. */
+/* The delivery's trace in *t and tp (0: the event has none): a child of
+ * the event's, or its delivery's span's own while spans are exported. */
 static int
 delivery_trace(const external_event *ev, trace_ctx *t,
     char tp[TRACEPARENT_SIZE])
 {
 	if (!ev->trace)
 		return 0;
-	tracectx_child(ev->trace, t);
+	*t = *ev->trace; /* a span that exists: the subscriber's one's parent */
+	if (!span_on())
+		tracectx_child(ev->trace, t);
 	tracectx_format(t, tp);
 	return 1;
 }

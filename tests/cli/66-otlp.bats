@@ -352,3 +352,80 @@ spans_named() {
 	assert_equal "$(jq -r -s "$ATTR"' map(attr("error.type"))[]' "$SPANS")" 503
 	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
 }
+
+# otlp_prog NAME: an exec: subscriber $BATS_TEST_TMPDIR/NAME that sends a
+# span of its own to the receiver with curl: OTLP/JSON, a child of the
+# TRACEPARENT it was given.
+otlp_prog() {
+	local f=$BATS_TEST_TMPDIR/$1
+	cat >"$f" <<-SCRIPT
+	#!/bin/sh
+	trace=\$(echo "\$TRACEPARENT" | cut -d- -f2)
+	parent=\$(echo "\$TRACEPARENT" | cut -d- -f3)
+	span=\$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+	now=\$(date +%s%N)
+	curl -s -o /dev/null -H 'Content-Type: application/json' --data-binary @- \
+		"$OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces" <<JSON
+	{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"$1"}}]},
+	 "scopeSpans":[{"spans":[{"traceId":"\$trace","spanId":"\$span","parentSpanId":"\$parent",
+	 "name":"$1 \$BAKERY_EVENT_TYPE","kind":5,"startTimeUnixNano":"\$now","endTimeUnixNano":"\$now"}]}]}]}
+	JSON
+	SCRIPT
+	chmod +x "$f"
+}
+
+@test "the seed's path in one trace: a fault ticked, an order placed and paid in the console, dead-lettered, redriven, applied; an exec: subscriber's own span inside" {
+	receiver ok
+	otlp_prog rec
+	{ cat "$TOP/share/routes"; echo "OrderPaid exec:$BATS_TEST_TMPDIR/rec name=rec"; } >"$BAKERY_HOME/routes"
+	lighttpd_start
+	console_signin
+	assert_equal "$(console_post s/ada/faults fault=refuses:kitchen)" 303
+	assert_equal "$(console_post s/ada/orders "customer=ada&day=$DAY&qty.cardamom-bun=1&delivery=")" 303
+	id=$(bakery-order -s ada list | jq -r .id)
+	assert_equal "$(console_post "s/ada/orders/$id/pay" card=4242424242424242)" 303
+	bakery-consume --retry-delay 0 --max-retries 2 >/dev/null 2>&1
+	bakery-dlq drain >/dev/null
+	assert_equal "$(console_post s/ada/faults "")" 303
+	assert_equal "$(bakery-fault -s ada list)" ""
+	dead=$(bakery-dlq -s ada list | jq -r '"id=" + .id' | paste -sd '&')
+	assert_equal "$(bakery-dlq -s ada list | jq -r .type | sort | paste -sd ' ')" "OrderPaid OrderPlaced"
+	assert_equal "$(console_post s/ada/dead/redrive "$dead&selected=1")" 303
+	assert_equal "$(bakery-dlq -s ada list)" ""
+	bakery-consume --retry-delay 0 --max-retries 2 >/dev/null 2>&1
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
+	assert_equal "$(jq -s 'map(select(.invalid)) | length' "$SPANS")" 0
+	# The order's trace: the console's place action began it.
+	trace=$(jq -r 'select(.name == "POST /console/s/{sandbox}/orders") | .traceId' "$SPANS")
+	jq -c --arg t "$trace" 'select(.traceId == $t)' "$SPANS" >"$BATS_TEST_TMPDIR/order"
+	# Every parent and every link is a span that was sent; the place the
+	# only root.
+	assert_equal "$(jq -s '(map(.spanId)) as $known | map(select(.parentSpanId and
+		(.parentSpanId as $p | $known | index($p) | not))) | length' "$BATS_TEST_TMPDIR/order")" 0
+	assert_equal "$(jq -s '(map(.spanId)) as $known | map(.links // [] | .[] | select(.spanId as $l | $known | index($l) | not)) | length' "$BATS_TEST_TMPDIR/order")" 0
+	assert_equal "$(jq -r -s 'map(select(.parentSpanId | not) | .name)[]' "$BATS_TEST_TMPDIR/order")" \
+		"POST /console/s/{sandbox}/orders"
+	# The Pay, the refusals (ERROR: retried, then dead-lettered), the
+	# drain, the redrive, the deliveries applied after: all in it.
+	run jq -r -s "$ATTR"' map(select(.kind == 5 and .name == "process bakery-events")
+		| [attr("bakery.event_type"), attr("bakery.outcome"), (.status.code // 0)] | join(" ")) | sort[]' "$BATS_TEST_TMPDIR/order"
+	assert_output "OrderPaid acked 0
+OrderPaid dead-lettered 2
+OrderPaid retried 2
+OrderPaid retried 2
+OrderPlaced acked 0
+OrderPlaced dead-lettered 2
+OrderPlaced retried 2
+OrderPlaced retried 2
+PaymentSucceeded acked 0"
+	run jq -r -s 'map(select(.kind != 5 or .name != "process bakery-events") | .name) | unique[]' "$BATS_TEST_TMPDIR/order"
+	assert_line "POST /console/s/{sandbox}/orders/{order}/pay"
+	assert_line "process bakery-events-dlq"
+	assert_line "redrive bakery-events"
+	assert_line "rec OrderPaid"
+	assert_equal "$(jq -s 'map(select(.name == "apply kitchen/board" and (.status.code // 0) == 0)) | length' "$BATS_TEST_TMPDIR/order")" 2
+	# The exec: subscriber's own span: a child of a delivery of OrderPaid.
+	assert_equal "$(jq -s "$ATTR"' (map(select(.name == "process bakery-events" and attr("bakery.event_type") == "OrderPaid")) | map(.spanId)) as $p
+		| map(select(.name == "rec OrderPaid" and (.parentSpanId as $x | $p | index($x)))) | length' "$BATS_TEST_TMPDIR/order")" 1
+	assert_equal "$(bakery-order -s ada show "$id" | jq -r .status)" paid
+}
