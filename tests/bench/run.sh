@@ -21,7 +21,8 @@ BENCH=$TOP/build/bench
 export PATH="$TOP/bin:$PATH"
 export BAKERY_MENU="$TOP/share/menu.tsv"
 unset BAKERY_SANDBOX BAKERY_QUEUE BAKERY_NOW BAKERY_CRASH_AT BAKERY_LOG \
-	BAKERY_SYNC BAKERY_STRIPE_KEY
+	BAKERY_SYNC BAKERY_STRIPE_KEY OTEL_EXPORTER_OTLP_ENDPOINT \
+	OTEL_EXPORTER_OTLP_TRACES_ENDPOINT OTEL_SDK_DISABLED TRACEPARENT TRACESTATE
 RUNS=${BENCH_RUNS:-3}
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
@@ -38,8 +39,10 @@ fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
 NATS_PID=
+SINK_PID=
 cleanup() {
 	[ -z "$NATS_PID" ] || kill "$NATS_PID" 2>/dev/null || true
+	[ -z "$SINK_PID" ] || kill "$SINK_PID" 2>/dev/null || true
 	rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
@@ -112,7 +115,8 @@ want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
 B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
-B7_IPE=null B7_STATE="not run"
+B7_IPE=null B7_STATE="not run" B7_TRACED_IPE=null B7_TRACED_RATIO=null
+B7_TRACED_STATE="not run"
 B9_SMALL_IPE=null B9_LARGE_IPE=null B9_RATIO=null B9_STATE="not run"
 
 LOAD_START=$(load)
@@ -430,12 +434,38 @@ B7_STATE=blocked
 if ldd "$(command -v bakery-consume)" 2>/dev/null | grep -q libasan; then
 	B7_STATE="not run: a sanitizer build, which valgrind cannot run"
 elif command -v valgrind > /dev/null; then
-	fresh
-	for i in $(seq "$B7_N"); do
-		bakery-order place --customer "c$i" --day 2026-12-01 cardamom-bun=1
-	done | jq -r .id | xargs -n1 bakery-order pay > /dev/null
+	b7_feed() {
+		fresh
+		for i in $(seq "$B7_N"); do
+			bakery-order place --customer "c$i" --day 2026-12-01 cardamom-bun=1
+		done | jq -r .id | xargs -n1 bakery-order pay > /dev/null
+	}
+	b7_feed
 	B7_IPE=$(drain_instructions B7 "$B7_N")
 	B7_STATE=measured
+	# Tracing on: the same drain exporting its spans (OTLP/JSON) to a
+	# local collector that takes them all (otlp-sink.py), in the same
+	# run; the orders placed and paid without.
+	B7_TRACED_STATE="not run: no python3"
+	if command -v python3 > /dev/null; then
+		b7_feed
+		rm -f "$SCRATCH/sink.port" "$SCRATCH/sink.out"
+		python3 "$TOP/tests/bench/otlp-sink.py" "$SCRATCH/sink.port" "$SCRATCH/sink.out" &
+		SINK_PID=$!
+		for _ in $(seq 100); do [ -s "$SCRATCH/sink.port" ] && break; sleep 0.1; done
+		B7_TRACED_IPE=$(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$(cat "$SCRATCH/sink.port")" \
+			drain_instructions B7 "$B7_N")
+		kill "$SINK_PID" 2>/dev/null || true
+		SINK_PID=
+		dropped=$(bakery-status --json | jq .spans_dropped)
+		if [ "$dropped" = 0 ] && [ -s "$SCRATCH/sink.out" ]; then
+			B7_TRACED_RATIO=$(calc "$B7_TRACED_IPE / $B7_IPE")
+			B7_TRACED_STATE=measured
+		else
+			B7_TRACED_IPE=null
+			B7_TRACED_STATE="not measured: $dropped spans not sent"
+		fi
+	fi
 fi
 fi
 
@@ -570,6 +600,12 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	else
 		line "B7 consumer instructions an event" "-" "$B7_STATE"
 	fi
+	if [ "$B7_TRACED_STATE" = measured ]; then
+		line "B7 the same, tracing on (OTLP to a local sink)" "$(calc "$B7_TRACED_IPE / 1000000")" "M"
+		line "B7 b7_traced_ratio (on ÷ off)" "$B7_TRACED_RATIO" "target ≤ 1.15"
+	else
+		line "B7 the same, tracing on" "-" "$B7_TRACED_STATE"
+	fi
 	row "B8 --batch, $B8_N places + $B8_N pays, FULL" b8 commands/s
 	line "B8 b8_ratio (÷ B0 WAL)" "$B8_RATIO" ""
 	line "B8 ÷ B4's one process a place" "$B8_VS_PROCESS" ""
@@ -617,6 +653,8 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b6_sync_always_vs_default "$(num "$B6_SYNC_COST")" \
 		--arg b6_state "$B6_STATE" \
 		--argjson b7_instructions_per_event "$B7_IPE" \
+		--argjson b7_traced_instructions_per_event "$B7_TRACED_IPE" \
+		--argjson b7_traced_ratio "$B7_TRACED_RATIO" \
 		--argjson b9_small_instructions_per_event "$B9_SMALL_IPE" \
 		--argjson b9_large_instructions_per_event "$B9_LARGE_IPE" \
 		--argjson b9_ratio "$B9_RATIO" \

@@ -56,3 +56,19 @@ bats_require_minimum_version 1.5.0
 	grep -q "its figures as JSON in \`costs.json\` by the same run" "$BATS_TEST_TMPDIR/costs.md"
 	assert_equal "$(tail -3 "$BATS_TEST_TMPDIR/costs.md")" "$(printf '%s\n' '## The run of 2026-12-03 (abc)' '' 'Old.')"
 }
+
+@test "make bench's B7 counts them with tracing on too, in the same run, and gives the ratio" {
+	if ldd "$TOP/bin/bakery-consume" | grep -q libasan; then
+		skip "a sanitizer build: valgrind cannot run it"
+	fi
+	BENCH_QUICK=1 BENCH_RUNS=1 BENCH_PEERS=0 BENCH_PARTS=7 \
+		TMPDIR="$BATS_TEST_TMPDIR" BENCH_JSON="$BATS_TEST_TMPDIR/bench.json" \
+		run "$TOP/tests/bench/run.sh"
+	assert_success
+	assert_line --regexp '^B7 the same, tracing on \(OTLP to a local sink\) +[0-9.]+ M$'
+	assert_line --regexp '^B7 b7_traced_ratio \(on ÷ off\) +[0-9.]+ target ≤ 1.15$'
+	run jq -e '(.b7_traced_instructions_per_event | type == "number" and . > 0)
+		and .b7_traced_ratio == ((.b7_traced_instructions_per_event / .b7_instructions_per_event) * 1000 | round / 1000)' \
+		"$BATS_TEST_TMPDIR/bench.json"
+	assert_success
+}
