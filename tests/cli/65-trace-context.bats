@@ -323,3 +323,14 @@ order_page() {
 		lighttpd_stop
 	done
 }
+
+@test "a pay whose order's OrderPlaced carries no trace, or a malformed one, starts its own; the pay as it was" {
+	for set in "json_remove(envelope, '\$.traceparent')" "json_set(envelope, '\$.traceparent', '00-bad')"; do
+		id=$(place ada)
+		sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" "UPDATE events SET envelope = $set"
+		run --separate-stderr bakery-order pay "$id"
+		assert_success
+		assert_equal "$(jq -r .status <<<"$output")" succeeded
+		fresh "$(sqlite3 "$BAKERY_HOME/sandboxes/default/billing/$id.db" "SELECT envelope FROM events" | jq -r .traceparent)"
+	done
+}
