@@ -37,6 +37,7 @@ enum home_pending {
 
 struct bakery_queue;
 struct birth_group;
+struct capture_sink;
 struct keep_pool;
 struct routes;
 
@@ -69,6 +70,11 @@ struct bakery_ctx {
 				 * NULL but in a long-running program */
 	struct birth_group *births; /* new files named together (birth.h):
 				 * NULL but inside a group */
+	struct capture_sink *replica; /* a primary's commits recorded
+				* through it (capture.h); NULL: not
+				* replicated */
+	int replica_standby;   /* the home is a standby: writers refused */
+	int replica_applying;  /* bakery-standby, which writes a standby */
 	struct routes *routes; /* the routes in effect, loaded on first use */
 	void (*routes_free)(struct routes *); /* set with routes */
 };
