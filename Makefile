@@ -42,13 +42,19 @@ SQLITE_OPTIONS = -DSQLITE_THREADSAFE=2 -DSQLITE_DQS=0 \
 	-DSQLITE_DEFAULT_MEMSTATUS=0 -DSQLITE_LIKE_DOESNT_MATCH_BLOBS \
 	-DSQLITE_TRUSTED_SCHEMA=0 -DSQLITE_OMIT_DEPRECATED \
 	-DSQLITE_OMIT_SHARED_CACHE -DSQLITE_OMIT_LOAD_EXTENSION \
+	-DSQLITE_ENABLE_SESSION -DSQLITE_ENABLE_PREUPDATE_HOOK \
 	-DHAVE_USLEEP=1 -DHAVE_NANOSLEEP=1 -DHAVE_FDATASYNC=1 \
 	-DHAVE_LOCALTIME_R=1 -DHAVE_GMTIME_R=1 -DHAVE_ISNAN=1
 SQLITE_CFLAGS = -O2 $(SQLITE_OPTIONS)
+# One object per compiler and options, in a folder named by their hash:
+# checkouts that share the cache with other options never rebuild each
+# other's.
+SQLITE_OUT = $(SQLITE_DIR)/$(shell echo '$(CC) $(SQLITE_CFLAGS)' | \
+	md5sum | cut -c1-12)
 ifeq ($(SQLITE),linked)
 SQLITE_CPPFLAGS = -I$(SQLITE_DIR)
 SQLITE_SOURCE = $(SQLITE_DIR)/SOURCE
-SQLITE_OBJ = $(SQLITE_DIR)/sqlite3.o
+SQLITE_OBJ = $(SQLITE_OUT)/sqlite3.o
 SQLITE_LDLIBS = -lm
 SQLITE_SHELL = bin/sqlite3
 else ifeq ($(SQLITE),system)
@@ -75,7 +81,8 @@ else
 $(error NATS_SERVER is 'cached' or 'system', not '$(NATS_SERVER)')
 endif
 export NATS_SERVER
-override CFLAGS += $(SQLITE_CPPFLAGS) -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
+override CFLAGS += $(SQLITE_CPPFLAGS) -DSQLITE_ENABLE_SESSION \
+	-DSQLITE_ENABLE_PREUPDATE_HOOK -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
 # libcrypto, libcurl and libnats are not linked: lib/lazy/lazy.c loads each on
 # first use, by the soname the linker would have recorded (lib/lazy/lazy.h).
 LDLIBS = $(SQLITE_LDLIBS) -ljq -lpthread -ldl
@@ -203,20 +210,19 @@ build/bench/raw-nats: build/tests/bench/raw-nats.o
 $(SQLITE_DIR)/SOURCE:
 	mk/sqlite-fetch $(SQLITE_VERSION) $(SQLITE_CACHE) build/sqlite
 
-$(SQLITE_DIR)/options: FORCE | $(SQLITE_DIR)/SOURCE
-	@echo '$(CC) $(SQLITE_CFLAGS)' | cmp -s - $@ || \
-		echo '$(CC) $(SQLITE_CFLAGS)' > $@
-
-$(SQLITE_DIR)/sqlite3.o: $(SQLITE_DIR)/SOURCE $(SQLITE_DIR)/options
-	$(CC) $(SQLITE_CFLAGS) -c -o $@ $(SQLITE_DIR)/sqlite3.c
+$(SQLITE_OUT)/sqlite3.o: $(SQLITE_DIR)/SOURCE
+	@mkdir -p $(SQLITE_OUT)
+	echo '$(CC) $(SQLITE_CFLAGS)' > $(SQLITE_OUT)/options
+	$(CC) $(SQLITE_CFLAGS) -c -o $@.tmp $(SQLITE_DIR)/sqlite3.c
+	mv $@.tmp $@
 
 # The shell of the same library and options, with readline, for operators
 # and for the bench's B0; first on PATH in the tests, as bakery's programs.
-$(SQLITE_DIR)/sqlite3: $(SQLITE_DIR)/sqlite3.o
+$(SQLITE_OUT)/sqlite3: $(SQLITE_OUT)/sqlite3.o
 	$(CC) $(SQLITE_CFLAGS) -DHAVE_READLINE=1 -o $@ $(SQLITE_DIR)/shell.c \
-		$(SQLITE_DIR)/sqlite3.o -lreadline -lm
+		$(SQLITE_OUT)/sqlite3.o -lreadline -lm
 
-bin/sqlite3: $(SQLITE_DIR)/sqlite3
+bin/sqlite3: $(SQLITE_OUT)/sqlite3
 	@mkdir -p bin
 	cp $< $@
 
@@ -225,7 +231,7 @@ sqlite-shell-system:
 	@rm -f bin/sqlite3
 
 # make deps readies the linked library whichever SQLITE is chosen.
-sqlite-cache: $(SQLITE_DIR)/sqlite3.o $(SQLITE_DIR)/sqlite3
+sqlite-cache: $(SQLITE_OUT)/sqlite3.o $(SQLITE_OUT)/sqlite3
 
 # The server, fetched once per version (mk/nats-fetch says what it checks).
 $(NATS_SERVER_DIR)/SOURCE:

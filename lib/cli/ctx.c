@@ -9,6 +9,7 @@
 #include "../net/span.h"
 #include "../store/keep.h"
 #include "../queue/queue.h"
+#include "../replica/replica.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -80,7 +81,11 @@ ctx_init(bakery_ctx *ctx, const char *home, const char *sandbox,
 	int rc = home_init(ctx);
 	/* The queue's URL is checked here, once, with the rest of the
 	 * configuration: opening the queue takes it as checked. */
-	return rc ? rc : queue_url_check(ctx->queue_url);
+	if (!rc)
+		rc = queue_url_check(ctx->queue_url);
+	/* A replicated home's role: a primary's commits recorded from the
+	 * first, a standby's writers refused (replica.h). */
+	return rc ? rc : replica_attach(ctx);
 }
 
 void
@@ -94,6 +99,7 @@ ctx_free(bakery_ctx *ctx)
 	keep_free(ctx->kept);
 	if (ctx->routes && ctx->routes_free)
 		ctx->routes_free(ctx->routes);
+	replica_detach(ctx);
 	free(ctx->home);
 	free(ctx->sandbox);
 	free(ctx->sandboxes);

@@ -103,6 +103,20 @@ boot_exec(sqlite3 *db, const char *sql, sqlite3_stmt **out)
 	return src;
 }
 
+/* Writes sql on the index bound to (?1 the boot id): 0 or the failure. */
+static int
+boot_write(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (src != SQLITE_OK)
+		return db_fail(db, src, "cannot write the alarm index");
+	sqlite3_bind_text(st, 1, boot_id(), -1, SQLITE_STATIC);
+	int rc = db_write_step(db, st, "cannot write the alarm index");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int
 alarm_index_boot(bakery_ctx *ctx, int *lost)
 {
@@ -171,10 +185,8 @@ alarm_index_booted(bakery_ctx *ctx)
 	int rc = index_db(ctx, &db);
 	if (rc || !*boot_id())
 		return rc;
-	int src = boot_exec(db, "INSERT INTO boot(id, boot_id) VALUES (1, ?1)"
-	    " ON CONFLICT DO UPDATE SET boot_id = ?1", NULL);
-	return src == SQLITE_DONE ? 0
-	    : db_fail(db, src, "cannot write the alarm index");
+	return boot_write(db, "INSERT INTO boot(id, boot_id) VALUES (1, ?1)"
+	    " ON CONFLICT DO UPDATE SET boot_id = ?1");
 }
 
 /* Runs sql bound to (?1 sandbox, ?2 address, ?3 a, ?4 b, ?5 now); a
@@ -196,12 +208,11 @@ index_write(bakery_ctx *ctx, const char *sql, const char *sandbox,
 		sqlite3_bind_int64(st, 3, a);
 		sqlite3_bind_int64(st, 4, b);
 		sqlite3_bind_int64(st, 5, bakery_now_ms());
-		src = sqlite3_step(st);
+		rc = db_write_step(db, st, "cannot write the alarm index");
 		sqlite3_finalize(st);
+		return rc;
 	}
-	if (src != SQLITE_DONE)
-		return db_fail(db, src, "cannot write the alarm index");
-	return 0;
+	return db_fail(db, src, "cannot write the alarm index");
 }
 
 int
@@ -211,10 +222,10 @@ alarm_index_add(bakery_ctx *ctx, const char *sandbox, const char *address,
 	static int booted;
 	sqlite3 *db;
 	if (!booted && *boot_id() && !index_db(ctx, &db)) {
-		int src = boot_exec(db, "INSERT OR IGNORE INTO boot(id, boot_id)"
-		    " VALUES (1, ?1)", NULL);
-		if (src != SQLITE_DONE)
-			return db_fail(db, src, "cannot write the alarm index");
+		int rc = boot_write(db, "INSERT OR IGNORE INTO boot(id, "
+		    "boot_id) VALUES (1, ?1)");
+		if (rc)
+			return rc;
 		booted = 1;
 	}
 	return index_write(ctx,

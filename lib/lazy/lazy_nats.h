@@ -36,9 +36,15 @@
 	X(natsConnection_SubscribeSync) X(natsConnection_PublishRequestString) \
 	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
 	X(nats_GetVersion) X(nats_Now) X(nats_Sleep) X(js_DeleteConsumer) \
-	X(natsOptions_SetReconnectedCB)
+	X(natsOptions_SetReconnectedCB) X(js_GetLastMsg) X(natsMsg_GetSequence)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
+/* libnats loaded, then a connection to url, nats://HOST:PORT[,...]
+ * (EX_CONFIG when it names none; EX_UNAVAILABLE when none answers), with
+ * the timeouts and reconnects every bakery connection has; reconnected
+ * (may be NULL) is told of each reconnect. *servers: how many it names. */
+int lazy_nats_connect(const char *url, natsConnectionHandler reconnected,
+    void *closure, natsConnection **nc, int *servers);
 
 #define jsConsumerConfig_Init (*lazy_jsConsumerConfig_Init)
 #define jsConsumerInfo_Destroy (*lazy_jsConsumerInfo_Destroy)
@@ -113,5 +119,7 @@ int lazy_nats(void);
 #define nats_Sleep (*lazy_nats_Sleep)
 #define js_DeleteConsumer (*lazy_js_DeleteConsumer)
 #define natsOptions_SetReconnectedCB (*lazy_natsOptions_SetReconnectedCB)
+#define js_GetLastMsg (*lazy_js_GetLastMsg)
+#define natsMsg_GetSequence (*lazy_natsMsg_GetSequence)
 
 #endif

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "wipe.h"
 #include "../core/alarm.h"
+#include "../store/capture.h"
 #include "../core/object.h"
 #include "../core/progress.h"
 #include "../queue/queue.h"
@@ -41,11 +42,11 @@ exec_bound(sqlite3 *db, const char *sql, int64_t a, const char *b, int64_t c)
 		sqlite3_bind_int64(st, 1, a);
 		sqlite3_bind_text(st, 2, b, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, c);
-		src = sqlite3_step(st);
+		int rc = db_write_step(db, st, "cannot record wipe progress");
 		sqlite3_finalize(st);
+		return rc;
 	}
-	return src == SQLITE_DONE || src == SQLITE_ROW ? 0
-	    : db_fail(db, src, "cannot record wipe progress");
+	return db_fail(db, src, "cannot record wipe progress");
 }
 
 /* Whether a run of this scope started on the UTC day of now or a later
@@ -236,7 +237,9 @@ wipe_sandbox(bakery_ctx *ctx, int64_t run, const char *sandbox,
 	char *live = home_sandbox_dir(ctx, sandbox);
 	char *aside = bakery_xasprintf("%s/.wipe-%lld-%s", ctx->home,
 	    (long long)run, sandbox);
-	if (rename(live, aside) != 0 && errno != ENOENT)
+	/* A replicated home's standby removes it too (capture.h). */
+	rc = capture_removal(ctx, live, run);
+	if (!rc && rename(live, aside) != 0 && errno != ENOENT)
 		rc = bakery_fail(EX_IOERR, "cannot move '%s' aside: %s", live,
 		    strerror(errno));
 	home_unlock_sandbox(lock);

@@ -314,63 +314,23 @@ static const struct queue_ops nats_ops = {
 int
 queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **out)
 {
-	int lrc = lazy_nats();
-	if (lrc)
-		return lrc;
-	/* nats://A:1,B:2 -> { "nats://A:1", "nats://B:2" } */
-	const char *list = url + strlen("nats://");
-	char *copy = bakery_xstrdup(list);
-	size_t count = 1;
-	for (const char *p = list; *p; p++)
-		count += *p == ',';
-	char **servers = bakery_xmalloc(count * sizeof *servers);
-	size_t k = 0;
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
-	    tok = strtok_r(NULL, ",", &save))
-		servers[k++] = bakery_xasprintf("nats://%s", tok);
-	free(copy);
-	if (k == 0) {
-		free(servers);
-		return bakery_fail(EX_CONFIG, "bad queue URL: '%s': %s", url,
-		    "want nats://HOST:PORT[,HOST:PORT...]");
-	}
 	nats_queue *n = calloc(1, sizeof *n);
 	if (!n)
 		bakery_die(EX_OSERR, "out of memory");
 	pthread_mutex_init(&n->mu, NULL);
 	for (int i = 0; i < 3; i++)
 		n->created[i] = "exists";
+	int k = 0;
+	int rc = lazy_nats_connect(url, on_reconnected, n, &n->nc, &k);
 	/* Assets made here get one replica per listed server, up to three. */
-	n->replicas = k < 3 ? (int)k : 3;
-	natsOptions *opts = NULL;
-	natsStatus s = natsOptions_Create(&opts);
-	if (s == NATS_OK)
-		s = natsOptions_SetServers(opts, (const char **)servers, (int)k);
-	if (s == NATS_OK)
-		s = natsOptions_SetTimeout(opts, 2000);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectWait(opts, 100);
-	if (s == NATS_OK)
-		s = natsOptions_SetMaxReconnect(opts, 100);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectedCB(opts, on_reconnected, n);
-	if (s == NATS_OK)
-		s = natsConnection_Connect(&n->nc, opts);
-	natsOptions_Destroy(opts);
-	for (size_t i = 0; i < k; i++)
-		free(servers[i]);
-	free(servers);
-	int rc = 0;
-	if (s != NATS_OK) {
-		rc = bakery_fail(EX_UNAVAILABLE, "nats: cannot connect to '%s': %s",
-		    url, natsStatus_GetText(s));
-	} else {
+	n->replicas = k < 3 ? k : 3;
+	if (!rc) {
 		jsOptions jo;
 		jsOptions_Init(&jo);
 		jo.PublishAsync.AckHandler = on_publish_ack;
 		jo.PublishAsync.AckHandlerClosure = n;
 		jo.PublishAsync.MaxPending = 256;
-		s = natsConnection_JetStream(&n->js, n->nc, &jo);
+		natsStatus s = natsConnection_JetStream(&n->js, n->nc, &jo);
 		rc = s == NATS_OK
 		    ? queue_nats_ensure_assets(n, n->replicas, NULL)
 		    : queue_nats_failed(EX_UNAVAILABLE, "jetstream", s, 0);

@@ -70,5 +70,7 @@ int replica_subject(const char *epoch, const char *relpath, char *buf,
  * from then on (the capture's sink set on ctx), a standby's writers
  * refused (home_make_for), unless ctx->replica_applying. */
 int replica_attach(bakery_ctx *ctx);
+/* The sink and its connection closed (ctx_free). */
+void replica_detach(bakery_ctx *ctx);
 
 #endif

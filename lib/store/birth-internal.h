@@ -29,6 +29,7 @@ struct birth_copy {
 	char *error;
 	char *tmp, *path;
 	struct birth_kin *kin; /* the kind's connection its commit ran on */
+	const schema_def *schema;
 };
 
 /* Records "cannot WHAT 'PATH': strerror(err)" with err's exit code. */
@@ -72,6 +73,12 @@ void birth_copies_settle(birth_copy **c, size_t n);
 int birth_copy_done(const birth_copy *c);
 int birth_copy_outcome(const birth_copy *c);
 const char *birth_copy_path(const birth_copy *c);
+/* In a replicated home, the copies c[0..n) that were given their names
+ * are opened as any file is, which sends their first records
+ * (capture.h): a failure is the copy's outcome, though it is named (a
+ * command that made it answers the failure; its retry finds the file and
+ * sends the record first). */
+void birth_copies_record(bakery_ctx *ctx, birth_copy **c, size_t n);
 /* One more holder of c: each birth_release lets one go. */
 birth_copy *birth_copy_hold(birth_copy *c);
 

@@ -285,6 +285,7 @@ birth_group_settle(bakery_ctx *ctx)
 	if (!g || g->n == 0)
 		return 0;
 	birth_copies_settle(g->copies, g->n);
+	birth_copies_record(ctx, g->copies, g->n);
 	size_t bad = g->n;
 	for (size_t i = 0; i < g->n && bad == g->n; i++)
 		if (birth_copy_outcome(g->copies[i]))
@@ -342,6 +343,7 @@ birth_committed(birth *b, sqlite3 **db, db_stmts *stmts)
 		return 0;
 	}
 	birth_copies_settle(&b->copy, 1);
+	birth_copies_record(b->ctx, &b->copy, 1);
 	b->state = BIRTH_PENDING;
 	return birth_settled(b);
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "birth-internal.h"
+#include "capture.h"
 #include "file.h"
 #include "ctx.h"
 #include "memvfs.h"
@@ -530,8 +531,13 @@ birth_copy_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		new_free(nf);
 		return 0;
 	}
+	nf->schema = schema;
 	if (!rc)
 		rc = new_copy(nf, schema, db, stmts);
+	/* Its first commit recorded as any (capture.h), sent once the file
+	 * has its name. */
+	if (!rc)
+		rc = capture_attach(ctx, *db, path, 1);
 	if (rc) {
 		give_up(nf, db, stmts);
 		birth_release(nf);

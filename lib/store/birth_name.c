@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "birth-internal.h"
 #include "ctx.h"
+#include "database.h"
 #include "sql.h"
 #include "testvfs.h"
 #include "walvfs.h"
@@ -237,3 +238,18 @@ birth_copies_settle(birth_copy **c, size_t n)
 			name_in_folder(c, i, n);
 }
 
+void
+birth_copies_record(bakery_ctx *ctx, birth_copy **c, size_t n)
+{
+	for (size_t i = 0; ctx && ctx->replica && i < n; i++) {
+		if (!c[i]->done || c[i]->rc)
+			continue;
+		sqlite3 *db = NULL;
+		int rc = db_open(ctx, c[i]->path, c[i]->schema, &db);
+		sqlite3_close(db);
+		if (rc) {
+			c[i]->rc = rc;
+			c[i]->error = bakery_xstrdup(bakery_error());
+		}
+	}
+}

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "database.h"
+#include "capture.h"
 #include "ctx.h"
 #include "home.h"
 #include "schema.h"
@@ -101,7 +102,8 @@ db_open_making(bakery_ctx *ctx, const char *path, const schema_def *schema,
 		free(what);
 		return rc;
 	}
-	return schema_migrate(*out, schema, path, 1, keep_open);
+	rc = schema_migrate(*out, schema, path, 1, keep_open);
+	return rc ? rc : capture_attach(ctx, *out, path, 0);
 }
 
 int
@@ -142,6 +144,10 @@ db_open(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	} else {
 		rc = schema_migrate(db, schema, path, 0, 0);
 	}
+	/* In a replicated home: its commits recorded, and what it holds
+	 * unsent sent first. */
+	if (!rc)
+		rc = capture_attach(ctx, db, path, 0);
 	if (rc) {
 		sqlite3_close(db);
 		return rc;

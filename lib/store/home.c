@@ -108,7 +108,8 @@ home_own_entry(const char *name)
 		"wipe.db", "refunds.db", "console.db", NULL };
 	static const char *const others[] = { "webhook-secret", ".gateway",
 		"routes", "sandboxes", LAYOUT_MARK, ".layout.lock",
-		".spans-dropped", ".spans-dropped.lock", "lost+found", NULL };
+		".spans-dropped", ".spans-dropped.lock", ".replica", "lost+found",
+		NULL };
 	static const char *const journals[] = { "", "-wal", "-shm",
 		"-journal", NULL };
 	for (int i = 0; files[i]; i++) {
@@ -219,9 +220,22 @@ home_init(bakery_ctx *ctx)
 	    ctx->home_written_by);
 }
 
+/* A standby's home is written by bakery-standby alone (replica.h). */
+static int
+refuse_standby(bakery_ctx *ctx)
+{
+	return ctx->replica_standby && !ctx->replica_applying
+	    ? bakery_fail(EX_UNAVAILABLE, "'%s' is a standby's home: "
+	    "nothing but bakery-standby writes it (bakery-standby --promote "
+	    "makes it the primary)", ctx->home) : 0;
+}
+
 int
 home_make(bakery_ctx *ctx)
 {
+	int standby = refuse_standby(ctx);
+	if (standby)
+		return standby;
 	if (ctx->home_pending == HOME_MADE)
 		return 0;
 	if (ctx->home_pending == HOME_NEWER)
@@ -240,7 +254,8 @@ int
 home_may_write(bakery_ctx *ctx)
 {
 	return ctx->home_pending == HOME_NEWER
-	    ? home_refuse_newer(ctx->home, ctx->home_written_by) : 0;
+	    ? home_refuse_newer(ctx->home, ctx->home_written_by)
+	    : refuse_standby(ctx);
 }
 
 int

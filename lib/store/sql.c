@@ -3,31 +3,14 @@
  */
 #define _GNU_SOURCE
 #include "sql.h"
+#include "capture.h"
 #include "../base/util.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int
-db_errno_code(int err)
-{
-	switch (err) {
-	case ENOSPC:
-	case EDQUOT:
-	case EIO:
-		return EX_IOERR;
-	case EACCES:
-	case EPERM:
-	case EROFS:
-		return EX_NOPERM;
-	default:
-		return EX_CANTCREAT;
-	}
-}
 
 jv
 db_column_time(sqlite3_stmt *st, int col)
@@ -37,36 +20,6 @@ db_column_time(sqlite3_stmt *st, int col)
 	return bakery_time_jv(sqlite3_column_int64(st, col));
 }
 
-int
-db_fail(sqlite3 *db, int rc, const char *what)
-{
-	int code;
-	switch (rc & 0xff) {
-	case SQLITE_FULL:
-	case SQLITE_IOERR:
-		code = EX_IOERR;
-		break;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		code = EX_TEMPFAIL;
-		break;
-	case SQLITE_CANTOPEN:
-		code = EX_CANTCREAT;
-		break;
-	case SQLITE_NOTADB:
-		code = EX_DATAERR; /* a file that is not bakery's */
-		break;
-	case SQLITE_READONLY:
-	case SQLITE_PERM:
-	case SQLITE_AUTH:
-		code = EX_NOPERM;
-		break;
-	default:
-		code = EX_SOFTWARE;
-	}
-	return bakery_fail(code, "%s: %s", what,
-	    db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-}
 
 int
 db_exec(sqlite3 *db, const char *sql)
@@ -187,22 +140,49 @@ db_begin(sqlite3 *db)
 			       : db_fail(db, rc, "cannot begin a transaction");
 }
 
+/* In a replicated home, the commit's record is kept with it, and sent
+ * before the commit is answered (capture.h). */
 int
 db_commit(sqlite3 *db)
 {
+	int code = capture_before_commit(db);
+	if (code) {
+		db_rollback(db);
+		return code;
+	}
 	int rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		return 0;
-	int code = db_fail(db, rc, "cannot commit");
+		return capture_after_commit(db);
+	code = db_fail(db, rc, "cannot commit");
 	db_rollback(db);
 	return code;
+}
+
+int
+db_write_step(sqlite3 *db, sqlite3_stmt *st, const char *what)
+{
+	int own = sqlite3_get_autocommit(db);
+	int rc = own ? db_begin(db) : 0;
+	if (rc)
+		return rc;
+	int src = sqlite3_step(st);
+	if (src != SQLITE_DONE && src != SQLITE_ROW) {
+		rc = db_fail(db, src, what);
+		if (own)
+			db_rollback(db);
+		return rc;
+	}
+	sqlite3_reset(st);
+	return own ? db_commit(db) : 0;
 }
 
 void
 db_rollback(sqlite3 *db)
 {
-	if (!sqlite3_get_autocommit(db))
+	if (!sqlite3_get_autocommit(db)) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		capture_rolled_back(db);
+	}
 }
 
 /*

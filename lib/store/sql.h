@@ -13,11 +13,8 @@
 #include <jv.h>
 #include <sqlite3.h>
 
-/* The exit code for a failed file operation's errno: full disk or I/O
- * 74, permission or a read-only file system 77, else 73. */
-int db_errno_code(int err);
-/* Records "WHAT: sqlite's message" with the exit code for rc. */
-int db_fail(sqlite3 *db, int rc, const char *what);
+#include "dberr.h"
+
 /* The busy handler (timeout_ms the timeout itself, as a pointer): tries
  * again every millisecond for the first 100, then every 5, up to it. */
 int db_busy_wait(void *timeout_ms, int tries);
@@ -25,6 +22,11 @@ int db_busy_wait(void *timeout_ms, int tries);
 int db_begin(sqlite3 *db);     /* BEGIN IMMEDIATE */
 int db_commit(sqlite3 *db);
 void db_rollback(sqlite3 *db); /* safe when no transaction is open */
+/* Steps st, a write, once (reset after): in the caller's transaction, or,
+ * outside one, in one of its own through db_commit, so that a replicated
+ * home records it (capture.h; a write in autocommit is refused there).
+ * 0, or db_fail's "WHAT: sqlite's message". */
+int db_write_step(sqlite3 *db, sqlite3_stmt *st, const char *what);
 int db_exec(sqlite3 *db, const char *sql);
 /* Runs n statements in one write transaction of their own (BEGIN
  * IMMEDIATE, each stepped once, COMMIT), all bound to the same parameters:

@@ -1,0 +1,366 @@
+/*
+ * replica.c — a replicated home: its role, its connection, its stream,
+ * and the sink its commits are recorded through (replica.h).
+ */
+#define _GNU_SOURCE
+#include "replica.h"
+#include "../store/capture.h"
+#include "../store/file.h"
+#include "../store/store.h"
+#include "../base/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REPLICA_FILE ".replica"
+#define PUBLISH_WAIT_MS 5000
+/* JetStream's "wrong last sequence": the subject's last record is not
+ * the one this host last had taken. */
+#define WRONG_LAST_SEQUENCE 10071
+
+void
+replica_new_id(char out[REPLICA_ID_SIZE])
+{
+	unsigned char raw[8];
+	bakery_random_bytes(raw, sizeof raw);
+	bakery_hex(raw, sizeof raw, out);
+}
+
+int
+replica_id_valid(const char *s)
+{
+	size_t n = strlen(s);
+	if (n != REPLICA_ID_SIZE - 1)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int
+replica_conf_read(bakery_ctx *ctx, replica_conf *c)
+{
+	*c = (replica_conf){ .role = REPLICA_NONE };
+	char *path = bakery_xasprintf("%s/%s", ctx->home, REPLICA_FILE);
+	struct stat st;
+	int fd = file_open_regular(path, O_RDONLY, &st);
+	if (fd < 0 && errno == ENOENT) {
+		free(path);
+		return 0;
+	}
+	char text[256] = "";
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	char role[16] = "", host[32] = "", epoch[32] = "";
+	int rc = 0;
+	if (n < 0 || n == (ssize_t)sizeof text - 1)
+		rc = bakery_fail(EX_CONFIG, "'%s': cannot be read, or not "
+		    "bakery's", path);
+	else if (sscanf(text, "role %15s\nhost %31s\nepoch %31s\n", role,
+	    host, epoch) != 3 || !replica_id_valid(host) ||
+	    (strcmp(epoch, "none") != 0 && !replica_id_valid(epoch)) ||
+	    (strcmp(role, "primary") != 0 && strcmp(role, "standby") != 0) ||
+	    (strcmp(role, "primary") == 0 && !replica_id_valid(epoch)))
+		rc = bakery_fail(EX_CONFIG, "'%s': not a replica's file bakery "
+		    "wrote", path);
+	free(path);
+	if (rc)
+		return rc;
+	c->role = strcmp(role, "primary") == 0 ? REPLICA_PRIMARY
+					       : REPLICA_STANDBY;
+	memcpy(c->host, host, REPLICA_ID_SIZE);
+	memcpy(c->epoch, epoch, strlen(epoch) + 1);
+	return 0;
+}
+
+int
+replica_conf_write(bakery_ctx *ctx, const replica_conf *c)
+{
+	int rc = home_make(ctx);
+	if (rc)
+		return rc;
+	char *path = bakery_xasprintf("%s/%s", ctx->home, REPLICA_FILE);
+	char *text = bakery_xasprintf("role %s\nhost %s\nepoch %s\n",
+	    c->role == REPLICA_PRIMARY ? "primary" : "standby", c->host,
+	    c->epoch);
+	rc = file_put(path, text, 0600, 1, NULL);
+	free(text);
+	free(path);
+	return rc;
+}
+
+int
+replica_connect(bakery_ctx *ctx, replica_nats **out)
+{
+	*out = NULL;
+	if (!ctx->queue_url || strncmp(ctx->queue_url, "nats://", 7) != 0)
+		return bakery_fail(EX_CONFIG, "a replicated home's queue is "
+		    "nats:// (BAKERY_QUEUE, --queue): '%s' is not",
+		    ctx->queue_url ? ctx->queue_url : "sqlite:HOME/queue.db");
+	replica_nats *rn = bakery_xmalloc(sizeof *rn);
+	*rn = (replica_nats){ 0 };
+	int rc = lazy_nats_connect(ctx->queue_url, NULL, NULL, &rn->nc,
+	    &rn->servers);
+	if (!rc) {
+		jsOptions jo;
+		jsOptions_Init(&jo);
+		jo.Wait = PUBLISH_WAIT_MS;
+		natsStatus s = natsConnection_JetStream(&rn->js, rn->nc, &jo);
+		if (s != NATS_OK)
+			rc = bakery_fail(EX_UNAVAILABLE, "nats: jetstream: %s",
+			    natsStatus_GetText(s));
+	}
+	if (rc) {
+		replica_disconnect(rn);
+		return rc;
+	}
+	*out = rn;
+	return 0;
+}
+
+void
+replica_disconnect(replica_nats *rn)
+{
+	if (!rn)
+		return;
+	if (rn->js)
+		jsCtx_Destroy(rn->js);
+	if (rn->nc)
+		natsConnection_Destroy(rn->nc);
+	free(rn);
+}
+
+static int
+js_failed(const char *what, natsStatus s, jsErrCode jerr)
+{
+	const char *text = nats_GetLastError(NULL);
+	return bakery_fail(EX_UNAVAILABLE, "nats: %s: %s (jetstream error %d)",
+	    what, text && *text ? text : natsStatus_GetText(s), (int)jerr);
+}
+
+int
+replica_stream_epoch(replica_nats *rn, const char *epoch, int replicas)
+{
+	if (replicas <= 0)
+		replicas = rn->servers < 3 ? rn->servers : 3;
+	char *subject = bakery_xasprintf("%s.%s.>", REPLICA_PREFIX, epoch);
+	const char *subjects[] = { subject };
+	jsStreamConfig cfg;
+	jsStreamConfig_Init(&cfg);
+	cfg.Name = REPLICA_STREAM;
+	cfg.Subjects = subjects;
+	cfg.SubjectsLen = 1;
+	cfg.Storage = js_FileStorage;
+	cfg.Replicas = replicas;
+	cfg.AllowDirect = true;
+	cfg.DenyDelete = true;
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s = js_GetStreamInfo(&si, rn->js, REPLICA_STREAM, NULL,
+	    &jerr);
+	if (s == NATS_OK) {
+		/* Moved, its other settings kept as they were made. */
+		cfg.Replicas = si->Config->Replicas;
+		jsStreamInfo_Destroy(si);
+		si = NULL;
+		s = js_UpdateStream(&si, rn->js, &cfg, NULL, &jerr);
+	} else if (s == NATS_NOT_FOUND) {
+		jerr = 0;
+		s = js_AddStream(&si, rn->js, &cfg, NULL, &jerr);
+	}
+	free(subject);
+	if (si)
+		jsStreamInfo_Destroy(si);
+	if (s != NATS_OK)
+		return js_failed("the replica's stream " REPLICA_STREAM, s, jerr);
+	kvConfig kc;
+	kvConfig_Init(&kc);
+	kc.Bucket = REPLICA_LEASE_BUCKET;
+	kc.History = 1;
+	kc.Replicas = replicas;
+	kvStore *kv = NULL;
+	s = js_CreateKeyValue(&kv, rn->js, &kc);
+	if (kv)
+		kvStore_Destroy(kv);
+	return s == NATS_OK ? 0 : js_failed("the lease's bucket "
+	    REPLICA_LEASE_BUCKET, s, 0);
+}
+
+int
+replica_subject(const char *epoch, const char *relpath, char *buf,
+    size_t size)
+{
+	int n = snprintf(buf, size, "%s.%s.", REPLICA_PREFIX, epoch);
+	size_t i = n > 0 ? (size_t)n : size;
+	for (const char *p = relpath; *p && i + 1 < size; p++)
+		buf[i++] = *p == '.' ? '~' : *p == '/' ? '.' : *p;
+	if (i + 1 >= size)
+		return bakery_fail(EX_SOFTWARE, "'%s': too long a path for a "
+		    "subject", relpath);
+	buf[i] = '\0';
+	return 0;
+}
+
+/* ---- the sink ---- */
+
+static uint64_t
+fnv1a(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+struct replica_sink {
+	struct capture_sink base; /* first: the capture's pointer is ours */
+	bakery_ctx *ctx;
+	replica_nats *rn;
+	char host[REPLICA_ID_SIZE];
+};
+
+/* Whether the subject's last record is this one (its Nats-Msg-Id): a
+ * record taken whose answer was lost. */
+static int
+taken_before(struct replica_sink *rs, const char *subject, const char *id,
+    uint64_t *stream_seq)
+{
+	natsMsg *last = NULL;
+	jsErrCode jerr = 0;
+	const char *got = NULL;
+	int ours = js_GetLastMsg(&last, rs->rn->js, REPLICA_STREAM, subject,
+	    NULL, &jerr) == NATS_OK &&
+	    natsMsgHeader_Get(last, "Nats-Msg-Id", &got) == NATS_OK &&
+	    strcmp(got, id) == 0;
+	if (ours)
+		*stream_seq = natsMsg_GetSequence(last);
+	if (last)
+		natsMsg_Destroy(last);
+	return ours;
+}
+
+static int
+fenced(struct replica_sink *rs, const char *relpath, const char *why)
+{
+	rs->base.fenced = 1;
+	return bakery_fail(EX_UNAVAILABLE, "'%s' was not recorded: %s; this "
+	    "host is no longer the primary (bakery-standby --promote moved "
+	    "the home to another)", relpath, why);
+}
+
+static int
+sink_send(struct capture_sink *sink, const capture_record *r,
+    uint64_t *stream_seq)
+{
+	struct replica_sink *rs = (struct replica_sink *)sink;
+	if (!rs->rn) {
+		int rc = replica_connect(rs->ctx, &rs->rn);
+		if (rc)
+			return rc == EX_UNAVAILABLE ? EX_TEMPFAIL : rc;
+	}
+	char subject[512], id[600], num[32];
+	int rc = replica_subject(sink->epoch, r->relpath, subject,
+	    sizeof subject);
+	if (rc)
+		return rc;
+	/* The hash tells a file made again (its records numbered from 1
+	 * again) from the one before; the same record sent twice has one
+	 * id, and the stream takes it once. */
+	if (r->remove)
+		snprintf(id, sizeof id, "%s:%s:remove:%lld", sink->epoch,
+		    r->relpath, r->run);
+	else
+		snprintf(id, sizeof id, "%s:%s:%lld:%016llx", sink->epoch,
+		    r->relpath, r->seq, (unsigned long long)fnv1a(r->data,
+		    (size_t)r->len));
+	natsMsg *m = NULL;
+	natsStatus s = natsMsg_Create(&m, subject, NULL, r->data, r->len);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+	/* Behind another record than this host's last: fenced. The first
+	 * of a file in an epoch expects nothing (a file wiped and made
+	 * again follows the records of the one before). */
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->expect);
+	if (s == NATS_OK && r->expect)
+		s = natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence",
+		    num);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(m, "Bakery-File", r->relpath);
+	if (s == NATS_OK && r->remove)
+		s = natsMsgHeader_Set(m, "Bakery-Op", "remove");
+	snprintf(num, sizeof num, "%lld", r->seq);
+	if (s == NATS_OK && !r->remove)
+		s = natsMsgHeader_Set(m, "Bakery-Seq", num);
+	snprintf(num, sizeof num, "%d", r->version);
+	if (s == NATS_OK && !r->remove)
+		s = natsMsgHeader_Set(m, "Bakery-Version", num);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(m, "Bakery-Host", rs->host);
+	jsPubOptions po;
+	jsPubOptions_Init(&po);
+	po.MaxWait = PUBLISH_WAIT_MS;
+	jsPubAck *pa = NULL;
+	jsErrCode jerr = 0;
+	if (s == NATS_OK)
+		s = js_PublishMsg(&pa, rs->rn->js, m, &po, &jerr);
+	if (m)
+		natsMsg_Destroy(m);
+	if (s == NATS_OK) {
+		*stream_seq = pa->Sequence;
+		jsPubAck_Destroy(pa);
+		return 0;
+	}
+	if (s == NATS_NO_RESPONDERS)
+		return fenced(rs, r->relpath, "no stream takes this host's "
+		    "epoch");
+	if (jerr == WRONG_LAST_SEQUENCE)
+		return taken_before(rs, subject, id, stream_seq) ? 0
+		    : fenced(rs, r->relpath, "another host wrote it since");
+	const char *text = nats_GetLastError(NULL);
+	return bakery_fail(EX_TEMPFAIL, "'%s' committed here, not yet "
+	    "recorded in the replica's stream (%s): it is sent first by the "
+	    "next program that writes it; retry with the same key",
+	    r->relpath, text && *text ? text : natsStatus_GetText(s));
+}
+
+int
+replica_attach(bakery_ctx *ctx)
+{
+	replica_conf c;
+	int rc = replica_conf_read(ctx, &c);
+	if (rc || c.role == REPLICA_NONE)
+		return rc;
+	if (c.role == REPLICA_STANDBY) {
+		ctx->replica_standby = 1;
+		return 0;
+	}
+	if (!ctx->queue_url || strncmp(ctx->queue_url, "nats://", 7) != 0)
+		return bakery_fail(EX_CONFIG, "'%s' is a replicated home: its "
+		    "queue is nats:// (BAKERY_QUEUE, --queue)", ctx->home);
+	struct replica_sink *rs = bakery_xmalloc(sizeof *rs);
+	*rs = (struct replica_sink){ .base.send = sink_send, .ctx = ctx };
+	memcpy(rs->base.epoch, c.epoch, REPLICA_ID_SIZE);
+	memcpy(rs->host, c.host, REPLICA_ID_SIZE);
+	ctx->replica = &rs->base;
+	return 0;
+}
+
+void
+replica_detach(bakery_ctx *ctx)
+{
+	struct replica_sink *rs = (struct replica_sink *)ctx->replica;
+	if (!rs)
+		return;
+	replica_disconnect(rs->rn);
+	free(rs);
+	ctx->replica = NULL;
+}

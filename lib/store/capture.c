@@ -1,0 +1,299 @@
+/*
+ * capture.c — a replicated home's commits captured and recorded
+ * (capture.h).
+ */
+#define _GNU_SOURCE
+#include "capture.h"
+#include "ctx.h"
+#include "dberr.h"
+#include "../base/util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAPTURE_KEY "bakery.capture"
+
+struct capture {
+	sqlite3 *db;
+	sqlite3_session *session;
+	struct capture_sink *sink;
+	char *relpath;
+	int copy; /* a birth's copy, at no name yet */
+};
+
+static const char tables_sql[] =
+    "CREATE TABLE IF NOT EXISTS bakery_replica(one INTEGER PRIMARY KEY "
+    "CHECK (one = 1), seq INTEGER NOT NULL, epoch TEXT NOT NULL, "
+    "stream_seq INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS bakery_replica_log(seq INTEGER PRIMARY KEY, "
+    "version INTEGER NOT NULL, changeset BLOB NOT NULL);"
+    "INSERT OR IGNORE INTO bakery_replica VALUES (1, 0, 'none', 0);";
+
+/* The capture's own tables are not the file's changes. */
+static int
+not_ours(void *arg, const char *table)
+{
+	(void)arg;
+	return strncmp(table, "bakery_replica", 14) != 0;
+}
+
+static void
+capture_free(void *p)
+{
+	struct capture *c = p;
+	if (c->session)
+		sqlite3session_delete(c->session);
+	free(c->relpath);
+	free(c);
+}
+
+/* A new session, empty, on every table but ours. */
+static int
+session_start(struct capture *c)
+{
+	if (c->session)
+		sqlite3session_delete(c->session);
+	c->session = NULL;
+	int rc = sqlite3session_create(c->db, "main", &c->session);
+	if (rc == SQLITE_OK) {
+		int one = 1;
+		/* Tables without a primary key of their own are recorded by
+		 * their rowid. */
+		sqlite3session_object_config(c->session,
+		    SQLITE_SESSION_OBJCONFIG_ROWID, &one);
+		sqlite3session_table_filter(c->session, not_ours, NULL);
+		rc = sqlite3session_attach(c->session, NULL);
+	}
+	return rc == SQLITE_OK ? 0 : db_fail(c->db, rc,
+	    "cannot capture the changes of a replicated home");
+}
+
+/* A commit that holds changes the session has not made a record of did
+ * not come through db_commit (a statement in autocommit): it would leave
+ * the host unrecorded, so it is turned into a rollback. */
+static int
+unrecorded_commit(void *arg)
+{
+	struct capture *c = arg;
+	return c->session && !sqlite3session_isempty(c->session);
+}
+
+static struct capture *
+capture_of(sqlite3 *db)
+{
+	return db ? sqlite3_get_clientdata(db, CAPTURE_KEY) : NULL;
+}
+
+int
+capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
+{
+	if (!ctx->replica || !db)
+		return 0;
+	size_t hl = strlen(ctx->home);
+	if (strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
+		return bakery_fail(EX_SOFTWARE, "'%s' is not in the home '%s'",
+		    path, ctx->home);
+	/* The embedded queue's file is not the home's state: a replicated
+	 * home's queue is NATS (replica.h). */
+	if (strcmp(path + hl + 1, "queue.db") == 0)
+		return 0;
+	struct capture *c = bakery_xmalloc(sizeof *c);
+	*c = (struct capture){ .db = db, .sink = ctx->replica,
+		.relpath = bakery_xstrdup(path + hl + 1), .copy = copy };
+	/* The one before, if any, is freed by SQLite. */
+	if (sqlite3_set_clientdata(db, CAPTURE_KEY, c, capture_free) !=
+	    SQLITE_OK) {
+		capture_free(c);
+		return bakery_fail(EX_SOFTWARE, "cannot attach the capture");
+	}
+	int rc = session_start(c);
+	sqlite3_commit_hook(db, unrecorded_commit, c);
+	return rc || copy ? rc : capture_send_pending(db);
+}
+
+void
+capture_rolled_back(sqlite3 *db)
+{
+	struct capture *c = capture_of(db);
+	if (c)
+		session_start(c);
+}
+
+int
+capture_before_commit(sqlite3 *db)
+{
+	struct capture *c = capture_of(db);
+	if (!c || !c->session || sqlite3session_isempty(c->session))
+		return 0;
+	int n = 0;
+	void *p = NULL;
+	int rc = sqlite3session_changeset(c->session, &n, &p);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "cannot read a commit's changes");
+	if (n == 0) { /* what changed was put back */
+		sqlite3_free(p);
+		return session_start(c);
+	}
+	rc = sqlite3_exec(db, tables_sql, NULL, NULL, NULL);
+	sqlite3_stmt *st = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "UPDATE bakery_replica SET seq = seq + 1",
+		    NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO bakery_replica_log "
+		    "SELECT seq, (SELECT user_version FROM pragma_user_version), "
+		    "?1 FROM bakery_replica", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_blob(st, 1, p, n, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(p);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "cannot keep a commit's record");
+	return session_start(c);
+}
+
+int
+capture_after_commit(sqlite3 *db)
+{
+	struct capture *c = capture_of(db);
+	return c && !c->copy ? capture_send_pending(db) : 0;
+}
+
+/* The log's first record in *r (its data sqlite's, valid until st is
+ * stepped again): SQLITE_ROW, SQLITE_DONE, or a failure. */
+static int
+next_record(sqlite3_stmt *st, capture_record *r)
+{
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		r->seq = sqlite3_column_int64(st, 0);
+		r->version = sqlite3_column_int(st, 1);
+		r->data = sqlite3_column_blob(st, 2);
+		r->len = sqlite3_column_bytes(st, 2);
+	}
+	return rc;
+}
+
+/* Whether the file holds a record unsent: a read, no lock taken. */
+static int
+any_pending(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM bakery_replica_log LIMIT 1",
+	    -1, &st, NULL) != SQLITE_OK)
+		return 0; /* no such table: never written here */
+	int any = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return any;
+}
+
+/* Sends the log's records in order; the file's write lock is held. */
+static int
+send_log(struct capture *c)
+{
+	sqlite3 *db = c->db;
+	struct capture_sink *sink = c->sink;
+	sqlite3_stmt *state = NULL, *log = NULL;
+	uint64_t expect = 0;
+	int rc = sqlite3_prepare_v2(db, "SELECT epoch, stream_seq FROM "
+	    "bakery_replica", -1, &state, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(state) == SQLITE_ROW &&
+	    strcmp((const char *)sqlite3_column_text(state, 0),
+	    sink->epoch) == 0)
+		expect = (uint64_t)sqlite3_column_int64(state, 1);
+	sqlite3_finalize(state);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "SELECT seq, version, changeset "
+		    "FROM bakery_replica_log ORDER BY seq", -1, &log, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "cannot read the records to send");
+	int sent = 0, code = 0;
+	long long last = 0;
+	capture_record r = { .relpath = c->relpath };
+	while ((rc = next_record(log, &r)) == SQLITE_ROW) {
+		r.expect = expect;
+		code = sink->send(sink, &r, &expect);
+		if (code)
+			break;
+		last = r.seq;
+		sent++;
+	}
+	sqlite3_finalize(log);
+	if (!code && rc != SQLITE_DONE)
+		code = db_fail(db, rc, "cannot read the records to send");
+	if (sent == 0)
+		return code;
+	/* What was taken is kept as taken, unsynced: should a power cut
+	 * lose it, the records go again, and the stream knows them. */
+	char *sql = sqlite3_mprintf("DELETE FROM bakery_replica_log WHERE "
+	    "seq <= %lld; UPDATE bakery_replica SET epoch = %Q, "
+	    "stream_seq = %llu;", last, sink->epoch,
+	    (unsigned long long)expect);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK && !code)
+		code = db_fail(db, rc, "cannot note the records sent");
+	return code;
+}
+
+/* The connection's PRAGMA synchronous, FULL (2) when unread. */
+static int
+synchronous(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int level = 2;
+	if (sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		level = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return level;
+}
+
+int
+capture_send_pending(sqlite3 *db)
+{
+	struct capture *c = capture_of(db);
+	if (!c || c->copy || !any_pending(db))
+		return 0;
+	if (!sqlite3_get_autocommit(db))
+		return bakery_fail(EX_SOFTWARE, "'%s': records sent inside a "
+		    "transaction", c->relpath);
+	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(db, rc, "cannot send the records");
+	int code = send_log(c);
+	/* Committed whatever was sent, failed or not: the records the
+	 * stream took are not sent again. */
+	int level = synchronous(db);
+	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	char set[32];
+	snprintf(set, sizeof set, "PRAGMA synchronous=%d", level);
+	sqlite3_exec(db, set, NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (!code)
+			code = db_fail(db, rc, "cannot note the records sent");
+	}
+	return code;
+}
+
+int
+capture_removal(bakery_ctx *ctx, const char *path, long long run)
+{
+	if (!ctx->replica)
+		return 0;
+	size_t hl = strlen(ctx->home);
+	if (strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
+		return bakery_fail(EX_SOFTWARE, "'%s' is not in the home '%s'",
+		    path, ctx->home);
+	capture_record r = { .relpath = path + hl + 1, .remove = 1,
+		.run = run };
+	uint64_t seq;
+	return ctx->replica->send(ctx->replica, &r, &seq);
+}
