@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "home.h"
+#include "capture.h"
 #include "ctx.h"
 #include "file.h"
 #include "sql.h"
@@ -227,6 +228,10 @@ home_mark_record(const char *home, int unmarked,
 int
 home_recheck(bakery_ctx *ctx)
 {
+	/* A primary that lost its place goes no further (capture.h). */
+	if (ctx->replica && ctx->replica->fenced)
+		return bakery_fail(EX_UNAVAILABLE, "'%s' is no longer the "
+		    "primary of its replicated home: stopping", ctx->home);
 	char *mark = bakery_xasprintf("%s/" HOME_MARK, ctx->home);
 	struct stat st;
 	int there = lstat(mark, &st) == 0;
