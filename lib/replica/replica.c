@@ -228,24 +228,27 @@ struct replica_sink {
 	char host[REPLICA_ID_SIZE];
 };
 
-/* Whether the subject's last record is this one (its Nats-Msg-Id): a
- * record taken whose answer was lost. */
+/* Whether the stream took this record already, its answer lost (a power
+ * cut lost the note of it, or the process died before it): the
+ * subject's last record is of this epoch, so this home's, and numbered
+ * this one or later. Its sequence is then this file's last. */
 static int
-taken_before(struct replica_sink *rs, const char *subject, const char *id,
-    uint64_t *stream_seq)
+taken_before(struct replica_sink *rs, const char *subject,
+    const capture_record *r, uint64_t *stream_seq)
 {
 	natsMsg *last = NULL;
 	jsErrCode jerr = 0;
-	const char *got = NULL;
-	int ours = js_GetLastMsg(&last, rs->rn->js, REPLICA_STREAM, subject,
+	const char *seq = NULL;
+	long long n = 0;
+	int taken = js_GetLastMsg(&last, rs->rn->js, REPLICA_STREAM, subject,
 	    NULL, &jerr) == NATS_OK &&
-	    natsMsgHeader_Get(last, "Nats-Msg-Id", &got) == NATS_OK &&
-	    strcmp(got, id) == 0;
-	if (ours)
+	    natsMsgHeader_Get(last, "Bakery-Seq", &seq) == NATS_OK &&
+	    bakery_parse_number(seq, 1, INT64_MAX, &n) == 0 && n >= r->seq;
+	if (taken)
 		*stream_seq = natsMsg_GetSequence(last);
 	if (last)
 		natsMsg_Destroy(last);
-	return ours;
+	return taken;
 }
 
 static int
@@ -323,7 +326,7 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 		return fenced(rs, r->relpath, "no stream takes this host's "
 		    "epoch");
 	if (jerr == WRONG_LAST_SEQUENCE)
-		return taken_before(rs, subject, id, stream_seq) ? 0
+		return taken_before(rs, subject, r, stream_seq) ? 0
 		    : fenced(rs, r->relpath, "another host wrote it since");
 	const char *text = nats_GetLastError(NULL);
 	return bakery_fail(EX_TEMPFAIL, "'%s' committed here, not yet "

@@ -263,10 +263,15 @@ capture_send_pending(sqlite3 *db)
 	if (!sqlite3_get_autocommit(db))
 		return bakery_fail(EX_SOFTWARE, "'%s': records sent inside a "
 		    "transaction", c->relpath);
+	/* Committed here, not yet recorded: the next writer sends it. */
+	bakery_crash_point("replica.before_send");
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return db_fail(db, rc, "cannot send the records");
 	int code = send_log(c);
+	/* Recorded, not yet noted as such, nor answered. */
+	if (!code)
+		bakery_crash_point("replica.after_send");
 	/* Committed whatever was sent, failed or not: the records the
 	 * stream took are not sent again. */
 	int level = synchronous(db);
