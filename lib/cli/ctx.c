@@ -92,6 +92,8 @@ void
 ctx_free(bakery_ctx *ctx)
 {
 	(void)birth_group_end(ctx); /* each birth answered for its own */
+	/* Before the queue, whose close waits for every NATS connection. */
+	replica_detach(ctx);
 	if (ctx->queue)
 		queue_close(ctx->queue);
 	if (ctx->alarms)
@@ -99,7 +101,6 @@ ctx_free(bakery_ctx *ctx)
 	keep_free(ctx->kept);
 	if (ctx->routes && ctx->routes_free)
 		ctx->routes_free(ctx->routes);
-	replica_detach(ctx);
 	free(ctx->home);
 	free(ctx->sandbox);
 	free(ctx->sandboxes);

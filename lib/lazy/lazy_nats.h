@@ -36,7 +36,8 @@
 	X(natsConnection_SubscribeSync) X(natsConnection_PublishRequestString) \
 	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
 	X(nats_GetVersion) X(nats_Now) X(nats_Sleep) X(js_DeleteConsumer) \
-	X(natsOptions_SetReconnectedCB) X(js_GetLastMsg) X(natsMsg_GetSequence)
+	X(natsOptions_SetReconnectedCB) X(js_GetLastMsg) X(natsMsg_GetSequence) \
+	X(js_Consumers) X(jsConsumerInfoList_Destroy) X(js_GetMsg) X(natsMsg_GetTime)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
 /* libnats loaded, then a connection to url, nats://HOST:PORT[,...]
@@ -121,5 +122,9 @@ int lazy_nats_connect(const char *url, natsConnectionHandler reconnected,
 #define natsOptions_SetReconnectedCB (*lazy_natsOptions_SetReconnectedCB)
 #define js_GetLastMsg (*lazy_js_GetLastMsg)
 #define natsMsg_GetSequence (*lazy_natsMsg_GetSequence)
+#define js_Consumers (*lazy_js_Consumers)
+#define jsConsumerInfoList_Destroy (*lazy_jsConsumerInfoList_Destroy)
+#define js_GetMsg (*lazy_js_GetMsg)
+#define natsMsg_GetTime (*lazy_natsMsg_GetTime)
 
 #endif

@@ -251,6 +251,27 @@ taken_before(struct replica_sink *rs, const char *subject,
 	return taken;
 }
 
+/* Whether the stream still takes this host's epoch: a publish that
+ * found no stream may have met a leader's election, not a promotion.
+ * 1 too when the stream cannot be read: not known to be fenced. */
+static int
+takes_epoch(struct replica_sink *rs)
+{
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	char want[64];
+	snprintf(want, sizeof want, "%s.%s.>", REPLICA_PREFIX,
+	    rs->base.epoch);
+	if (js_GetStreamInfo(&si, rs->rn->js, REPLICA_STREAM, NULL, &jerr) !=
+	    NATS_OK)
+		return jerr != 10059; /* JetStream's "stream not found" */
+	int takes = 0;
+	for (int i = 0; i < si->Config->SubjectsLen; i++)
+		takes |= strcmp(si->Config->Subjects[i], want) == 0;
+	jsStreamInfo_Destroy(si);
+	return takes;
+}
+
 static int
 fenced(struct replica_sink *rs, const char *relpath, const char *why)
 {
@@ -322,7 +343,7 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 		jsPubAck_Destroy(pa);
 		return 0;
 	}
-	if (s == NATS_NO_RESPONDERS)
+	if (s == NATS_NO_RESPONDERS && !takes_epoch(rs))
 		return fenced(rs, r->relpath, "no stream takes this host's "
 		    "epoch");
 	if (jerr == WRONG_LAST_SEQUENCE)
@@ -349,6 +370,12 @@ replica_attach(bakery_ctx *ctx)
 	if (!ctx->queue_url || strncmp(ctx->queue_url, "nats://", 7) != 0)
 		return bakery_fail(EX_CONFIG, "'%s' is a replicated home: its "
 		    "queue is nats:// (BAKERY_QUEUE, --queue)", ctx->home);
+	/* Its records are numbered by its files' commits, which must not be
+	 * lost to a power cut: another commit would take a lost one's
+	 * number, and the stream, holding that number, would not take it. */
+	if (ctx->sync_normal)
+		return bakery_fail(EX_CONFIG, "'%s' is a replicated home: its "
+		    "commits are synced (BAKERY_SYNC=full)", ctx->home);
 	struct replica_sink *rs = bakery_xmalloc(sizeof *rs);
 	*rs = (struct replica_sink){ .base.send = sink_send, .ctx = ctx };
 	memcpy(rs->base.epoch, c.epoch, REPLICA_ID_SIZE);

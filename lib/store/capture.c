@@ -15,6 +15,23 @@
 
 #define CAPTURE_KEY "bakery.capture"
 
+/* A connection's capture is its client data (SQLite 3.44): a library
+ * older than that (SQLITE=system, Debian 12's 3.40.1) replicates
+ * nothing, and a replicated home refuses it (capture_attach). */
+#if SQLITE_VERSION_NUMBER >= 3044000
+#define CAPTURED 1
+#define set_capture(db, c, free) \
+	sqlite3_set_clientdata((db), CAPTURE_KEY, (c), (free))
+#define get_capture(db) sqlite3_get_clientdata((db), CAPTURE_KEY)
+#else
+#define CAPTURED 0
+#define set_capture(db, c, free) ((void)(db), (void)(c), SQLITE_ERROR)
+#define get_capture(db) ((void)(db), NULL)
+#endif
+#ifndef SQLITE_SESSION_OBJCONFIG_ROWID
+#define SQLITE_SESSION_OBJCONFIG_ROWID 2
+#endif
+
 struct capture {
 	sqlite3 *db;
 	sqlite3_session *session;
@@ -83,7 +100,7 @@ unrecorded_commit(void *arg)
 static struct capture *
 capture_of(sqlite3 *db)
 {
-	return db ? sqlite3_get_clientdata(db, CAPTURE_KEY) : NULL;
+	return db ? get_capture(db) : NULL;
 }
 
 int
@@ -91,6 +108,9 @@ capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 {
 	if (!ctx->replica || !db)
 		return 0;
+	if (!CAPTURED)
+		return bakery_fail(EX_CONFIG, "a replicated home needs SQLite "
+		    "3.44 or later: this bakery runs %s", sqlite3_libversion());
 	size_t hl = strlen(ctx->home);
 	if (strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
 		return bakery_fail(EX_SOFTWARE, "'%s' is not in the home '%s'",
@@ -103,8 +123,7 @@ capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 	*c = (struct capture){ .db = db, .sink = ctx->replica,
 		.relpath = bakery_xstrdup(path + hl + 1), .copy = copy };
 	/* The one before, if any, is freed by SQLite. */
-	if (sqlite3_set_clientdata(db, CAPTURE_KEY, c, capture_free) !=
-	    SQLITE_OK) {
+	if (set_capture(db, c, capture_free) != SQLITE_OK) {
 		capture_free(c);
 		return bakery_fail(EX_SOFTWARE, "cannot attach the capture");
 	}

@@ -26,7 +26,11 @@
 void
 db_relaxed(bakery_ctx *ctx, sqlite3 *db, int relaxed)
 {
-	if (ctx->sync_normal || strcmp(wal_journal_mode(), "wal") != 0)
+	/* A replicated home's records are numbered by its files' commits:
+	 * a commit lost to a power cut would give its number to another
+	 * (capture.h). */
+	if (ctx->sync_normal || ctx->replica ||
+	    strcmp(wal_journal_mode(), "wal") != 0)
 		return;
 	sqlite3_exec(db, relaxed ? "PRAGMA synchronous=NORMAL"
 				 : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
