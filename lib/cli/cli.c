@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "../net/gateway.h"
+#include "../net/span.h"
 #include "../base/json.h"
 #include "../queue/queue.h"
 #include "../base/util.h"
@@ -254,6 +255,11 @@ cli_exit(bakery_ctx *ctx, int code)
 		if (!code)
 			code = EX_IOERR;
 	}
+	/* The spans sent now, the output closed, and not by exit's handlers:
+	 * a library loaded since span_on() (libcurl for an http: or https:
+	 * subscriber, OpenSSL under it) registered its own end after ours,
+	 * to run before it. */
+	span_flush();
 	exit(code);
 }
 

@@ -102,7 +102,8 @@ void cli_report(void *unused, jv v);
  * {"address","file","error","code"}), one error line each on stderr;
  * returns the first one's code, 0 when there is none. Consumes unread. */
 int cli_say_unread(jv unread);
-/* Closes stdout, frees ctx, exits with code (74 if stdout failed). */
+/* Frees ctx, closes stdout, sends the spans held (span.h), exits with
+ * code (74 if stdout failed). */
 _Noreturn void cli_exit(bakery_ctx *ctx, int code);
 
 /* Whether the program should read its operands from stdin: no operands

@@ -335,18 +335,21 @@ count_dropped(size_t n)
 	free(path);
 }
 
-/* 0 when the collector took the request (2xx), else why not in err. */
+/* 0 when the collector took the request (2xx), else why not in err.
+ * curl_global_init once for the process and no cleanup: a cleanup and an
+ * init again after it is what breaks (OpenSSL's state, freed, used). */
 static int
 post(const char *body, size_t len, char err[CURL_ERROR_SIZE])
 {
+	static int started;
 	err[0] = '\0';
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	if (!started && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, CURL_ERROR_SIZE, "curl_global_init failed");
 		return -1;
 	}
+	started = 1;
 	CURL *curl = curl_easy_init();
 	if (!curl) {
-		curl_global_cleanup();
 		snprintf(err, CURL_ERROR_SIZE, "curl_easy_init failed");
 		return -1;
 	}
@@ -364,7 +367,6 @@ post(const char *body, size_t len, char err[CURL_ERROR_SIZE])
 		snprintf(err, CURL_ERROR_SIZE, "the collector answered %ld",
 		    code);
 	curl_easy_cleanup(curl);
-	curl_global_cleanup();
 	return c == CURLE_OK && code >= 200 && code <= 299 ? 0 : -1;
 }
 

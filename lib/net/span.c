@@ -33,24 +33,33 @@ nanos(int64_t ns)
 	return jv_string_fmt("%lld", (long long)ns);
 }
 
+static void
+at_end(void)
+{
+	span_flush();
+}
+
 void
 span_flush(void)
 {
+	static int again;
 	pthread_mutex_lock(&lock);
 	jv spans = buffered ? buffer : jv_invalid();
 	buffered = 0;
 	pthread_mutex_unlock(&lock);
 	/* A forked child leaves its parent's spans to the parent. */
-	if (jv_is_valid(spans) && getpid() == owner)
-		otlp_send(spans);
-	else
+	if (!jv_is_valid(spans) || getpid() != owner) {
 		jv_free(spans);
-}
-
-static void
-at_end(void)
-{
-	span_flush();
+		return;
+	}
+	otlp_send(spans);
+	/* The first send loaded libcurl, and what it loads registers its own
+	 * end (OpenSSL's cleanup, at its first init), to run before ours:
+	 * a send after it crashes. Ours again, now after theirs. */
+	if (!again) {
+		again = 1;
+		atexit(at_end);
+	}
 }
 
 int

@@ -4,8 +4,9 @@
  *
  * Owns: a span begun and ended (OTLP/JSON: ids as lowercase hex, times as
  * unix nanoseconds in strings, kinds as integers), its attributes, links
- * and error status; the buffer of ended spans, sent when 512 are waiting
- * and at the process's end (atexit, in the process that recorded them).
+ * and error status; the buffer of ended spans, sent when 512 are waiting,
+ * at the end of the program (cli_exit) and at the process's (atexit, in
+ * the process that recorded them).
  *
  * Promises: when export is off (span_on() 0) nothing is recorded and
  * nothing allocated: callers test span_on() before they begin one. A

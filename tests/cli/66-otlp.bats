@@ -20,6 +20,7 @@ SYSTEM=bakery
 teardown() {
 	lighttpd_stop
 	[ -z "${RECEIVER:-}" ] || kill "$RECEIVER" 2>/dev/null || true
+	[ -z "${HOOKS:-}" ] || kill "$HOOKS" 2>/dev/null || true
 }
 
 # receiver MODE: tests/otlp-receiver.mjs in MODE (ok, 500, hang) on a port
@@ -265,6 +266,69 @@ s cret,2,shop,test,send bakery-events"
 	TRACEPARENT=$PARENT bakery-order pay "$id" >/dev/null
 	assert_equal "$(jq -c 'select(.name == "pay order") | [.traceId, .parentSpanId, .links]' "$SPANS")" \
 		"[\"$TRACE\",\"$CALLER\",[{\"traceId\":\"$trace\",\"spanId\":\"$place\"}]]"
+}
+
+@test "a drain that holds more than a request's 512 spans: one send mid-drain, the rest at its end, every span there, every parent known" {
+	receiver ok
+	# 50 orders placed and paid: 150 events, whose drain makes 650 spans
+	# (a process span for each event, an apply for each of its 9
+	# subscribers in all, a send for each OrderPaid it relays).
+	n=50
+	for i in $(seq "$n"); do
+		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"]}\n' "$i" "$DAY"
+	done | bakery-order --batch >"$BATS_TEST_TMPDIR/placed"
+	jq -c '{cmd: "pay", order: .result.id}' "$BATS_TEST_TMPDIR/placed" |
+		bakery-order --batch >"$BATS_TEST_TMPDIR/paid"
+	assert_equal "$(jq -s 'map(select(.exit != 0)) | length' "$BATS_TEST_TMPDIR/placed" "$BATS_TEST_TMPDIR/paid")" 0
+	run --separate-stderr bakery-consume --drain
+	assert_success
+	assert_equal "$(grep -c '"outcome":"acked"' <<<"$output")" $((3 * n))
+	[[ "$stderr" != *spans_not_sent* ]] || fail "stderr: $stderr"
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
+	assert_equal "$(jq -s 'map(select(.invalid)) | length' "$SPANS")" 0
+	jq -c 'select(.resource["service.name"] == "bakery-consume")' "$SPANS" >"$BATS_TEST_TMPDIR/drain"
+	assert_equal "$(jq -s length "$BATS_TEST_TMPDIR/drain")" $((13 * n))
+	# Two requests (each span carries its request's headers): the 512 sent
+	# when the buffer filled, the 138 left sent at the end.
+	assert_equal "$(jq -r -s 'group_by(.headers["content-length"]) | map(length) | sort | join(" ")' "$BATS_TEST_TMPDIR/drain")" \
+		"$((13 * n - 512)) 512"
+	# Every event processed once, the last ones too.
+	assert_equal "$(jq -r -s "$ATTR"' map(select(.name == "process bakery-events") | attr("messaging.message.id")) | unique | length' "$BATS_TEST_TMPDIR/drain")" $((3 * n))
+	assert_equal "$(jq -r 'select(.name == "process bakery-events") | .spanId' "$BATS_TEST_TMPDIR/drain" | wc -l)" $((3 * n))
+	assert_equal "$(grep -o '"id":"evt_[0-9a-f]*"' <<<"$output" | cut -d'"' -f4 | sort)" \
+		"$(jq -r -s "$ATTR"' map(select(.name == "process bakery-events") | attr("messaging.message.id")) | sort[]' "$BATS_TEST_TMPDIR/drain")"
+	# Each apply a child of a process span; each send a child of one too.
+	assert_equal "$(jq -s '(map(select(.name == "process bakery-events") | .spanId)) as $p |
+		map(select((.name | startswith("apply ")) and (.parentSpanId as $x | $p | index($x)))) | length' "$BATS_TEST_TMPDIR/drain")" $((9 * n))
+	assert_equal "$(jq -s 'map(select(.name == "send bakery-events")) | length' "$BATS_TEST_TMPDIR/drain")" "$n"
+	# Every parent and link, in the whole export (the places and pays
+	# too), is a span that was sent.
+	assert_equal "$(jq -s '(map(.spanId)) as $known | map(select(.parentSpanId and
+		(.parentSpanId as $p | $known | index($p) | not))) | length' "$SPANS")" 0
+	assert_equal "$(jq -s '(map(.spanId)) as $known | map(.links // [] | .[] | select(.spanId as $l | $known | index($l) | not)) | length' "$SPANS")" 0
+}
+
+@test "an http: subscriber in a traced drain: libcurl loaded by its delivery, the spans still sent at the drain's end" {
+	receiver ok
+	# Its delivery loads libcurl, and with it OpenSSL, which registers its
+	# own end at exit; the spans must not be sent after it.
+	(umask 077; echo whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw >"$BATS_TEST_TMPDIR/key")
+	RECEIVER_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw python3 "$TOP/tests/webhook-receiver.py" \
+		"$BATS_TEST_TMPDIR/hookport" "$BATS_TEST_TMPDIR/hooks.log" 3>&- &
+	HOOKS=$!
+	for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/hookport" ] && break; sleep 0.1; done
+	{ cat "$TOP/share/routes"
+	  echo "OrderPaid http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/hookport")/ok name=erp secret=$BATS_TEST_TMPDIR/key"; } >"$BAKERY_HOME/routes"
+	paid_order ada >/dev/null
+	run --separate-stderr bakery-consume --drain
+	assert_success
+	assert_equal "$(grep -c '"outcome":"acked"' <<<"$output")" 3
+	assert_equal "$(jq -r 'select(.path == "/ok") | .valid' "$BATS_TEST_TMPDIR/hooks.log")" true
+	[[ "$stderr" != *spans_not_sent* ]] || fail "stderr: $stderr"
+	# The drain's spans: the three deliveries, the hook's apply among them.
+	assert_equal "$(jq -s "$ATTR"' map(select(.resource["service.name"] == "bakery-consume" and .name == "process bakery-events")) | length' "$SPANS")" 3
+	assert_equal "$(jq -r -s "$ATTR"' map(select(.resource["service.name"] == "bakery-consume" and .name == "apply external/erp") | attr("bakery.status"))[]' "$SPANS")" 200
+	assert_equal "$(bakery-status --json | jq .spans_dropped)" 0
 }
 
 # console_signin: an account ada, signed in under lighttpd; JAR its
