@@ -97,38 +97,35 @@ json_parse(const char *text, size_t len, jv *out)
 	return 0;
 }
 
-typedef struct text {
-	char *p;
-	size_t n, cap;
-} text;
-
-static void
-put(text *t, const char *s, size_t n)
+void
+json_buf_grow(json_buf *b, size_t n)
 {
-	if (t->cap - t->n <= n) {
-		while (t->cap - t->n <= n)
-			t->cap *= 2;
-		t->p = bakery_xrealloc(t->p, t->cap);
-	}
-	memcpy(t->p + t->n, s, n);
-	t->n += n;
+	if (b->cap > b->n && b->cap - b->n > n)
+		return;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->n <= n)
+		cap *= 2;
+	b->p = bakery_xrealloc(b->p, cap);
+	b->cap = cap;
 }
 
-/* The string (borrowed) as libjq writes it: '"' and '\' escaped, the
- * control bytes and DEL as \b \t \n \f \r or \u00XX, the rest (UTF-8,
- * valid in every jv string) as it is. */
-static void
-put_string(text *t, jv s)
+/* n bytes of p (UTF-8) as a JSON string, as libjq writes one: '"' and
+ * '\' escaped, the control bytes and DEL as \b \t \n \f \r or \u00XX,
+ * the rest as it is. 1 when a byte was above 0x7f (for one who must
+ * check that the text is UTF-8), else 0. */
+static int
+put_escaped(json_buf *b, const unsigned char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)jv_string_value(s);
-	size_t n = (size_t)jv_string_length_bytes(jv_copy(s)), from = 0;
-	put(t, "\"", 1);
+	size_t from = 0;
+	unsigned high = 0;
+	json_buf_put(b, "\"", 1);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = p[i];
+		high |= c;
 		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
 			continue;
-		put(t, (const char *)p + from, i - from);
+		json_buf_put(b, (const char *)p + from, i - from);
 		from = i + 1;
 		char esc[6] = { '\\', 0 };
 		switch (c) {
@@ -142,52 +139,104 @@ put_string(text *t, jv s)
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
 			esc[5] = hex[c & 15];
-			put(t, esc, 6);
+			json_buf_put(b, esc, 6);
 			continue;
 		}
-		put(t, esc, 2);
+		json_buf_put(b, esc, 2);
 	}
-	put(t, (const char *)p + from, n - from);
-	put(t, "\"", 1);
+	json_buf_put(b, (const char *)p + from, n - from);
+	json_buf_put(b, "\"", 1);
+	return high > 0x7f;
+}
+
+/* The string s (borrowed): UTF-8, as every jv string is. */
+static void
+put_string(json_buf *b, jv s)
+{
+	(void)put_escaped(b, (const unsigned char *)jv_string_value(s),
+	    (size_t)jv_string_length_bytes(jv_copy(s)));
+}
+
+void
+json_buf_str(json_buf *b, const char *s)
+{
+	size_t n = strlen(s), at = b->n;
+	/* ASCII, the usual, in one pass; else checked after. */
+	if (!put_escaped(b, (const unsigned char *)s, n) ||
+	    bakery_utf8_valid(s, n))
+		return;
+	/* Invalid UTF-8 written again, as libjq makes it a string (each bad
+	 * byte U+FFFD): as jv_string(s) written would have been. */
+	b->n = at;
+	jv v = jv_string(s);
+	put_string(b, v);
+	jv_free(v);
+}
+
+void
+json_buf_int(json_buf *b, int64_t i)
+{
+	char digits[24], *q = digits + sizeof digits;
+	uint64_t u = i < 0 ? -(uint64_t)i : (uint64_t)i;
+	do
+		*--q = (char)('0' + u % 10);
+	while (u /= 10);
+	if (i < 0)
+		*--q = '-';
+	json_buf_put(b, q, (size_t)(digits + sizeof digits - q));
+}
+
+char *
+json_buf_take(json_buf *b, size_t *len)
+{
+	json_buf_grow(b, 0);
+	char *p = b->p;
+	p[b->n] = '\0';
+	if (len)
+		*len = b->n;
+	*b = (json_buf){ 0 };
+	return p;
+}
+
+void
+json_buf_free(json_buf *b)
+{
+	free(b->p);
+	*b = (json_buf){ 0 };
 }
 
 /* The number v (borrowed). */
 static void
-put_number(text *t, jv v)
+put_number(json_buf *t, jv v)
 {
 	double d = jv_number_value(v);
 	if (d == floor(d) && fabs(d) < 1e15) {
-		char digits[24], *q = digits + sizeof digits;
-		int64_t i = (int64_t)d;
-		uint64_t u = i < 0 ? (uint64_t)-i : (uint64_t)i;
-		do
-			*--q = (char)('0' + u % 10);
-		while (u /= 10);
-		if (i < 0 || (i == 0 && signbit(d)))
-			*--q = '-';
-		put(t, q, (size_t)(digits + sizeof digits - q));
+		if (d == 0 && signbit(d))
+			json_buf_put(t, "-", 1);
+		json_buf_int(t, (int64_t)d);
 		return;
 	}
 	/* A fraction, a large number, NaN: libjq's own digits. */
 	jv s = jv_dump_string(jv_copy(v), 0);
-	put(t, jv_string_value(s), (size_t)jv_string_length_bytes(jv_copy(s)));
+	json_buf_put(t, jv_string_value(s),
+	    (size_t)jv_string_length_bytes(jv_copy(s)));
 	jv_free(s);
 }
 
 /* v, borrowed. */
 static void
-put_value(text *t, jv v)
+put_value(json_buf *t, jv v)
 {
 	int first = 1;
 	switch (jv_get_kind(v)) {
 	case JV_KIND_NULL:
-		put(t, "null", 4);
+		json_buf_put(t, "null", 4);
 		break;
 	case JV_KIND_TRUE:
-		put(t, "true", 4);
+		json_buf_put(t, "true", 4);
 		break;
 	case JV_KIND_FALSE:
-		put(t, "false", 5);
+		json_buf_put(t, "false", 5);
 		break;
 	case JV_KIND_NUMBER:
 		put_number(t, v);
@@ -196,33 +245,33 @@ put_value(text *t, jv v)
 		put_string(t, v);
 		break;
 	case JV_KIND_ARRAY:
-		put(t, "[", 1);
+		json_buf_put(t, "[", 1);
 		jv_array_foreach(v, i, el) {
 			if (i > 0)
-				put(t, ",", 1);
+				json_buf_put(t, ",", 1);
 			put_value(t, el);
 			jv_free(el);
 		}
-		put(t, "]", 1);
+		json_buf_put(t, "]", 1);
 		break;
 	case JV_KIND_OBJECT:
-		put(t, "{", 1);
+		json_buf_put(t, "{", 1);
 		jv_object_foreach(v, key, el) {
 			if (!first)
-				put(t, ",", 1);
+				json_buf_put(t, ",", 1);
 			first = 0;
 			put_string(t, key);
-			put(t, ":", 1);
+			json_buf_put(t, ":", 1);
 			put_value(t, el);
 			jv_free(key);
 			jv_free(el);
 		}
-		put(t, "}", 1);
+		json_buf_put(t, "}", 1);
 		break;
 	default: {
 		/* Invalid: as libjq writes it. */
 		jv s = jv_dump_string(jv_copy(v), 0);
-		put(t, jv_string_value(s),
+		json_buf_put(t, jv_string_value(s),
 		    (size_t)jv_string_length_bytes(jv_copy(s)));
 		jv_free(s);
 	}
@@ -232,11 +281,8 @@ put_value(text *t, jv v)
 char *
 json_dump(jv v, size_t *len)
 {
-	text t = { bakery_xmalloc(256), 0, 256 };
+	json_buf t = { 0 };
 	put_value(&t, v);
 	jv_free(v);
-	t.p[t.n] = '\0';
-	if (len)
-		*len = t.n;
-	return t.p;
+	return json_buf_take(&t, len);
 }

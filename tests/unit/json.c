@@ -45,6 +45,83 @@ same_text(const char *json)
 	return jv_is_valid(v) ? same(v, json) : (jv_free(v), 0);
 }
 
+/* Whether json_buf_str writes s as libjq writes jv_string(s). */
+static int
+same_str(const char *s)
+{
+	json_buf b = { 0 };
+	json_buf_put(&b, "[", 1);
+	json_buf_str(&b, s);
+	json_buf_put(&b, "]", 1);
+	char *got = json_buf_take(&b, NULL);
+	jv want = jv_dump_string(JV_ARRAY(jv_string(s)), 0);
+	int eq = strcmp(got, jv_string_value(want)) == 0 && b.p == NULL &&
+	    b.n == 0;
+	if (!eq)
+		printf("# got %s, want %s\n", got, jv_string_value(want));
+	free(got);
+	jv_free(want);
+	return eq;
+}
+
+/* The buffer written piece by piece: many pieces, the buffer moved as it
+ * grew, taken, then written again from empty. */
+static void
+json_buf_pieces(void)
+{
+	ok(same_str("") && same_str("plain") &&
+	    same_str("q\" b\\ \x01\x1f\x7f\n\t\r\b\f") &&
+	    same_str("é ✓ 😀"),
+	    "json_buf_str: escapes and UTF-8 written as libjq writes them");
+	ok(same_str("bad \xff byte") && same_str("\xc3") &&
+	    same_str("over\xc0\xaflong") && same_str("\xed\xa0\x80 half") &&
+	    same_str("é then \xe2\x9c"),
+	    "json_buf_str: invalid UTF-8 made a string as jv_string makes it");
+	json_buf b = { 0 };
+	jv want = jv_array();
+	for (int i = 0; i < 5000; i++) {
+		json_buf_put(&b, i ? ",[" : "[[", 2);
+		json_buf_int(&b, (int64_t)i * 1000003 - 2500000000LL);
+		json_buf_put(&b, ",", 1);
+		json_buf_str(&b, i % 2 ? "odd\"" : "even");
+		json_buf_put(&b, "]", 1);
+		want = jv_array_append(want, JV_ARRAY(
+		    jv_number((double)((int64_t)i * 1000003 - 2500000000LL)),
+		    jv_string(i % 2 ? "odd\"" : "even")));
+	}
+	json_buf_put(&b, "]", 1);
+	size_t len;
+	char *text = json_buf_take(&b, &len);
+	jv w = jv_dump_string(want, 0);
+	ok(len == strlen(text) && strcmp(text, jv_string_value(w)) == 0,
+	    "json_buf: 5000 pieces, the buffer grown many times, read back "
+	    "as libjq writes the same");
+	free(text);
+	jv_free(w);
+	ok(b.p == NULL && b.n == 0 && b.cap == 0,
+	    "json_buf_take leaves the buffer empty");
+	json_buf_put(&b, "{}", 2);
+	text = json_buf_take(&b, &len);
+	ok(len == 2 && strcmp(text, "{}") == 0,
+	    "a buffer taken is written again from empty");
+	free(text);
+	json_buf_int(&b, INT64_MIN);
+	json_buf_put(&b, " ", 1);
+	json_buf_int(&b, INT64_MAX);
+	json_buf_put(&b, " ", 1);
+	json_buf_int(&b, 0);
+	text = json_buf_take(&b, NULL);
+	is_str(text, "-9223372036854775808 9223372036854775807 0",
+	    "json_buf_int: the smallest, the largest, 0");
+	free(text);
+	text = json_buf_take(&b, &len);
+	ok(len == 0 && text[0] == '\0', "an empty buffer taken is \"\"");
+	free(text);
+	json_buf_str(&b, "x");
+	json_buf_free(&b);
+	ok(b.p == NULL && b.n == 0 && b.cap == 0, "json_buf_free empties it");
+}
+
 int
 main(void)
 {
@@ -114,5 +191,6 @@ main(void)
 	    "json_parse: invalid UTF-8 and unfinished text are refused");
 	ok(parsed("\"\\u00e9\\ud83d\\ude00\"") == 0,
 	    "json_parse: escaped UTF-16 pairs are text");
+	json_buf_pieces();
 	return done_testing();
 }
