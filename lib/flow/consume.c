@@ -53,7 +53,7 @@ deliver(bakery_ctx *ctx, queue_message *msgs, size_t n, apply_result *r,
 			    "malformed envelope: %s", bakery_error());
 			env[i] = jv_null();
 			if (spans)
-				spans[i].json = jv_invalid();
+				spans[i] = (span){ 0 };
 			continue;
 		}
 		if (spans)

@@ -22,9 +22,8 @@
 #ifndef BAKERY_OTLP_H
 #define BAKERY_OTLP_H
 
+#include <stddef.h>
 #include <stdint.h>
-
-#include <jv.h>
 
 #include "../base/tracectx.h"
 
@@ -36,9 +35,10 @@ int otlp_on(void);
 /* Whether a span whose parent is parent (NULL: a new trace with trace id
  * trace_id) is recorded and sampled, as the sampler says. */
 int otlp_sample(const trace_ctx *parent, const char *trace_id);
-/* Sends spans (an array of OTLP/JSON spans, consumed) in one request;
- * those not accepted counted in HOME/.spans-dropped. */
-void otlp_send(jv spans);
+/* Sends n spans in one request: spans, len bytes, is their OTLP/JSON
+ * text, comma-separated (span.c writes it; borrowed); those not accepted
+ * counted in HOME/.spans-dropped. */
+void otlp_send(const char *spans, size_t len, size_t n);
 /* The spans counted as not sent in home's count (0 when none). */
 int64_t otlp_dropped(const char *home);
 

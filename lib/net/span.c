@@ -15,7 +15,11 @@
 #define SPAN_BUFFER 512
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static jv buffer;
+/* The ended spans' text, comma-separated, and how many. A flush takes
+ * the text whole (json_buf_take) under the lock and leaves the buffer
+ * empty: the next span_end starts a new one, so nothing ever writes into
+ * a text being sent, and no pointer into the buffer outlives the lock. */
+static json_buf pending;
 static size_t buffered;
 static pid_t owner;
 
@@ -25,12 +29,6 @@ span_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static jv
-nanos(int64_t ns)
-{
-	return jv_string_fmt("%lld", (long long)ns);
 }
 
 static void
@@ -44,15 +42,17 @@ span_flush(void)
 {
 	static int again;
 	pthread_mutex_lock(&lock);
-	jv spans = buffered ? buffer : jv_invalid();
+	size_t n = buffered, len = 0;
+	char *text = n ? json_buf_take(&pending, &len) : NULL;
 	buffered = 0;
 	pthread_mutex_unlock(&lock);
 	/* A forked child leaves its parent's spans to the parent. */
-	if (!jv_is_valid(spans) || getpid() != owner) {
-		jv_free(spans);
+	if (!text || getpid() != owner) {
+		free(text);
 		return;
 	}
-	otlp_send(spans);
+	otlp_send(text, len, n);
+	free(text);
 	/* The first send loaded libcurl, and what it loads registers its own
 	 * end (OpenSSL's cleanup, at its first init), to run before ours:
 	 * a send after it crashes. Ours again, now after theirs. */
@@ -78,11 +78,27 @@ span_on(void)
 	return on;
 }
 
+/* s not recorded, holding nothing. */
+static void
+clear(span *s)
+{
+	s->on = 0;
+	s->attrs = 0;
+	s->text = s->links = s->status = (json_buf){ 0 };
+}
+
+/* A span id or a trace id: lowercase hex (tracectx.h). */
+static void
+put_id(json_buf *b, const char *id)
+{
+	json_buf_put(b, id, strlen(id));
+}
+
 void
 span_begin(span *s, const char *name, enum span_kind kind,
     const trace_ctx *parent)
 {
-	s->json = jv_invalid();
+	clear(s);
 	if (parent)
 		tracectx_child(parent, &s->ctx);
 	else
@@ -93,20 +109,26 @@ span_begin(span *s, const char *name, enum span_kind kind,
 	memcpy(s->ctx.flags, sampled ? "01" : "00", 3);
 	if (!sampled)
 		return;
-	jv j = jv_object();
-	j = jv_object_set(j, jv_string("traceId"), jv_string(s->ctx.trace_id));
-	j = jv_object_set(j, jv_string("spanId"), jv_string(s->ctx.span_id));
-	if (parent)
-		j = jv_object_set(j, jv_string("parentSpanId"),
-		    jv_string(parent->span_id));
-	if (s->ctx.state[0])
-		j = jv_object_set(j, jv_string("traceState"),
-		    jv_string(s->ctx.state));
-	j = jv_object_set(j, jv_string("name"), jv_string(name));
-	j = jv_object_set(j, jv_string("kind"), jv_number(kind));
-	j = jv_object_set(j, jv_string("startTimeUnixNano"),
-	    nanos(span_now_ns()));
-	s->json = j;
+	s->on = 1;
+	s->start = span_now_ns();
+	json_buf *b = &s->text;
+	json_buf_lit(b, "{\"traceId\":\"");
+	put_id(b, s->ctx.trace_id);
+	json_buf_lit(b, "\",\"spanId\":\"");
+	put_id(b, s->ctx.span_id);
+	if (parent) {
+		json_buf_lit(b, "\",\"parentSpanId\":\"");
+		put_id(b, parent->span_id);
+	}
+	json_buf_lit(b, "\"");
+	if (s->ctx.state[0]) {
+		json_buf_lit(b, ",\"traceState\":");
+		json_buf_str(b, s->ctx.state);
+	}
+	json_buf_lit(b, ",\"name\":");
+	json_buf_str(b, name);
+	json_buf_lit(b, ",\"kind\":");
+	json_buf_int(b, kind);
 }
 
 void
@@ -115,7 +137,7 @@ span_continue(span *s, const char *name, enum span_kind kind,
 {
 	const trace_ctx *parent = given ? given : also;
 	if (!span_on()) {
-		s->json = jv_invalid();
+		clear(s);
 		if (parent)
 			tracectx_set(parent);
 		return;
@@ -129,80 +151,117 @@ span_continue(span *s, const char *name, enum span_kind kind,
 void
 span_start(span *s, int64_t start_ns)
 {
-	if (jv_is_valid(s->json))
-		s->json = jv_object_set(s->json,
-		    jv_string("startTimeUnixNano"), nanos(start_ns));
+	if (s->on)
+		s->start = start_ns;
 }
 
+/* An attribute's key and the start of its value of type (stringValue,
+ * intValue): the list opened at the first. */
 static void
-add(span *s, const char *list, jv item)
+attribute(span *s, const char *key, const char *type)
 {
-	jv l = jv_object_get(jv_copy(s->json), jv_string(list));
-	if (!jv_is_valid(l))
-		l = jv_array();
-	s->json = jv_object_set(s->json, jv_string(list),
-	    jv_array_append(l, item));
-}
-
-static void
-attribute(span *s, const char *key, jv value)
-{
-	jv a = jv_object_set(jv_object(), jv_string("key"), jv_string(key));
-	add(s, "attributes", jv_object_set(a, jv_string("value"), value));
+	json_buf *b = &s->text;
+	if (s->attrs++)
+		json_buf_lit(b, ",{\"key\":");
+	else
+		json_buf_lit(b, ",\"attributes\":[{\"key\":");
+	json_buf_str(b, key);
+	json_buf_lit(b, ",\"value\":{\"");
+	json_buf_put(b, type, strlen(type));
+	json_buf_lit(b, "\":");
 }
 
 void
 span_str(span *s, const char *key, const char *value)
 {
-	if (jv_is_valid(s->json) && value)
-		attribute(s, key, jv_object_set(jv_object(),
-		    jv_string("stringValue"), jv_string(value)));
+	if (!s->on || !value)
+		return;
+	attribute(s, key, "stringValue");
+	json_buf_str(&s->text, value);
+	json_buf_lit(&s->text, "}}");
 }
 
 void
 span_int(span *s, const char *key, long long value)
 {
-	if (jv_is_valid(s->json))
-		attribute(s, key, jv_object_set(jv_object(),
-		    jv_string("intValue"), jv_string_fmt("%lld", value)));
+	if (!s->on)
+		return;
+	/* OTLP/JSON writes a 64-bit integer as a string. */
+	attribute(s, key, "intValue");
+	json_buf_lit(&s->text, "\"");
+	json_buf_int(&s->text, value);
+	json_buf_lit(&s->text, "\"}}");
 }
 
 void
 span_link(span *s, const trace_ctx *t)
 {
-	if (!jv_is_valid(s->json))
+	if (!s->on)
 		return;
-	jv l = jv_object_set(jv_object(), jv_string("traceId"),
-	    jv_string(t->trace_id));
-	l = jv_object_set(l, jv_string("spanId"), jv_string(t->span_id));
-	add(s, "links", l);
+	json_buf *b = &s->links;
+	if (b->n)
+		json_buf_lit(b, ",");
+	json_buf_lit(b, "{\"traceId\":\"");
+	put_id(b, t->trace_id);
+	json_buf_lit(b, "\",\"spanId\":\"");
+	put_id(b, t->span_id);
+	json_buf_lit(b, "\"}");
 }
 
 void
 span_error(span *s, const char *message)
 {
-	if (!jv_is_valid(s->json))
+	if (!s->on)
 		return;
-	jv st = jv_object_set(jv_object(), jv_string("code"), jv_number(2));
-	st = jv_object_set(st, jv_string("message"),
-	    jv_string(message ? message : ""));
-	s->json = jv_object_set(s->json, jv_string("status"), st);
+	json_buf *b = &s->status;
+	b->n = 0; /* the last one given */
+	json_buf_lit(b, "{\"code\":2,\"message\":");
+	json_buf_str(b, message ? message : "");
+	json_buf_lit(b, "}");
+}
+
+/* Nanoseconds as OTLP/JSON writes a 64-bit integer: a string. */
+static void
+put_nanos(json_buf *b, int64_t ns)
+{
+	json_buf_lit(b, "\"");
+	json_buf_int(b, ns);
+	json_buf_lit(b, "\"");
 }
 
 void
 span_end(span *s)
 {
-	if (!jv_is_valid(s->json))
+	if (!s->on)
 		return;
-	jv j = jv_object_set(s->json, jv_string("endTimeUnixNano"),
-	    nanos(span_now_ns()));
-	s->json = jv_invalid();
+	int64_t end = span_now_ns();
 	pthread_mutex_lock(&lock);
-	if (!buffered)
-		buffer = jv_array();
-	buffer = jv_array_append(buffer, j);
+	json_buf *b = &pending;
+	if (buffered)
+		json_buf_lit(b, ",");
+	json_buf_put(b, s->text.p, s->text.n);
+	if (s->attrs)
+		json_buf_lit(b, "]");
+	json_buf_lit(b, ",\"startTimeUnixNano\":");
+	put_nanos(b, s->start);
+	json_buf_lit(b, ",\"endTimeUnixNano\":");
+	put_nanos(b, end);
+	if (s->links.n) {
+		json_buf_lit(b, ",\"links\":[");
+		json_buf_put(b, s->links.p, s->links.n);
+		json_buf_lit(b, "]");
+	}
+	if (s->status.n) {
+		json_buf_lit(b, ",\"status\":");
+		json_buf_put(b, s->status.p, s->status.n);
+	}
+	json_buf_lit(b, "}");
 	int full = ++buffered >= SPAN_BUFFER;
 	pthread_mutex_unlock(&lock);
+	json_buf_free(&s->text);
+	json_buf_free(&s->links);
+	json_buf_free(&s->status);
+	clear(s);
 	if (full)
 		span_flush();
 }

@@ -4,9 +4,11 @@
  *
  * Owns: a span begun and ended (OTLP/JSON: ids as lowercase hex, times as
  * unix nanoseconds in strings, kinds as integers), its attributes, links
- * and error status; the buffer of ended spans, sent when 512 are waiting,
- * at the end of the program (cli_exit) and at the process's (atexit, in
- * the process that recorded them).
+ * and error status, written as JSON text as they come (json.h's json_buf,
+ * no jv); the buffer of ended spans, one text that each span_end appends
+ * its span to, sent when 512 are waiting, at the end of the program
+ * (cli_exit) and at the process's (atexit, in the process that recorded
+ * them).
  *
  * Promises: when export is off (span_on() 0) nothing is recorded and
  * nothing allocated: callers test span_on() before they begin one. A
@@ -20,8 +22,7 @@
 
 #include <stdint.h>
 
-#include <jv.h>
-
+#include "../base/json.h"
 #include "../base/tracectx.h"
 
 enum span_kind {
@@ -32,9 +33,15 @@ enum span_kind {
 	SPAN_CONSUMER = 5,
 };
 
+/* { 0 } is a span not recorded, which every call below leaves alone. */
 typedef struct span {
-	jv json;       /* the span being recorded; invalid when not sampled */
-	trace_ctx ctx; /* its context: its trace, its own span id */
+	int on;          /* recorded: export on and sampled */
+	int64_t start;   /* unix nanoseconds */
+	size_t attrs;    /* attributes written in text */
+	json_buf text;   /* ids, name, kind, then the attributes */
+	json_buf links;  /* the links, comma-separated */
+	json_buf status; /* the status's object, when there is one */
+	trace_ctx ctx;   /* its context: its trace, its own span id */
 } span;
 
 /* 1 when spans are exported (otlp_on); the first call reads the
@@ -63,9 +70,10 @@ void span_int(span *s, const char *key, long long value);
 void span_link(span *s, const trace_ctx *t);
 /* Status ERROR with message. */
 void span_error(span *s, const char *message);
-/* Ends it now and puts it in the buffer. */
+/* Ends it now, puts it in the buffer (and frees what it held): a span
+ * ended is a span not recorded. */
 void span_end(span *s);
-/* Sends what the buffer holds. */
+/* Sends what the buffer holds, and empties it. */
 void span_flush(void);
 
 #endif

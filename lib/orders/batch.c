@@ -281,7 +281,7 @@ run_line(bakery_ctx *ctx, const char *line, size_t len,
 	    ? envelope_str(cmd, "cmd") : NULL;
 	int rc;
 	trace_ctx t;
-	span s = { .json = jv_invalid() };
+	span s = { 0 };
 	if (jv_get_kind(cmd) == JV_KIND_OBJECT) {
 		line_trace(ctx, cmd, &t, &s);
 		tracectx_set(&t);
