@@ -6,17 +6,16 @@
 #include "../core/envelope.h"
 #include "../base/util.h"
 
-#include <stdio.h>
 #include <string.h>
 
-/* bakery.order: the order the event is about, when its subject names
- * one. */
-static void
-order_of(span *s, jv env)
+/* The order the event is about, when its subject names one (for
+ * bakery.order), else NULL. */
+static const char *
+order_of(jv env)
 {
 	const char *subject = envelope_str(env, "subject");
-	if (subject && strncmp(subject, "order/", 6) == 0)
-		span_str(s, "bakery.order", subject + 6);
+	return subject && strncmp(subject, "order/", 6) == 0 ? subject + 6
+							     : NULL;
 }
 
 void
@@ -34,7 +33,7 @@ spans_process_begin(const bakery_ctx *ctx, span *s, jv *env,
 	span_str(s, "messaging.message.id", id);
 	span_str(s, "bakery.sandbox", envelope_str(*env, "sandbox"));
 	span_str(s, "bakery.event_type", envelope_str(*env, "type"));
-	order_of(s, *env);
+	span_str(s, "bakery.order", order_of(*env));
 	if (delivery > 0)
 		span_int(s, "bakery.delivery", delivery);
 	*env = envelope_set_trace(*env, &s->ctx);
@@ -51,19 +50,28 @@ spans_process_end(span *s, int status, const char *error,
 }
 
 void
-spans_apply(jv env, const char *address, int status, const char *error,
-    int64_t start_ns)
+spans_event_read(jv env, spans_event *e)
 {
-	trace_ctx parent;
-	int has = envelope_trace(env, &parent);
-	char name[BAKERY_ADDRESS_SIZE + 8];
-	snprintf(name, sizeof name, "apply %s", address);
+	e->has = envelope_trace(env, &e->parent);
+	e->sandbox = envelope_str(env, "sandbox");
+	e->order = order_of(env);
+}
+
+void
+spans_apply(const spans_event *e, const char *address, int status,
+    const char *error, int64_t start_ns)
+{
+	/* "apply ADDRESS", the address at most BAKERY_ADDRESS_SIZE - 1. */
+	char name[BAKERY_ADDRESS_SIZE + 8] = "apply ";
+	size_t n = strnlen(address, BAKERY_ADDRESS_SIZE - 1);
+	memcpy(name + 6, address, n);
+	name[6 + n] = '\0';
 	span s;
-	span_begin(&s, name, SPAN_INTERNAL, has ? &parent : NULL);
+	span_begin(&s, name, SPAN_INTERNAL, e->has ? &e->parent : NULL);
 	span_start(&s, start_ns);
 	span_str(&s, "bakery.subscriber", address);
-	span_str(&s, "bakery.sandbox", envelope_str(env, "sandbox"));
-	order_of(&s, env);
+	span_str(&s, "bakery.sandbox", e->sandbox);
+	span_str(&s, "bakery.order", e->order);
 	span_int(&s, "bakery.status", status);
 	if (!answer_applied(status))
 		span_error(&s, error[0] ? error : "refused");

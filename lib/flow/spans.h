@@ -28,9 +28,20 @@ void spans_process_begin(const bakery_ctx *ctx, span *s, jv *env,
  * dead-lettered, ...). */
 void spans_process_end(span *s, int status, const char *error,
     const char *outcome);
-/* The span of one subscriber's apply of env (whose traceparent is the
- * process span's), from start_ns to now. */
-void spans_apply(jv env, const char *address, int status,
+/* What the apply spans of one event share, read from its envelope once
+ * for all its subscribers. */
+typedef struct spans_event {
+	trace_ctx parent;    /* its traceparent: the process span's */
+	int has;             /* 0: it had none, parent is a new trace */
+	const char *sandbox; /* borrowed from the envelope, or NULL */
+	const char *order;   /* the order its subject names, or NULL */
+} spans_event;
+
+/* e of env (borrowed: e's strings live as long as env). */
+void spans_event_read(jv env, spans_event *e);
+/* The span of one subscriber's apply of the event e was read from, from
+ * start_ns to now. */
+void spans_apply(const spans_event *e, const char *address, int status,
     const char *error, int64_t start_ns);
 
 #endif

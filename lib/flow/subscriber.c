@@ -567,9 +567,14 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
 	first[n] = nd;
 	int64_t start = span_on() ? span_now_ns() : 0;
 	apply_all(ctx, ds, nd);
-	for (size_t j = 0; start && j < nd; j++)
-		spans_apply(ds[j].env, ds[j].address, ds[j].r->status,
-		    ds[j].r->error, start);
+	for (size_t i = 0; start && i < n; i++) {
+		spans_event e;
+		if (first[i] < first[i + 1])
+			spans_event_read(envs[i], &e);
+		for (size_t j = first[i]; j < first[i + 1]; j++)
+			spans_apply(&e, ds[j].address, ds[j].r->status,
+			    ds[j].r->error, start);
+	}
 	for (size_t i = 0; i < n; i++)
 		if (r[i].status == ANSWER_APPLIED)
 			fold(&r[i], ds + first[i], first[i + 1] - first[i]);
