@@ -159,6 +159,19 @@ tracectx_child(const trace_ctx *parent, trace_ctx *child)
 	bakery_hex(raw, 8, child->span_id);
 }
 
+int
+tracectx_read(const char *traceparent, const char *tracestate, trace_ctx *t)
+{
+	if (tracectx_parse(traceparent, t)) {
+		tracectx_new(t);
+		return 0;
+	}
+	t->state[0] = '\0';
+	if (tracestate && !tracectx_state_check(tracestate))
+		memcpy(t->state, tracestate, strlen(tracestate) + 1);
+	return 1;
+}
+
 void
 tracectx_format(const trace_ctx *t, char out[TRACEPARENT_SIZE])
 {

@@ -48,6 +48,12 @@ const char *tracectx_state_check(const char *s);
 void tracectx_new(trace_ctx *t);
 /* The same trace, flags and tracestate as parent, a new span id. */
 void tracectx_child(const trace_ctx *parent, trace_ctx *child);
+/* The trace of an event's own traceparent and tracestate (either NULL
+ * when absent): 1 and *t when the traceparent is valid (with the
+ * tracestate when valid), else 0 and a new trace in *t. Nothing warned
+ * of: bakery wrote them (tracectx_from is for what comes from outside). */
+int tracectx_read(const char *traceparent, const char *tracestate,
+    trace_ctx *t);
 /* "00-TRACEID-SPANID-FLAGS" in out. */
 void tracectx_format(const trace_ctx *t, char out[TRACEPARENT_SIZE]);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <sqlite3.h>
+
 const char *const envelope_types[] = {
 	"OrderPlaced", "PaymentSucceeded", "OrderPaid", NULL,
 };
@@ -73,16 +75,37 @@ envelope_set_trace(jv env, const trace_ctx *t)
 int
 envelope_trace(jv env, trace_ctx *t)
 {
-	const char *tp = envelope_str(env, "traceparent");
-	const char *ts = envelope_str(env, "tracestate");
-	if (tracectx_parse(tp, t)) {
+	return tracectx_read(envelope_str(env, "traceparent"),
+	    envelope_str(env, "tracestate"), t);
+}
+
+int
+envelope_text_trace(const char *text, trace_ctx *t)
+{
+	/* Prepared once, on a connection of its own that holds no file. */
+	static sqlite3 *db;
+	static sqlite3_stmt *st;
+	if (!st && (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE,
+	    NULL) != SQLITE_OK || sqlite3_prepare_v3(db,
+	    "SELECT iif(json_valid(?1), ?1 ->> '$.traceparent', NULL),"
+	    " iif(json_valid(?1), ?1 ->> '$.tracestate', NULL)", -1,
+	    SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)) {
+		sqlite3_close(db);
+		db = NULL;
+		st = NULL;
 		tracectx_new(t);
 		return 0;
 	}
-	t->state[0] = '\0';
-	if (ts && !tracectx_state_check(ts))
-		memcpy(t->state, ts, strlen(ts) + 1);
-	return 1;
+	int has = 0;
+	sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		has = tracectx_read((const char *)sqlite3_column_text(st, 0),
+		    (const char *)sqlite3_column_text(st, 1), t);
+	else
+		tracectx_new(t);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return has;
 }
 
 int

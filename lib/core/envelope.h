@@ -46,6 +46,12 @@ jv envelope_set_trace(jv env, const trace_ctx *t);
 /* The event's trace: 1 and *t when it carries a valid traceparent (and
  * its tracestate when valid), else 0 and a new trace in *t. */
 int envelope_trace(jv env, trace_ctx *t);
+/* The same of an envelope's text, not parsed by json_parse: its two
+ * fields read by SQLite's JSON functions, on a connection of its own (in
+ * memory), for a tenth of what libjq's reading of the whole envelope
+ * costs (the relay's send span, docs/costs.md). Text that is no valid
+ * JSON (json_valid) carries none. */
+int envelope_text_trace(const char *text, trace_ctx *t);
 
 /* The trace context of obj's "traceparent" and "tracestate" fields (an
  * envelope's, a --batch line's): 0 when it has neither (*t untouched);

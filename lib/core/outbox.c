@@ -6,7 +6,6 @@
 #include "envelope.h"
 #include "../queue/queue.h"
 #include "../net/span.h"
-#include "../base/json.h"
 #include "../base/util.h"
 
 #include <stdio.h>
@@ -155,11 +154,7 @@ send_span_begin(bakery_ctx *ctx, span *s, const queue_item *items,
 	trace_ctx *t = bakery_xmalloc(n * sizeof *t);
 	int one = 1;
 	for (size_t i = 0; i < n; i++) {
-		jv env;
-		if (json_parse(items[i].body, strlen(items[i].body), &env) ||
-		    !envelope_trace(env, &t[i]))
-			tracectx_new(&t[i]);
-		jv_free(env);
+		envelope_text_trace(items[i].body, &t[i]);
 		one &= strcmp(t[i].trace_id, t[0].trace_id) == 0;
 	}
 	span_begin(s, "send bakery-events", SPAN_PRODUCER, one ? &t[0] : NULL);

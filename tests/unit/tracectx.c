@@ -55,6 +55,57 @@ parsed(const char *extra)
 	return env;
 }
 
+/* Whether envelope_text_trace reads text (an outbox row's envelope) as
+ * envelope_trace reads it parsed: the same answer, the same context when
+ * there is one; text libjq cannot read carries none. */
+static int
+text_trace_same(const char *text)
+{
+	trace_ctx want, got;
+	jv env = jv_parse(text);
+	int has = jv_get_kind(env) == JV_KIND_OBJECT
+	    ? envelope_trace(env, &want) : 0;
+	jv_free(env);
+	int got_has = envelope_text_trace(text, &got);
+	int same = has == got_has && (!has ||
+	    (strcmp(want.trace_id, got.trace_id) == 0 &&
+	    strcmp(want.span_id, got.span_id) == 0 &&
+	    strcmp(want.flags, got.flags) == 0 &&
+	    strcmp(want.state, got.state) == 0));
+	char s[TRACEPARENT_SIZE];
+	trace_ctx back;
+	tracectx_format(&got, s);
+	return same && tracectx_parse(s, &back) == 0;
+}
+
+static void
+text_traces(void)
+{
+	static const char *const texts[] = {
+		"{\"traceparent\":\"" TP "\",\"tracestate\":\"a=1,b=\\\"x\\\"\"}",
+		"{\"id\":\"evt_1\",\"traceparent\":\"" TP "\",\"data\":{}}",
+		"{\"data\":{\"traceparent\":\"" TP "\"}}",
+		"{\"data\":{\"traceparent\":\"" TP "\"},\"traceparent\":"
+		    "\"00-" TRACE "-00f067aa0ba902b7-00\"}",
+		"{\"traceparent\":42}",
+		"{\"traceparent\":\"00-bad\"}",
+		"{\"traceparent\":\"" TP "\",\"tracestate\":\"A=1\"}",
+		"{\"traceparent\":\"" TP "\",\"tracestate\":[]}",
+		"{\"traceparent\":\"" TP "\",\"tracestate\":7}",
+		"{}",
+		"[1]",
+		"{\"traceparent\":\"" TP "\"",
+		"{\"traceparent\":\"" TP "\"} trailing",
+		"",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+		ok(text_trace_same(texts[i]), "envelope_text_trace reads %s "
+		    "as envelope_trace reads it", texts[i]);
+	trace_ctx t;
+	ok(envelope_text_trace(texts[0], &t) && strcmp(t.state,
+	    "a=1,b=\"x\"") == 0, "  an escaped tracestate, unescaped");
+}
+
 int
 main(void)
 {
@@ -210,5 +261,6 @@ main(void)
 	is_str(envelope_str(env, "traceparent"), TP,
 	    "a bad tracestate alone leaves the traceparent");
 	jv_free(env);
+	text_traces();
 	return done_testing();
 }
