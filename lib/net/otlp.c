@@ -25,10 +25,15 @@ enum sampler { ALWAYS_ON, ALWAYS_OFF, RATIO };
 static struct {
 	int read, on;
 	char *url;
-	struct curl_slist *headers;
-	jv resource;  /* OTLP/JSON attributes, while read */
-	char *head;   /* a request's text up to its spans */
+	const char *url_var; /* the variable that gave it */
+	int url_checked;     /* by url_check_http (libcurl's parser) */
+	char **header;       /* "Name: value", from OTEL_EXPORTER_OTLP_HEADERS */
+	size_t nheader;
+	jv resource;         /* OTLP/JSON attributes, while read */
+	char *head;          /* a request's text up to its spans */
 	size_t head_len;
+	int curl;            /* libcurl loaded and set up for the sends */
+	struct curl_slist *headers;
 	long timeout_ms;
 	enum sampler root;
 	int parent_based;
@@ -114,10 +119,10 @@ header(char *k, char *v, void *data)
 	(void)data;
 	if (!token(k) || strlen(k) + strlen(v) > 8192)
 		return -1;
-	char *line = bakery_xasprintf("%s: %s", k, v);
-	otlp.headers = curl_slist_append(otlp.headers, line);
-	free(line);
-	return otlp.headers ? 0 : -1;
+	otlp.header = bakery_xrealloc(otlp.header,
+	    (otlp.nheader + 1) * sizeof *otlp.header);
+	otlp.header[otlp.nheader++] = bakery_xasprintf("%s: %s", k, v);
+	return 0;
 }
 
 static jv
@@ -211,6 +216,13 @@ endpoint(void)
 			n--;
 		otlp.url = bakery_xasprintf("%.*s/v1/traces", (int)n, u);
 	}
+	otlp.url_var = var;
+	/* A URL too plain for libcurl to read otherwise is checked by it at
+	 * the first send, when libcurl is loaded to send: a program that
+	 * records no span never loads it. */
+	if (url_plain_http(otlp.url))
+		return 0;
+	otlp.url_checked = 1;
 	const char *why;
 	int rc = url_check_http(otlp.url, &why);
 	if (rc) {
@@ -226,21 +238,17 @@ settings(void)
 	if (endpoint())
 		return -1;
 	const char *h = env("OTEL_EXPORTER_OTLP_HEADERS");
-	otlp.resource = jv_array();
-	otlp.headers = curl_slist_append(NULL,
-	    "Content-Type: application/json");
 	if (h && pairs(h, header, NULL)) {
 		off("OTEL_EXPORTER_OTLP_HEADERS", "want key=value,... "
 		    "(percent-encoded), a key an HTTP token");
 		return -1;
 	}
-	otlp.headers = curl_slist_append(otlp.headers, "Expect:");
 	const char *service = env("OTEL_SERVICE_NAME");
 	if (service && !bakery_utf8_valid(service, strlen(service))) {
 		off("OTEL_SERVICE_NAME", "not UTF-8");
 		return -1;
 	}
-	otlp.resource = jv_array_append(otlp.resource,
+	otlp.resource = jv_array_append(jv_array(),
 	    attribute("service.name", jv_object_set(jv_object(),
 		jv_string("stringValue"),
 		jv_string(service ? service : bakery_prog))));
@@ -284,9 +292,11 @@ otlp_on(void)
 	if (!otlp.on) {
 		free(otlp.url);
 		otlp.url = NULL;
-		if (otlp.headers)
-			curl_slist_free_all(otlp.headers);
-		otlp.headers = NULL;
+		for (size_t i = 0; i < otlp.nheader; i++)
+			free(otlp.header[i]);
+		free(otlp.header);
+		otlp.header = NULL;
+		otlp.nheader = 0;
 		jv_free(otlp.resource);
 		otlp.resource = jv_invalid();
 	}
@@ -354,19 +364,49 @@ count_dropped(size_t n)
 	free(path);
 }
 
-/* 0 when the collector took the request (2xx), else why not in err.
+/* libcurl loaded, the URL checked by its parser, and the request's
+ * headers made, once, at the first send; else -1 and why in err.
  * curl_global_init once for the process and no cleanup: a cleanup and an
  * init again after it is what breaks (OpenSSL's state, freed, used). */
 static int
-post(const char *body, size_t len, char err[CURL_ERROR_SIZE])
+start_curl(char err[CURL_ERROR_SIZE])
 {
-	static int started;
-	err[0] = '\0';
-	if (!started && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	if (otlp.curl)
+		return 0;
+	const char *why;
+	int rc = lazy_curl();
+	if (!rc && !otlp.url_checked && (rc = url_check_http(otlp.url, &why)))
+		snprintf(err, CURL_ERROR_SIZE, "%s: %s", otlp.url_var,
+		    rc == EX_CONFIG ? why : bakery_error());
+	else if (rc)
+		snprintf(err, CURL_ERROR_SIZE, "%s", bakery_error());
+	else if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		snprintf(err, CURL_ERROR_SIZE, "curl_global_init failed");
+	if (err[0])
+		return -1;
+	otlp.url_checked = 1;
+	struct curl_slist *l = curl_slist_append(NULL,
+	    "Content-Type: application/json");
+	for (size_t i = 0; l && i < otlp.nheader; i++)
+		l = curl_slist_append(l, otlp.header[i]);
+	if (l)
+		l = curl_slist_append(l, "Expect:");
+	if (!l) {
+		snprintf(err, CURL_ERROR_SIZE, "out of memory");
 		return -1;
 	}
-	started = 1;
+	otlp.headers = l;
+	otlp.curl = 1;
+	return 0;
+}
+
+/* 0 when the collector took the request (2xx), else why not in err. */
+static int
+post(const char *body, size_t len, char err[CURL_ERROR_SIZE])
+{
+	err[0] = '\0';
+	if (start_curl(err))
+		return -1;
 	CURL *curl = curl_easy_init();
 	if (!curl) {
 		snprintf(err, CURL_ERROR_SIZE, "curl_easy_init failed");

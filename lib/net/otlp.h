@@ -18,6 +18,15 @@
  * gone, hangs or refuses holds a program at most the timeout (2000 ms by
  * default), and never changes its output or exit status: its spans are
  * counted as dropped.
+ *
+ * libcurl is loaded (and initialised, once for the process) at the first
+ * send, not when the settings are read, when the endpoint is one
+ * url_plain_http vouches for (the usual http://127.0.0.1:4318, an https://
+ * host name): a program that records no span never loads it. Any other
+ * endpoint is read by libcurl's parser at once, so that a bad one is
+ * still refused, and warned of, before anything is recorded. Should the
+ * parser refuse at the first send what url_plain_http took, or libcurl
+ * not load, that send's spans are not sent and are counted.
  */
 #ifndef BAKERY_OTLP_H
 #define BAKERY_OTLP_H

@@ -92,6 +92,98 @@ url_check_http(const char *url, const char **why)
 	return *why ? EX_CONFIG : 0;
 }
 
+/* The length of a number 0 to max at s, decimal without a leading zero,
+ * its value in *v; 0 when there is none. */
+static size_t
+decimal(const char *s, long max, long *v)
+{
+	size_t n = 0;
+	*v = 0;
+	while (s[n] >= '0' && s[n] <= '9' && n < 6) {
+		*v = *v * 10 + (s[n] - '0');
+		n++;
+	}
+	return n && (n == 1 || s[0] != '0') && *v <= max ? n : 0;
+}
+
+/* The length of a loopback host at s: 127.N.N.N, localhost, [::1]. */
+static size_t
+plain_loopback(const char *s)
+{
+	if (strncmp(s, "localhost", 9) == 0)
+		return 9;
+	if (strncmp(s, "[::1]", 5) == 0)
+		return 5;
+	size_t n = 0;
+	for (int i = 0; i < 4; i++) {
+		long v;
+		size_t k = decimal(s + n, 255, &v);
+		if (!k || (i == 0 && v != 127) || (i < 3 && s[n + k] != '.'))
+			return 0;
+		n += k + (i < 3);
+	}
+	return n;
+}
+
+/* The length of a host name at s: labels of letters, digits and inner
+ * hyphens, 1 to 63 bytes each, between single dots, the last beginning
+ * with a letter (so that no parser reads it as an IPv4 address: 127.1,
+ * 0x7f.1). */
+static size_t
+plain_name(const char *s)
+{
+	size_t n = 0, label = 0, last = 0;
+	for (;; n++) {
+		char c = s[n];
+		int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9');
+		if (alnum || (c == '-' && label > 0)) {
+			if (++label > 63)
+				return 0;
+			continue;
+		}
+		if (label == 0 || s[n - 1] == '-')
+			return 0;
+		if (c != '.')
+			break;
+		label = 0;
+		last = n + 1;
+	}
+	int letter = (s[last] >= 'a' && s[last] <= 'z') ||
+	    (s[last] >= 'A' && s[last] <= 'Z');
+	return n <= 253 && letter ? n : 0;
+}
+
+int
+url_plain_http(const char *url)
+{
+	const char *p;
+	size_t host;
+	if (strncmp(url, "http://", 7) == 0)
+		host = plain_loopback(p = url + 7);
+	else if (strncmp(url, "https://", 8) == 0)
+		host = plain_name(p = url + 8);
+	else
+		return 0;
+	if (!host)
+		return 0;
+	p += host;
+	long port;
+	if (*p == ':') {
+		size_t k = decimal(p + 1, 65535, &port);
+		if (!k || port == 0)
+			return 0;
+		p += 1 + k;
+	}
+	if (*p && *p != '/')
+		return 0;
+	for (; *p; p++)
+		if (!strchr("-._~/", *p) && !((*p >= 'a' && *p <= 'z') ||
+		    (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			return 0;
+	return 1;
+}
+
 void
 url_post_setopt(CURL *curl, const url_post *p)
 {

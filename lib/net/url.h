@@ -27,6 +27,15 @@
  * or EX_UNAVAILABLE when libcurl cannot be loaded (bakery_fail). */
 int url_check_http(const char *url, const char **why);
 
+/* 1 when url is so plain that libcurl's parser cannot read it otherwise,
+ * and url_check_http takes it: "http://" and 127.N.N.N (decimal, no
+ * leading zero), localhost or [::1]; or "https://" and a host name of
+ * letters, digits and hyphens between dots; then an optional port 1 to
+ * 65535, and a path of letters, digits, "-._~/" only. Decided without
+ * libcurl, for one who wants to know before loading it (otlp.c); 0 means
+ * ask url_check_http, not that it refuses. */
+int url_plain_http(const char *url);
+
 /* A POST bakery sends (to a subscriber outside bakery, to Stripe's API). */
 typedef struct url_post {
 	const char *url;         /* checked by url_check_http */

@@ -147,6 +147,9 @@ $place 2 3 dead-lettered $SYSTEM bakery-events $id"
 	for bad in "OTEL_EXPORTER_OTLP_ENDPOINT=ftp://127.0.0.1:1" \
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://user:pw@127.0.0.1:1" \
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://example.com" \
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:99999" \
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1.example.com:4318" \
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://localhost@example.com/v1/traces" \
 		"OTEL_EXPORTER_OTLP_HEADERS=novalue" "OTEL_EXPORTER_OTLP_HEADERS=a%zz=1" \
 		"OTEL_EXPORTER_OTLP_HEADERS=bad key=1" "OTEL_TRACES_SAMPLER=sometimes" \
 		"OTEL_TRACES_SAMPLER=traceidratio OTEL_TRACES_SAMPLER_ARG=2" \
