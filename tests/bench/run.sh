@@ -95,11 +95,15 @@ feed() {
 }
 
 # drain_instructions PART N: instructions an event of one bakery-consume
-# --drain under callgrind, whose N paid orders' 3 N events must all be
+# --drain under callgrind, which must exit 0 (a crash at exit, after the
+# last line, would still count) with its N paid orders' 3 N events all
 # acked (B7, B9).
 drain_instructions() {
 	valgrind --tool=callgrind --callgrind-out-file="$SCRATCH/$1.cg" \
-		bakery-consume --drain > "$SCRATCH/$1.out" 2> "$SCRATCH/$1.err"
+		bakery-consume --drain > "$SCRATCH/$1.out" 2> "$SCRATCH/$1.err" || {
+		echo "bench: $1: bakery-consume --drain exited $?" >&2
+		exit 1
+	}
 	acked=$(grep -c '"outcome":"acked"' "$SCRATCH/$1.out" || true)
 	[ "$acked" = $((3 * $2)) ] || {
 		echo "bench: $1: $acked of $((3 * $2)) events acked" >&2
