@@ -281,6 +281,19 @@ fenced(struct replica_sink *rs, const char *relpath, const char *why)
 	    "the home to another)", relpath, why);
 }
 
+/* The stream did not answer: the record stays in its file. */
+static int
+unrecorded(const capture_record *r, const char *why)
+{
+	char *copy = bakery_xstrdup(why);
+	int rc = bakery_fail(EX_TEMPFAIL, "'%s' committed here, not yet "
+	    "recorded in the replica's stream (%s): it is sent first by the "
+	    "next program that writes it; retry with the same key",
+	    r->relpath, copy);
+	free(copy);
+	return rc;
+}
+
 static int
 sink_send(struct capture_sink *sink, const capture_record *r,
     uint64_t *stream_seq)
@@ -288,8 +301,10 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 	struct replica_sink *rs = (struct replica_sink *)sink;
 	if (!rs->rn) {
 		int rc = replica_connect(rs->ctx, &rs->rn);
+		if (rc == EX_UNAVAILABLE)
+			return unrecorded(r, bakery_error());
 		if (rc)
-			return rc == EX_UNAVAILABLE ? EX_TEMPFAIL : rc;
+			return rc;
 	}
 	char subject[512], id[600], num[32];
 	int rc = replica_subject(sink->epoch, r->relpath, subject,
@@ -350,10 +365,7 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 		return taken_before(rs, subject, r, stream_seq) ? 0
 		    : fenced(rs, r->relpath, "another host wrote it since");
 	const char *text = nats_GetLastError(NULL);
-	return bakery_fail(EX_TEMPFAIL, "'%s' committed here, not yet "
-	    "recorded in the replica's stream (%s): it is sent first by the "
-	    "next program that writes it; retry with the same key",
-	    r->relpath, text && *text ? text : natsStatus_GetText(s));
+	return unrecorded(r, text && *text ? text : natsStatus_GetText(s));
 }
 
 int

@@ -29,19 +29,23 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	B0_N=50 B1_N=50 B2_N=50 B3_N=5 B3_STEADY_N=10 B3_RATE=100 B4_N=3
 	B5_N=20 B5_SMALL=100 B5_LARGE=1000 B5_FEW=10 B5_MANY=30 B5_RSS_N=200
 	STRACE_N=20 B7_N=10 B8_N=20 B9_SMALL=20 B9_LARGE=100 B9_N=5
-	B10_N=4 B10_ROUNDS=3
+	B10_N=4 B10_ROUNDS=3 B11_N=5 B11_BATCH_N=10
 else
 	B0_N=2000 B1_N=10000 B2_N=10000 B3_N=2000 B3_STEADY_N=1000 B3_RATE=100
 	B4_N=50 B5_N=1000 B5_SMALL=1000 B5_LARGE=1000000 B5_FEW=100
 	B5_MANY=10000 B5_RSS_N=100000 STRACE_N=1000 B7_N=100 B8_N=1000
 	B9_SMALL=200 B9_LARGE=5000 B9_N=50 B10_N=64 B10_ROUNDS=30
+	B11_N=100 B11_BATCH_N=500
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/var/tmp}/bakery-bench.XXXXXX")
 NATS_PID=
 SINK_PID=
+NATS_PIDS=()
 cleanup() {
 	[ -z "$NATS_PID" ] || kill "$NATS_PID" 2>/dev/null || true
+	for p in "${NATS_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -z "${B11_APPLIER:-}" ] || kill "$B11_APPLIER" 2>/dev/null || true
 	[ -z "$SINK_PID" ] || kill "$SINK_PID" 2>/dev/null || true
 	rm -rf "$SCRATCH"
 }
@@ -113,8 +117,8 @@ drain_instructions() {
 	rm -f "$SCRATCH/$1".*
 }
 
-# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9 10" by default.
-PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9 10} "
+# BENCH_PARTS: which parts run, "0 1 2 3 4 5 6 7 8 9 10 11" by default.
+PARTS=" ${BENCH_PARTS:-0 1 2 3 4 5 6 7 8 9 10 11} "
 want() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 B1_BYTES=null B1_FSYNCS=null B2_FSYNCS=null B2_QUEUE_BYTES=null
 B4_FSYNCS_PLACE=null B4_FSYNCS_PAY=null
@@ -122,6 +126,7 @@ B5_RSS=null B5_RSS_TENTH=null B5_RSS_LAST=null B6_STATE="not run"
 B7_IPE=null B7_STATE="not run" B7_TRACED_IPE=null B7_TRACED_RATIO=null
 B7_TRACED_STATE="not run"
 B9_SMALL_IPE=null B9_LARGE_IPE=null B9_RATIO=null B9_STATE="not run"
+B11_STATE="not run"
 
 LOAD_START=$(load)
 JOURNAL=$(bakery-order -V | sed -n 's/.*journal_mode=\([a-z]*\).*/\1/p')
@@ -518,6 +523,74 @@ for _ in $(seq "$RUNS"); do
 done
 fi
 
+if want 11; then
+# B11 — a replicated home (docs/adr/0011-a-standby-on-jetstream.md) on a
+# three-node cluster, its standby applying meanwhile, against the same
+# home unreplicated on the same cluster: a place and a pay as whole
+# processes (p50 and p99 of B11_N each), and --batch commands a second
+# (B11_BATCH_N places, then their pays).
+note "B11 replicated home"
+B11_STATE=blocked
+# shellcheck disable=SC1091 # nats_cluster_start, nats_server_ready
+. "$TOP/tests/nats.bash"
+# ms COMMAND...: how long it took, in milliseconds.
+ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	"$@" >"$SCRATCH/ms.out"
+	t1=$(date +%s%N)
+	calc "($t1 - $t0) / 1000000"
+}
+# pct FILE P: the P-th percentile of the numbers in FILE.
+pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
+	i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] }'; }
+if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready; then
+	nats_cluster_start "$SCRATCH/cluster" >/dev/null
+	export BAKERY_QUEUE=$NATS_URL
+	for _ in $(seq 120); do
+		bakery-queue init --replicas 3 >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	for _ in $(seq "$RUNS"); do
+		for way in plain replicated; do
+			fresh
+			if [ "$way" = replicated ]; then
+				bakery-standby --primary >/dev/null
+				standby_home=$(mktemp -d "$SCRATCH/standby.XXXXXX")
+				bakery-standby -H "$standby_home" --standby >/dev/null
+				bakery-standby -H "$standby_home" 2>/dev/null &
+				B11_APPLIER=$!
+			fi
+			: >"$SCRATCH/b11.place" && : >"$SCRATCH/b11.pay"
+			for _ in $(seq "$B11_N"); do
+				ms bakery-order place --customer c1 --day 2026-12-01 \
+					cardamom-bun=1 >>"$SCRATCH/b11.place"
+				id=$(jq -r .id "$SCRATCH/ms.out")
+				ms bakery-order pay "$id" >>"$SCRATCH/b11.pay"
+			done
+			for cmd in place pay; do
+				add "b11_${way}_${cmd}_p50" "$(pct "$SCRATCH/b11.$cmd" 50)"
+				add "b11_${way}_${cmd}_p99" "$(pct "$SCRATCH/b11.$cmd" 99)"
+			done
+			t0=$(now)
+			failed=$(feed "$B11_BATCH_N" "b11$way")
+			t1=$(now)
+			[ -z "$failed" ] || { echo "bench: B11 $way: $failed" >&2; exit 1; }
+			add "b11_${way}_batch" "$(calc "2 * $B11_BATCH_N / ($t1 - $t0)")"
+			if [ -n "${B11_APPLIER:-}" ]; then
+				kill "$B11_APPLIER" 2>/dev/null || true
+				wait "$B11_APPLIER" 2>/dev/null || true
+				B11_APPLIER=
+			fi
+		done
+	done
+	for p in "${NATS_PIDS[@]}"; do nats_stop "$p"; done
+	NATS_PIDS=()
+	unset BAKERY_QUEUE
+	B11_STATE=measured
+fi
+fi
+
 # The table.
 LOAD_END=$(load)
 ratio() { has "$1" && has "$2" && calc "$(median "$1") / $(median "$2")" || echo null; }
@@ -535,6 +608,9 @@ B6_RATIO_ALWAYS=$(ratio b6_bakery_always b6_raw_always)
 B6_SYNC_COST=$(ratio b6_bakery_always b6_bakery)
 B8_RATIO=$(ratio b8 b0_wal)
 B10_RATIO=$(ratio b10_writeback b10_seq)
+B11_PLACE=$(ratio b11_replicated_place_p50 b11_plain_place_p50)
+B11_PAY=$(ratio b11_replicated_pay_p50 b11_plain_pay_p50)
+B11_BATCH=$(ratio b11_replicated_batch b11_plain_batch)
 # A command a process, from B4: 1000 / its ms.
 B8_VS_PROCESS=$(has b8 && has b4_order && calc "$(median b8) * $(median b4_order) / 1000" || echo null)
 
@@ -624,6 +700,20 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 		row "B10 $B10_N new files made durable: $way" "b10_$way" "ms/file"
 	done
 	line "B10 b10_ratio (writeback ÷ seq)" "$B10_RATIO" ""
+	if [ "$B11_STATE" = measured ]; then
+		for way in plain replicated; do
+			for cmd in place pay; do
+				row "B11 $way home, a $cmd, p50" "b11_${way}_${cmd}_p50" ms
+				row "B11 $way home, a $cmd, p99" "b11_${way}_${cmd}_p99" ms
+			done
+			row "B11 $way home, --batch" "b11_${way}_batch" commands/s
+		done
+		line "B11 b11_place_ratio (replicated ÷ plain p50)" "$B11_PLACE" "target ≤ 2"
+		line "B11 b11_pay_ratio (replicated ÷ plain p50)" "$B11_PAY" "target ≤ 2"
+		line "B11 b11_batch_ratio (replicated ÷ plain)" "$B11_BATCH" "target ≥ 0.5"
+	else
+		line "B11 replicated home" "$B11_STATE" ""
+	fi
 } >"$SCRATCH/table"
 cat "$SCRATCH/table"
 
@@ -670,6 +760,12 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b10_threads_ms "$(median b10_threads)" \
 		--argjson b10_syncfs_ms "$(median b10_syncfs)" \
 		--argjson b10_ratio "$(num "$B10_RATIO")" \
+		--argjson b11_place_p50_ms "$(median b11_replicated_place_p50)" \
+		--argjson b11_pay_p50_ms "$(median b11_replicated_pay_p50)" \
+		--argjson b11_place_ratio "$(num "$B11_PLACE")" \
+		--argjson b11_pay_ratio "$(num "$B11_PAY")" \
+		--argjson b11_batch_ratio "$(num "$B11_BATCH")" \
+		--arg b11_state "$B11_STATE" \
 		'$ARGS.named' > "$BENCH_JSON"
 fi
 
