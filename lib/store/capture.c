@@ -106,8 +106,17 @@ capture_of(sqlite3 *db)
 int
 capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 {
-	if (!ctx->replica || !db)
+	if (!db)
 		return 0;
+	if (!ctx->replica) {
+		/* A birth's connection kept for the next birth may carry the
+		 * capture of another context's home. */
+		if (copy && get_capture(db)) {
+			sqlite3_commit_hook(db, NULL, NULL);
+			set_capture(db, NULL, NULL);
+		}
+		return 0;
+	}
 	if (!CAPTURED)
 		return bakery_fail(EX_CONFIG, "a replicated home needs SQLite "
 		    "3.44 or later: this bakery runs %s", sqlite3_libversion());

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# failover.sh [RUNS [ORDERS]] — a host lost mid-load, nothing acknowledged
+# lost (docs/adr/0011-a-standby-on-jetstream.md), on one machine:
+#
+#   three nats-servers in a cluster (R3); host A's home, the primary, and
+#   host B's, its standby, applying the stream (bakery-standby --auto);
+#   a client places and pays orders on A, one command each, writing down
+#   every answer. Once a seeded share of them is answered, every process
+#   of A is killed (SIGKILL: its commands, its lease renewer, its
+#   nats-server) and A's home deleted. B takes the lease once it has
+#   ended and becomes the primary; the client sends again, to B, each
+#   command it had no answer for, with the same key. Then B consumes and
+#   relays, and tests/checker reads B's home.
+#
+# One JSON line a run: orders answered placed and paid, lost and applied
+# twice (the checker's), the time from the kill to B's first answer, and
+# the checker's verdict; a last line sums the runs. Exit 1 when any run
+# lost or doubled anything, or failed. BAKERY_TEST_BIN: the programs.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=${1:-1}
+ORDERS=${2:-40}
+BIN=${BAKERY_TEST_BIN:-$TOP/bin}
+export PATH="$BIN:$TOP/bin:$PATH"
+# shellcheck source=tests/nats.bash
+. "$TOP/tests/nats.bash"
+CHECKER=${BAKERY_CHECKER:-$TOP/build/tests/checker}
+DAY=$(date -u -d tomorrow +%F)
+LEASE=3
+
+now_ms() { date +%s%3N; }
+# late: false once two minutes passed since the kill (kill_at, run_one's).
+late() { [ "$kill_at" = 0 ] || [ $(($(now_ms) - kill_at)) -lt 120000 ]; }
+
+run_one() {
+	local seed=$1 dir A B i id kill_at=0 first_b=0 at target
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/bakery-failover.XXXXXX")
+	A=$dir/a B=$dir/b
+	RANDOM=$seed
+	at=$((ORDERS / 4 + RANDOM % (ORDERS / 2)))
+	nats_cluster_start "$dir/cluster" || return 1
+	export BAKERY_QUEUE=$NATS_URL BAKERY_SANDBOX=default
+	for _ in $(seq 120); do
+		bakery-queue -H "$A" init --replicas 3 >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	bakery-order -H "$A" gateway test >/dev/null
+	bakery-order -H "$B" gateway test >/dev/null
+	bakery-standby -H "$A" --primary --lease-seconds "$LEASE" >/dev/null || return 1
+	bakery-standby -H "$B" --standby >/dev/null || return 1
+	bakery-standby -H "$A" --lease-seconds "$LEASE" 2>"$dir/a-lease.err" &
+	bakery-standby -H "$B" --auto --lease-seconds "$LEASE" \
+		>"$dir/b-standby.out" 2>"$dir/b-standby.err" &
+	local standby=$!
+	target=$A
+	: >"$dir/placed.txt"
+	: >"$dir/paid.txt"
+	for i in $(seq "$ORDERS"); do
+		if [ "$i" = "$at" ] && [ "$target" = "$A" ]; then
+			# The host is lost: its commands, its renewer, its server.
+			bakery-order -H "$A" place --key "k$i" --customer "c$((i % 10))" \
+				--day "$DAY" cardamom-bun=1 >/dev/null 2>&1 &
+			sleep 0.00$((RANDOM % 10))
+			kill_at=$(now_ms)
+			pkill -KILL -f -- "-H $A" 2>/dev/null
+			kill -KILL "${NATS_PIDS[0]}" 2>/dev/null
+			rm -rf "$A"
+			target=$B
+		fi
+		# Each command until answered: on B, a standby until it takes
+		# over, refused (69) meanwhile; a run whose B has not answered
+		# two minutes after the kill fails.
+		while :; do
+			late || break 2
+			id=$(bakery-order -H "$target" place --key "k$i" \
+				--customer "c$((i % 10))" --day "$DAY" cardamom-bun=1 \
+				2>>"$dir/client.err" | jq -r .id) && [ -n "$id" ] &&
+				[ "$id" != null ] && break
+			[ "$target" = "$B" ] || { target=$B; continue; }
+			sleep 0.1
+		done
+		[ "$first_b" = 0 ] && [ "$target" = "$B" ] && first_b=$(now_ms)
+		echo "$id" >>"$dir/placed.txt"
+		until bakery-order -H "$target" pay "$id" >/dev/null 2>>"$dir/client.err"; do
+			late || break 2
+			[ "$target" = "$B" ] || target=$B
+			sleep 0.1
+		done
+		echo "$id" >>"$dir/paid.txt"
+	done
+	kill "$standby" 2>/dev/null
+	wait "$standby" 2>/dev/null
+	for _ in 1 2 3; do
+		bakery-relay -H "$B" --all >/dev/null 2>>"$dir/drain.err"
+		bakery-consume -H "$B" --drain >/dev/null 2>>"$dir/drain.err"
+	done
+	local verdict
+	verdict=$("$CHECKER" --drained --placed "$dir/placed.txt" --paid "$dir/paid.txt" "$B" 2>"$dir/checker.err")
+	local ok=$?
+	# Every order placed and paid: one B never answered fails the run.
+	[ "$(sort -u "$dir/paid.txt" | wc -l)" = "$ORDERS" ] || ok=2
+	for p in "${NATS_PIDS[@]}"; do nats_stop "$p" 2>/dev/null; done
+	jq -cn --argjson seed "$seed" --argjson verdict "${verdict:-null}" \
+		--argjson placed "$(sort -u "$dir/placed.txt" | wc -l)" \
+		--argjson paid "$(sort -u "$dir/paid.txt" | wc -l)" \
+		--argjson kill_after "$at" --argjson ok "$ok" \
+		--argjson takeover_ms "$((first_b > 0 ? first_b - kill_at : -1))" \
+		--argjson promoted "$(grep -c promoted "$dir/b-standby.out")" \
+		'{seed: $seed, placed: $placed, paid: $paid, killed_after: $kill_after,
+		  takeover_ms: $takeover_ms, promoted: $promoted,
+		  lost: ($verdict.lost // null), applied_twice: ($verdict.applied_twice // null),
+		  stuck: ($verdict.stuck // null), checker_exit: $ok}'
+	if [ "$ok" = 0 ] && [ -z "${FAILOVER_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept: $dir" >&2; fi
+	return "$ok"
+}
+
+LOG=${FAILOVER_LOG:-$(mktemp "${TMPDIR:-/tmp}/bakery-failover-log.XXXXXX")}
+: >"$LOG"
+failed=0
+for r in $(seq "$RUNS"); do
+	out=$(run_one "$r") || failed=$((failed + 1))
+	printf '%s\n' "$out" | tee -a "$LOG"
+done
+# The sum: lost and applied twice over every run, the takeover's median
+# and longest, and the runs that failed.
+jq -sc --argjson failed "$failed" '[.[] | select(.seed)] |
+	(map(.takeover_ms) | sort) as $t |
+	{runs: length, failed: $failed, placed: (map(.placed) | add),
+	 lost: (map(.lost // 0) | add), applied_twice: (map(.applied_twice // 0) | add),
+	 takeover_ms_median: ($t[(length / 2 | floor)] // null),
+	 takeover_ms_max: ($t[-1] // null)}' "$LOG"
+[ -n "${FAILOVER_LOG:-}" ] || rm -f "$LOG"
+[ "$failed" = 0 ]
