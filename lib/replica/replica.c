@@ -138,12 +138,18 @@ replica_disconnect(replica_nats *rn)
 	free(rn);
 }
 
+/* A JetStream request that failed: EX_TEMPFAIL when it may answer if
+ * asked again (no answer in time, or none yet: a leader being elected),
+ * EX_UNAVAILABLE else. */
 static int
 js_failed(const char *what, natsStatus s, jsErrCode jerr)
 {
 	const char *text = nats_GetLastError(NULL);
-	return bakery_fail(EX_UNAVAILABLE, "nats: %s: %s (jetstream error %d)",
-	    what, text && *text ? text : natsStatus_GetText(s), (int)jerr);
+	int again = s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ||
+	    s == NATS_CONNECTION_DISCONNECTED || s == NATS_CONNECTION_CLOSED;
+	return bakery_fail(again ? EX_TEMPFAIL : EX_UNAVAILABLE,
+	    "nats: %s: %s (jetstream error %d)", what,
+	    text && *text ? text : natsStatus_GetText(s), (int)jerr);
 }
 
 int
