@@ -544,7 +544,8 @@ ms() {
 # pct FILE P: the P-th percentile of the numbers in FILE.
 pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
 	i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] }'; }
-if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready; then
+if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready &&
+	command -v bakery-standby >/dev/null; then
 	nats_cluster_start "$SCRATCH/cluster" >/dev/null
 	export BAKERY_QUEUE=$NATS_URL
 	for _ in $(seq 120); do
