@@ -3,7 +3,6 @@
  * schema of a kind's file (the shared schema and the kind's own tables).
  */
 #include "kind.h"
-#include "envelope.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
