@@ -124,8 +124,11 @@ bin/%: build/cmd/%.o build/libbakery.a
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
 # The console hashes passwords with libcrypt (lib/web/account.h); no other
-# program needs it. tests/unit/schemas.c reads the console's schema.
-bin/bakery-console build/tests/schemas.t: LDLIBS += -lcrypt
+# program needs it but those that read the console's schema, which lives
+# beside it: bakery-standby, which makes console.db, tests/unit/schemas.c
+# and tests/unit/standby.c.
+bin/bakery-console bin/bakery-standby build/tests/schemas.t \
+	build/tests/standby.t: LDLIBS += -lcrypt
 
 build/tests/checker: build/tests/checker.o build/libbakery.a
 	@mkdir -p $(@D)
@@ -182,7 +185,7 @@ $(EXTRA)/bin/%: build/cmd/%.o $(EXTRA)/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(EXTRA)/libbakery.a $(LDLIBS)
 
-$(EXTRA)/bin/bakery-console: LDLIBS += -lcrypt
+$(EXTRA)/bin/bakery-console $(EXTRA)/bin/bakery-standby: LDLIBS += -lcrypt
 
 $(EXTRA)/tests/checker: build/tests/checker.o $(EXTRA)/libbakery.a
 	@mkdir -p $(@D)
