@@ -94,7 +94,8 @@ override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
-	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console
+	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console \
+	bakery-standby
 LIB_SRC = $(wildcard lib/*/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -466,7 +467,8 @@ check-nats-cluster: deps
 # compute): every test has a home of its own, and the servers a test
 # starts listen on free ports. About 2.5 min on an idle 2-core machine;
 # prove --timer gives each file's time.
-TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
+TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats \
+	tests/cli/67-standby.bats
 # The slowest files start first, so that none of them starts last and
 # runs alone while the other jobs have nothing left.
 TEST_SLOW = $(wildcard tests/cli/52-full-disk.bats tests/cli/54-wal.bats \
