@@ -7,11 +7,16 @@
 #define _GNU_SOURCE
 #include "standby.h"
 #include "../core/loop.h"
+#include "../store/file.h"
 #include "../base/util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 /* How long a record fetched may wait for its ack before JetStream sends
  * it again: a batch is applied one commit at a time, each synced. */
@@ -20,6 +25,9 @@
 #define DRAIN_WAIT_MS 250
 /* JetStream's "stream not found". */
 #define STREAM_NOT_FOUND 10059
+/* Held by the one process that applies the home: two pulling from one
+ * consumer would each meet records of a file out of their order. */
+#define APPLY_LOCK ".replica-apply"
 
 struct standby {
 	bakery_ctx *ctx;
@@ -27,6 +35,7 @@ struct standby {
 	replica_conf *conf;
 	const standby_file *files;
 	natsSubscription *sub;
+	int lock;
 	char name[32];
 	standby_tally tally;
 };
@@ -70,15 +79,42 @@ ensure_consumer(standby *s)
 	return st == NATS_OK ? 0 : failed(EX_UNAVAILABLE, s->name, st, jerr);
 }
 
+/* The home's apply lock, taken without waiting. */
+static int
+apply_lock(standby *s)
+{
+	int rc = home_make(s->ctx);
+	if (rc)
+		return rc;
+	char *path = bakery_xasprintf("%s/%s", s->ctx->home, APPLY_LOCK);
+	s->lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock < 0)
+		rc = bakery_fail(db_errno_code(errno), "cannot open '%s': %s",
+		    path, strerror(errno));
+	else if (flock(s->lock, LOCK_EX | LOCK_NB) != 0) {
+		char *who = file_lock_holders(s->lock);
+		rc = bakery_fail(EX_TEMPFAIL, "another bakery-standby applies "
+		    "'%s'%s%s%s: one at a time (stop it first, or run it with "
+		    "--auto)", s->ctx->home, who ? " (" : "", who ? who : "",
+		    who ? ")" : "");
+		free(who);
+	}
+	free(path);
+	return rc;
+}
+
 int
 standby_open(bakery_ctx *ctx, replica_nats *rn, replica_conf *conf,
     const standby_file *files, standby **out)
 {
 	*out = NULL;
 	standby *s = bakery_xmalloc(sizeof *s);
-	*s = (standby){ .ctx = ctx, .rn = rn, .conf = conf, .files = files };
+	*s = (standby){ .ctx = ctx, .rn = rn, .conf = conf, .files = files,
+		.lock = -1 };
 	snprintf(s->name, sizeof s->name, "standby_%s", conf->host);
-	int rc = ensure_consumer(s);
+	int rc = apply_lock(s);
+	if (!rc)
+		rc = ensure_consumer(s);
 	if (!rc) {
 		jsSubOptions so;
 		jsSubOptions_Init(&so);
@@ -242,5 +278,7 @@ standby_close(standby *s)
 		return;
 	if (s->sub)
 		natsSubscription_Destroy(s->sub);
+	if (s->lock >= 0)
+		close(s->lock);
 	free(s);
 }

@@ -217,6 +217,10 @@ contents() {
 		>"$BATS_TEST_TMPDIR/standby.out" 2>"$BATS_TEST_TMPDIR/standby.err" &
 	LOOPS+=($!)
 	id=$(paid_order ada)
+	# One process applies a standby's home at a time.
+	run --separate-stderr bakery-standby -H "$STANDBY" --once
+	[ "$status" -eq 75 ]
+	[[ "$stderr" == *"another bakery-standby applies"*"bakery-standby (pid "* ]]
 	# The lease is renewed past its first two seconds: no takeover.
 	sleep 3
 	[ ! -s "$BATS_TEST_TMPDIR/standby.out" ]
