@@ -55,12 +55,12 @@ deposed(const replica_conf *c, const lease *l)
 	    "primary starts again as an empty standby", c->host, c->epoch, who);
 }
 
-/* The lease taken for c (its epoch) until lease_s from now, then the
- * stream moved to its epoch. A home that was the primary takes it back
- * only from itself or from nobody. */
+/* The lease taken for c (its epoch) until lease_s from now, then (move)
+ * the stream moved to its epoch. A home that was the primary takes it
+ * back only from itself or from nobody. */
 static int
 hold(replica_nats *rn, const replica_conf *c, const takeover_opts *o,
-    int was_primary, lease *l)
+    int was_primary, int move, lease *l)
 {
 	int rc = lease_read(rn, l);
 	if (!rc && was_primary && l->held && (strcmp(l->host, c->host) ||
@@ -69,7 +69,8 @@ hold(replica_nats *rn, const replica_conf *c, const takeover_opts *o,
 	if (!rc)
 		rc = lease_take(rn, l, c->host, c->epoch,
 		    bakery_now_ms() + (int64_t)o->lease_s * 1000);
-	return rc ? rc : replica_stream_epoch(rn, c->epoch, o->replicas);
+	return rc || !move ? rc : replica_stream_epoch(rn, c->epoch,
+	    o->replicas);
 }
 
 int
@@ -97,7 +98,7 @@ takeover_primary(bakery_ctx *ctx, const takeover_opts *o)
 	lease l;
 	rc = lease_make_bucket(rn, o->replicas);
 	if (!rc)
-		rc = hold(rn, &c, o, was_primary, &l);
+		rc = hold(rn, &c, o, was_primary, 1, &l);
 	if (!rc)
 		rc = replica_conf_write(ctx, &c);
 	replica_disconnect(rn);
@@ -267,12 +268,13 @@ takeover_promote(bakery_ctx *ctx, const takeover_opts *o)
 	return rc;
 }
 
-/* The primary's turns: the lease renewed every third of its length. */
+/* The primary's turns: the lease renewed every third of its length (the
+ * stream took its epoch when it was made the primary). */
 static int
 run_primary(replica_nats *rn, const replica_conf *c, const takeover_opts *o)
 {
 	lease l;
-	int rc = hold(rn, c, o, 1, &l);
+	int rc = hold(rn, c, o, 1, 0, &l);
 	if (rc || o->once) {
 		if (!rc)
 			report(o, role_report(c, &l));
