@@ -317,6 +317,27 @@ counts(const standby_tally *t)
 	return jv_object_set(v, jv_string("refused"), jv_number(t->refused));
 }
 
+/* The loop's promotion, once the lease has ended: 0 when promoted (*s
+ * closed, c the primary), or a failure. EX_TEMPFAIL (another standby
+ * took the lease first, or the stream did not answer midway) leaves this
+ * home a standby, its consumer open again: the next look at the lease
+ * tries again, or follows the new primary. */
+static int
+take_over(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
+    const takeover_opts *o, standby **s)
+{
+	standby_close(*s);
+	*s = NULL;
+	takeover_opts now = *o;
+	now.auto_take = 0;
+	int rc = promote(ctx, rn, c, &now);
+	if (rc != EX_TEMPFAIL)
+		return rc;
+	bakery_log(LOG_WARN, "takeover_failed", "error", bakery_error(),
+	    (char *)NULL);
+	return standby_open(ctx, rn, c, o->files, s);
+}
+
 /* The standby's turns: records applied as they come; with auto_take,
  * promoted when the lease has ended (c is the primary after). */
 static int
@@ -344,7 +365,7 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 	bakery_log(LOG_INFO, "standby", "host", c->host, (char *)NULL);
 	int64_t looked = 0;
 	rc = 0;
-	while (!rc && !loop_stopping()) {
+	while (!rc && c->role == REPLICA_STANDBY && !loop_stopping()) {
 		rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
 		if (rc == EX_TEMPFAIL) {
 			bakery_log(LOG_WARN, "standby_unreachable", "error",
@@ -355,10 +376,8 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 		int64_t now = bakery_monotonic_ms();
 		if (!rc && o->auto_take && now - looked >= LEASE_LOOK_MS) {
 			looked = now;
-			if (lease_ended(rn, c)) {
-				standby_close(s);
-				return promote(ctx, rn, c, o);
-			}
+			if (lease_ended(rn, c))
+				rc = take_over(ctx, rn, c, o, &s);
 		}
 	}
 	standby_close(s);
