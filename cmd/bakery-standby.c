@@ -48,16 +48,6 @@ static const standby_file home_files[] = {
 	{ NULL, NULL },
 };
 
-static int
-number(const cli *c, const char *name, const char *arg, int min, int max)
-{
-	long long v;
-	if (bakery_parse_number(arg, min, max, &v))
-		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
-		    max);
-	return (int)v;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -78,12 +68,12 @@ main(int argc, char **argv)
 	if ((arg = CLI_GIVEN(&c, OPT_REPLICAS))) {
 		if (mode != OPT_PRIMARY)
 			cli_usage_error(&c, "--replicas goes with --primary");
-		o.replicas = number(&c, "replicas", arg, 1, 3);
+		o.replicas = cli_number(&c, "replicas", arg, 1, 3);
 	}
 	if ((arg = CLI_GIVEN(&c, OPT_LEASE_SECONDS))) {
 		if (mode == OPT_STANDBY)
 			cli_usage_error(&c, "--standby takes no lease");
-		o.lease_s = number(&c, "lease seconds", arg, 2, 3600);
+		o.lease_s = cli_number(&c, "lease seconds", arg, 2, 3600);
 	}
 	o.once = CLI_GIVEN(&c, OPT_ONCE) != NULL;
 	o.auto_take = CLI_GIVEN(&c, OPT_AUTO) != NULL;

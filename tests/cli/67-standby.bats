@@ -24,6 +24,13 @@ start() {
 	LOOPS=()
 }
 
+# start, then BAKERY_HOME made the primary and $STANDBY its standby.
+pair() {
+	start
+	bakery-standby --primary >/dev/null
+	bakery-standby -H "$STANDBY" --standby >/dev/null
+}
+
 tool() { "$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" "$@"; }
 
 # conf HOME KEY: a line of HOME/.replica.
@@ -140,9 +147,7 @@ contents() {
 }
 
 @test "orders placed and paid on the primary are on the standby after --once, the same rows" {
-	start
-	bakery-standby --primary >/dev/null
-	bakery-standby -H "$STANDBY" --standby >/dev/null
+	pair
 	local ids=() i
 	for i in 1 2 3; do
 		ids+=("$(paid_order "ada$i")")
@@ -164,9 +169,7 @@ contents() {
 }
 
 @test "--promote: refused while the lease is held, --auto waits for its end; the old primary is fenced" {
-	start
-	bakery-standby --primary >/dev/null
-	bakery-standby -H "$STANDBY" --standby >/dev/null
+	pair
 	id=$(paid_order ada)
 	# The lease renewed for 3 seconds from now.
 	local until old host
@@ -244,9 +247,7 @@ contents() {
 }
 
 @test "hostile records are refused and nothing is written outside the home; a record twice is applied once; a gap stops with 70" {
-	start
-	bakery-standby --primary >/dev/null
-	bakery-standby -H "$STANDBY" --standby >/dev/null
+	pair
 	local v
 	v=$(fault_changeset)
 	head -c 100 /dev/urandom >"$BATS_TEST_TMPDIR/garbage"
@@ -278,9 +279,7 @@ contents() {
 }
 
 @test "a record that conflicts with the standby's rows stops it with 65, nothing applied" {
-	start
-	bakery-standby --primary >/dev/null
-	bakery-standby -H "$STANDBY" --standby >/dev/null
+	pair
 	local v
 	v=$(fault_changeset)
 	record sandboxes/default/sandbox.db 1 "$v" "$BATS_TEST_TMPDIR/fault.cs"
@@ -293,9 +292,7 @@ contents() {
 }
 
 @test "a sandbox wiped on the primary is removed on the standby" {
-	start
-	bakery-standby --primary >/dev/null
-	bakery-standby -H "$STANDBY" --standby >/dev/null
+	pair
 	local v epoch
 	v=$(fault_changeset)
 	record sandboxes/default/sandbox.db 1 "$v" "$BATS_TEST_TMPDIR/fault.cs"

@@ -137,15 +137,23 @@ same(const char *rel)
 
 #define ORDER "sandboxes/default/order/ord_1.db"
 
+/* An order's schema, and its version as a record's header says it. */
+static const schema_def *
+order_schema(char v[16])
+{
+	const schema_def *schema = kind_schema(kind_find("order"));
+	snprintf(v, 16, "%d", schema->count);
+	return schema;
+}
+
 static void
 in_order(void)
 {
-	const schema_def *schema = kind_schema(kind_find("order"));
+	char v[16];
+	const schema_def *schema = order_schema(v);
 	enum standby_outcome o;
 	void *cs;
 	int n;
-	char v[16];
-	snprintf(v, sizeof v, "%d", schema->count);
 	capture(ORDER, schema, "INSERT INTO state VALUES (1, 'order/ord_1', "
 	    "'{\"status\":\"placed\"}'); INSERT INTO events(id, type, envelope, "
 	    "recorded_at) VALUES ('evt_1', 'OrderPlaced', '{}', 1)", &cs, &n);
@@ -371,12 +379,11 @@ wiped(void)
 	char *pdir = bakery_xasprintf("%s/sandboxes/default", primary.home);
 	home_remove_tree(pdir);
 	free(pdir);
-	const schema_def *schema = kind_schema(kind_find("order"));
+	char v[16];
+	const schema_def *schema = order_schema(v);
 	enum standby_outcome o;
 	void *cs;
 	int n;
-	char v[16];
-	snprintf(v, sizeof v, "%d", schema->count);
 	capture(ORDER, schema, "INSERT INTO state VALUES (1, 'order/ord_1', "
 	    "'{\"status\":\"again\"}')", &cs, &n);
 	is_int(apply(ORDER, "1", v, cs, n, &o), 0,
