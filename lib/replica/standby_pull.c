@@ -19,8 +19,11 @@
 #include <unistd.h>
 
 /* How long a record fetched may wait for its ack before JetStream sends
- * it again: a batch is applied one commit at a time, each synced. */
-#define ACK_WAIT_S 30
+ * it again: a batch is applied one commit at a time, each synced, in
+ * well under it. Short, because a batch whose delivery was lost (a node
+ * killed midway) holds up a promotion's drain until then; one sent again
+ * after it was applied is skipped. */
+#define ACK_WAIT_S 5
 #define DRAIN_BATCH 64
 #define DRAIN_WAIT_MS 250
 /* JetStream's "stream not found". */
@@ -59,10 +62,23 @@ ensure_consumer(standby *s)
 	jsErrCode jerr = 0;
 	natsStatus st = js_GetConsumerInfo(&ci, s->rn->js, REPLICA_STREAM,
 	    s->name, NULL, &jerr);
-	if (st == NATS_OK) {
-		jsConsumerInfo_Destroy(ci);
-		return 0;
+	int64_t ack_wait = (int64_t)ACK_WAIT_S * 1000000000LL;
+	if (st == NATS_OK && ci->Config->AckWait != ack_wait) {
+		/* One a bakery of another AckWait made. */
+		jsConsumerConfig cfg = *ci->Config;
+		cfg.AckWait = ack_wait;
+		jsConsumerInfo *up = NULL;
+		st = js_UpdateConsumer(&up, s->rn->js, REPLICA_STREAM, &cfg, NULL,
+		    &jerr);
+		jsConsumerInfo_Destroy(up);
 	}
+	if (ci)
+		jsConsumerInfo_Destroy(ci);
+	if (st == NATS_OK)
+		return 0;
+	ci = NULL;
+	if (jerr == 0 && st != NATS_NOT_FOUND)
+		return failed(EX_TEMPFAIL, s->name, st, jerr);
 	if (jerr == STREAM_NOT_FOUND || (st != NATS_NOT_FOUND &&
 	    jerr != JSConsumerNotFoundErr))
 		return failed(EX_UNAVAILABLE, s->name, st, jerr);
@@ -71,7 +87,7 @@ ensure_consumer(standby *s)
 	cfg.Durable = s->name;
 	cfg.AckPolicy = js_AckExplicit;
 	cfg.DeliverPolicy = js_DeliverAll;
-	cfg.AckWait = (int64_t)ACK_WAIT_S * 1000000000LL;
+	cfg.AckWait = ack_wait;
 	cfg.MaxDeliver = -1;
 	jerr = 0;
 	st = js_AddConsumer(&ci, s->rn->js, REPLICA_STREAM, &cfg, NULL, &jerr);

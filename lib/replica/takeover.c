@@ -31,6 +31,15 @@ report(const takeover_opts *o, jv v)
 		jv_free(v);
 }
 
+/* A failure the loop outlives, and --promote --auto too: NATS did not
+ * answer or is away (a node killed, a leader being elected), another
+ * process applies the home, another host took the lease first. */
+static int
+passing(int rc)
+{
+	return rc == EX_TEMPFAIL || rc == EX_UNAVAILABLE;
+}
+
 static jv
 role_report(const replica_conf *c, const lease *l)
 {
@@ -263,7 +272,12 @@ takeover_promote(bakery_ctx *ctx, const takeover_opts *o)
 	replica_nats *rn;
 	if ((rc = replica_connect(ctx, &rn)))
 		return rc;
-	rc = promote(ctx, rn, &c, o);
+	while ((rc = promote(ctx, rn, &c, o)) && o->auto_take &&
+	    passing(rc) && !loop_stopping()) {
+		bakery_log(LOG_WARN, "promotion_retry", "error", bakery_error(),
+		    (char *)NULL);
+		loop_sleep_ms(RETRY_MS);
+	}
 	replica_disconnect(rn);
 	return rc;
 }
@@ -318,10 +332,9 @@ counts(const standby_tally *t)
 }
 
 /* The loop's promotion, once the lease has ended: 0 when promoted (*s
- * closed, c the primary), or a failure. EX_TEMPFAIL (another standby
- * took the lease first, or the stream did not answer midway) leaves this
- * home a standby, its consumer open again: the next look at the lease
- * tries again, or follows the new primary. */
+ * closed, c the primary), or a failure, this home still a standby. A
+ * promotion stopped midway is taken up again by the next: the lease it
+ * took is this host's, and its epoch is taken again. */
 static int
 take_over(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
     const takeover_opts *o, standby **s)
@@ -329,34 +342,24 @@ take_over(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 	standby_close(*s);
 	*s = NULL;
 	takeover_opts now = *o;
-	now.auto_take = 0;
-	int rc = promote(ctx, rn, c, &now);
-	if (rc != EX_TEMPFAIL)
-		return rc;
-	bakery_log(LOG_WARN, "takeover_failed", "error", bakery_error(),
-	    (char *)NULL);
-	return standby_open(ctx, rn, c, o->files, s);
+	now.auto_take = 0; /* another host's new lease: follow it */
+	return promote(ctx, rn, c, &now);
 }
 
 /* The standby's turns: records applied as they come; with auto_take,
- * promoted when the lease has ended (c is the primary after). */
+ * promoted when the lease has ended (c is the primary after). What
+ * passes is logged and tried again a second later; a gap, a conflict, a
+ * newer schema or a file that cannot be written stop it. */
 static int
 run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
     const takeover_opts *o)
 {
 	standby *s = NULL;
-	int rc, said = 0;
-	while (!loop_stopping() && (rc = standby_open(ctx, rn, c, o->files,
-	    &s)) == EX_UNAVAILABLE && !o->once) {
-		if (!said++)
-			bakery_log(LOG_WARN, "standby_waiting", "error",
-			    bakery_error(), (char *)NULL);
-		loop_sleep_ms(RETRY_MS);
-	}
-	if (!s)
-		return loop_stopping() ? 0 : rc;
+	int rc;
 	if (o->once) {
-		rc = standby_drain(s);
+		rc = standby_open(ctx, rn, c, o->files, &s);
+		if (!rc)
+			rc = standby_drain(s);
 		if (!rc)
 			report(o, counts(standby_counts(s)));
 		standby_close(s);
@@ -365,19 +368,24 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 	bakery_log(LOG_INFO, "standby", "host", c->host, (char *)NULL);
 	int64_t looked = 0;
 	rc = 0;
-	while (!rc && c->role == REPLICA_STANDBY && !loop_stopping()) {
-		rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
-		if (rc == EX_TEMPFAIL) {
-			bakery_log(LOG_WARN, "standby_unreachable", "error",
-			    bakery_error(), (char *)NULL);
-			loop_sleep_ms(RETRY_MS);
-			rc = 0;
-		}
+	while (c->role == REPLICA_STANDBY && !loop_stopping()) {
+		if (!s)
+			rc = standby_open(ctx, rn, c, o->files, &s);
+		if (!rc)
+			rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
 		int64_t now = bakery_monotonic_ms();
 		if (!rc && o->auto_take && now - looked >= LEASE_LOOK_MS) {
 			looked = now;
 			if (lease_ended(rn, c))
 				rc = take_over(ctx, rn, c, o, &s);
+		}
+		if (rc && !passing(rc))
+			break;
+		if (rc) {
+			bakery_log(LOG_WARN, "standby_retry", "error",
+			    bakery_error(), (char *)NULL);
+			loop_sleep_ms(RETRY_MS);
+			rc = 0;
 		}
 	}
 	standby_close(s);
