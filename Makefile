@@ -94,7 +94,8 @@ override CFLAGS += $(foreach l,crypto:CRYPTO curl:CURL nats:NATS,\
 
 PROGS = bakery bakery-order bakery-relay bakery-consume bakery-dlq bakery-wipe \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-webhook \
-	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console
+	bakery-status bakery-trace bakery-doctor bakery-backup bakery-console \
+	bakery-standby
 LIB_SRC = $(wildcard lib/*/*.c)
 LIB_OBJ = $(LIB_SRC:%.c=build/%.o)
 UNIT_SRC = $(wildcard tests/unit/*.c)
@@ -124,8 +125,11 @@ bin/%: build/cmd/%.o build/libbakery.a
 	$(CC) $(LDFLAGS) -o $@ $< build/libbakery.a $(LDLIBS)
 
 # The console hashes passwords with libcrypt (lib/web/account.h); no other
-# program needs it. tests/unit/schemas.c reads the console's schema.
-bin/bakery-console build/tests/schemas.t: LDLIBS += -lcrypt
+# program needs it but those that read the console's schema, which lives
+# beside it: bakery-standby, which makes console.db, tests/unit/schemas.c
+# and tests/unit/standby.c.
+bin/bakery-console bin/bakery-standby build/tests/schemas.t \
+	build/tests/standby.t: LDLIBS += -lcrypt
 
 build/tests/checker: build/tests/checker.o build/libbakery.a
 	@mkdir -p $(@D)
@@ -182,7 +186,7 @@ $(EXTRA)/bin/%: build/cmd/%.o $(EXTRA)/libbakery.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(EXTRA)/libbakery.a $(LDLIBS)
 
-$(EXTRA)/bin/bakery-console: LDLIBS += -lcrypt
+$(EXTRA)/bin/bakery-console $(EXTRA)/bin/bakery-standby: LDLIBS += -lcrypt
 
 $(EXTRA)/tests/checker: build/tests/checker.o $(EXTRA)/libbakery.a
 	@mkdir -p $(@D)
@@ -463,7 +467,8 @@ check-nats-cluster: deps
 # compute): every test has a home of its own, and the servers a test
 # starts listen on free ports. About 2.5 min on an idle 2-core machine;
 # prove --timer gives each file's time.
-TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats
+TEST_SKIP = tests/cli/55-nats.bats tests/cli/56-nats-cluster.bats tests/cli/58-two-homes.bats \
+	tests/cli/67-standby.bats
 # The slowest files start first, so that none of them starts last and
 # runs alone while the other jobs have nothing left.
 TEST_SLOW = $(wildcard tests/cli/52-full-disk.bats tests/cli/54-wal.bats \

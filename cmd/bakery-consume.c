@@ -46,16 +46,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
-number(const cli *c, const char *name, const char *arg, int min, int max)
-{
-	long long v;
-	if (bakery_parse_number(arg, min, max, &v))
-		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
-		    max);
-	return (int)v;
-}
-
 struct stdin_state {
 	bakery_ctx *ctx;
 	int rc;
@@ -118,14 +108,14 @@ parse(cli *c, int argc, char **argv, struct args *a)
 			    : opt == OPT_ONCE ? ONCE : FOLLOW;
 			break;
 		case OPT_BATCH:
-			a->batch = number(c, "batch", optarg, 1, 100);
+			a->batch = cli_number(c, "batch", optarg, 1, 100);
 			break;
 		case OPT_MAX_RETRIES:
-			a->copt.max_retries = number(c, "max-retries", optarg, 0,
+			a->copt.max_retries = cli_number(c, "max-retries", optarg, 0,
 			    100);
 			break;
 		case OPT_VISIBILITY:
-			a->visibility = number(c, "visibility", optarg, 1, 43200);
+			a->visibility = cli_number(c, "visibility", optarg, 1, 43200);
 			break;
 		case OPT_RETRY_DELAY:
 			if (consume_parse_delays(optarg, &a->copt))
@@ -140,7 +130,7 @@ parse(cli *c, int argc, char **argv, struct args *a)
 			a->routes_file = optarg;
 			break;
 		case OPT_SUBSCRIBER_TIMEOUT:
-			a->subscriber_timeout = number(c, "subscriber-timeout",
+			a->subscriber_timeout = cli_number(c, "subscriber-timeout",
 			    optarg, 1, EXTERNAL_MAX_TIMEOUT_S);
 			break;
 		default: cli_common(c, opt, optarg);

@@ -20,7 +20,7 @@
 	"usage: bakery COMMAND [ARGS...]\n" \
 	"       bakery help [COMMAND]   its page (man), else its usage\n" \
 	"commands: order relay consume dlq redrive queue fault show status trace wipe webhook\n" \
-	"          doctor backup\n" \
+	"          doctor backup standby\n" \
 	"each has its own --help; see bakery(7)\n"
 
 static int

@@ -2,7 +2,7 @@
 # Installed as bash-completion/completions/bakery, with a link per program.
 
 _bakery_programs="order relay consume dlq redrive queue fault show status
-trace wipe webhook doctor backup console"
+trace wipe webhook doctor backup console standby"
 _bakery_common="-h --help -V --version -H --home -s --sandbox --queue
 -q --quiet -v --verbose"
 
@@ -26,6 +26,8 @@ _bakery_options()
 		--max-body=" ;;
 	bakery-wipe) echo "--all --resume --daily --dry-run" ;;
 	bakery-console) echo "--operator" ;;
+	bakery-standby) echo "--primary --standby --promote --once --auto
+		--replicas= --lease-seconds=" ;;
 	bakery-doctor) echo "--json --user= --min-free= --routes-file=
 		--stripe-key-file=" ;;
 	esac
@@ -111,7 +113,7 @@ _bakery()
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
 	--visibility | --retry-delay | --subscriber-timeout | --limit | --replicas | --max-age | --signature | \
-	--tolerance | --max-body | --min-free)
+	--tolerance | --max-body | --min-free | --lease-seconds)
 		return ;;
 	--user)
 		mapfile -t COMPREPLY < <(compgen -u -- "$cur")
@@ -167,4 +169,4 @@ _bakery()
 complete -F _bakery bakery bakery-order bakery-relay bakery-consume \
 	bakery-dlq bakery-redrive bakery-queue bakery-fault bakery-show \
 	bakery-status bakery-trace bakery-wipe bakery-webhook bakery-doctor \
-	bakery-backup bakery-console
+	bakery-backup bakery-console bakery-standby

@@ -3,7 +3,7 @@
 set -l __bakery_programs bakery-order bakery-relay bakery-consume bakery-dlq \
 	bakery-redrive bakery-queue bakery-fault bakery-show bakery-status \
 	bakery-trace bakery-wipe bakery-webhook bakery-doctor bakery-backup \
-	bakery-console
+	bakery-console bakery-standby
 
 # Runs a bakery program quietly with the -H, -s and --queue typed so far.
 function __bakery_run
@@ -34,9 +34,9 @@ for p in bakery $__bakery_programs
 	complete -c $p -s v -l verbose -d 'log more'
 end
 
-complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console'
+complete -c bakery -n __fish_use_subcommand -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console standby'
 complete -c bakery -n __fish_use_subcommand -f -a help -d 'show a page'
-complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console'
+complete -c bakery -n '__fish_seen_subcommand_from help' -f -a 'order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup console standby'
 
 set -l order_cmds place pay gateway show list events refunded
 complete -c bakery-order -f -n "not __fish_seen_subcommand_from $order_cmds" -a "$order_cmds"
@@ -127,3 +127,12 @@ complete -c bakery-console -f -n 'not __fish_seen_subcommand_from user' -a user
 complete -c bakery-console -f -n '__fish_seen_subcommand_from user; and not __fish_seen_subcommand_from add passwd del list' -a 'add passwd del list'
 complete -c bakery-console -f -n '__fish_seen_subcommand_from passwd del' -a '(__bakery_run bakery-console user list | sed -n \'s/^{"name":"\([^"]*\)".*/\1/p\')'
 complete -c bakery-console -l operator -d 'the new account sees every sandbox'
+
+complete -c bakery-standby -f
+complete -c bakery-standby -l primary -d 'make this home the primary'
+complete -c bakery-standby -l standby -d 'make this empty home a standby'
+complete -c bakery-standby -l promote -d 'make this standby the primary'
+complete -c bakery-standby -l once -d 'apply what the stream holds, then stop'
+complete -c bakery-standby -l auto -d 'wait for the lease to end, then take it'
+complete -c bakery-standby -l replicas -x -a '1 2 3' -d "the stream's replicas"
+complete -c bakery-standby -l lease-seconds -x -d "the primary's lease, seconds"

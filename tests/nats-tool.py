@@ -12,6 +12,12 @@ NATS text protocol over a socket.
   nats-tool.py HOST:PORT pub SUBJECT BODY [KEY=VALUE...]
                                           publish with headers to JetStream,
                                           exit 1 unless the stream acked it
+  nats-tool.py HOST:PORT pubfile SUBJECT FILE [KEY=VALUE...]
+                                          pub with FILE's bytes as the
+                                          body (a changeset); exit 1 with
+                                          "no responders" when no stream
+                                          takes the subject
+  nats-tool.py HOST:PORT info STREAM      the stream's information, JSON
   nats-tool.py HOST:PORT fill N SUBJECT BODY [KEY=VALUE...]
                                           publish N messages as pub does,
                                           {i} in the subject, the body and
@@ -40,7 +46,8 @@ class Conn:
         self.s = socket.create_connection((host, int(port)), timeout=10)
         self.f = self.s.makefile("rb")
         self.f.readline()  # INFO
-        self.s.sendall(b'CONNECT {"verbose":false,"headers":true}\r\n'
+        self.s.sendall(b'CONNECT {"verbose":false,"headers":true,'
+                       b'"no_responders":true}\r\n'
                        b"SUB _INBOX.tool 1\r\n")
 
     def request(self, subject, body=b"", headers=None):
@@ -69,6 +76,8 @@ class Conn:
             elif line.startswith(b"MSG") or line.startswith(b"HMSG"):
                 data = self.f.read(int(line.split()[-1]) + 2)[:-2]
                 if line.startswith(b"HMSG"):
+                    if data.startswith(b"NATS/1.0 503"):
+                        sys.exit("nats-tool: no responders")
                     data = data[int(line.split()[-2]):]
                 return data
 
@@ -213,6 +222,16 @@ def main():
         if "error" in ack:
             sys.exit("nats-tool: %s" % ack["error"])
         print(json.dumps(ack))
+    elif cmd == "pubfile":
+        headers = [a.split("=", 1) for a in sys.argv[5:]]
+        with open(sys.argv[4], "rb") as f:
+            body = f.read()
+        ack = json.loads(c.request(sys.argv[3], body, headers))
+        if "error" in ack:
+            sys.exit("nats-tool: %s" % ack["error"])
+        print(json.dumps(ack))
+    elif cmd == "info":
+        print(c.request("$JS.API.STREAM.INFO." + sys.argv[3]).decode())
     elif cmd == "fill":
         fill(c, int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6:])
     else:

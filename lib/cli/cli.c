@@ -179,6 +179,17 @@ cli_common(cli *c, int opt, const char *arg)
 	}
 }
 
+int
+cli_number(const cli *c, const char *name, const char *arg, int min,
+    int max)
+{
+	long long v;
+	if (bakery_parse_number(arg, min, max, &v))
+		cli_usage_error(c, "bad %s: '%s': want %d to %d", name, arg, min,
+		    max);
+	return (int)v;
+}
+
 _Noreturn void
 cli_usage_error(const cli *c, const char *fmt, ...)
 {

@@ -85,6 +85,10 @@ cli cli_start(const char *usage, const struct option *options, int *argc,
 #define CLI_GIVEN(c, opt) ((c)->given[(opt) - CLI_OPT_FIRST_FREE])
 /* Handles a common option or '?'; exits for -h, -V and misuse. */
 void cli_common(cli *c, int opt, const char *arg);
+/* arg, the value of the option name, as a number from min to max; else
+ * a usage error, "bad NAME: 'ARG': want MIN to MAX". */
+int cli_number(const cli *c, const char *name, const char *arg, int min,
+    int max);
 /* Prints "PROG: error: MSG" and the usage on stderr; exits 64. */
 _Noreturn void cli_usage_error(const cli *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

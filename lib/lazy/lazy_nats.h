@@ -37,7 +37,9 @@
 	X(natsSubscription_NextMsg) X(natsMsg_Ack) X(nats_GetLastError) \
 	X(nats_GetVersion) X(nats_Now) X(nats_Sleep) X(js_DeleteConsumer) \
 	X(natsOptions_SetReconnectedCB) X(js_GetLastMsg) X(natsMsg_GetSequence) \
-	X(js_Consumers) X(jsConsumerInfoList_Destroy) X(js_GetMsg) X(natsMsg_GetTime)
+	X(js_Consumers) X(jsConsumerInfoList_Destroy) X(js_GetMsg) X(natsMsg_GetTime) \
+	X(kvEntry_Revision) X(kvEntry_Value) X(kvEntry_ValueLen) \
+	X(kvStore_CreateString) X(kvStore_UpdateString)
 LAZY_NATS_FUNCTIONS(LAZY_EXTERN)
 int lazy_nats(void);
 /* libnats loaded, then a connection to url, nats://HOST:PORT[,...]
@@ -126,5 +128,10 @@ int lazy_nats_connect(const char *url, natsConnectionHandler reconnected,
 #define jsConsumerInfoList_Destroy (*lazy_jsConsumerInfoList_Destroy)
 #define js_GetMsg (*lazy_js_GetMsg)
 #define natsMsg_GetTime (*lazy_natsMsg_GetTime)
+#define kvEntry_Revision (*lazy_kvEntry_Revision)
+#define kvEntry_Value (*lazy_kvEntry_Value)
+#define kvEntry_ValueLen (*lazy_kvEntry_ValueLen)
+#define kvStore_CreateString (*lazy_kvStore_CreateString)
+#define kvStore_UpdateString (*lazy_kvStore_UpdateString)
 
 #endif

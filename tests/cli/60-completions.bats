@@ -42,9 +42,9 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 
 @test "bash: programs of bakery, subcommands, faults" {
 	run complete_bash bakery st
-	assert_output "$(printf '%s\n' status)"
+	assert_output "$(printf '%s\n' status standby)"
 	run complete_bash bakery ""
-	for c in order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup; do
+	for c in order relay consume dlq redrive queue fault show status trace wipe webhook doctor backup standby; do
 		assert_line "$c"
 	done
 	run complete_bash bakery-order ""
@@ -111,8 +111,8 @@ programs() { for src in "$TOP"/cmd/bakery-*.c; do basename "$src" .c; done; }
 @test "bash: bakery help completes the commands" {
 	run complete_bash bakery he
 	assert_output help
-	run complete_bash bakery help st
-	assert_output status
+	run complete_bash bakery help sta
+	assert_output "$(printf '%s\n' status standby)"
 }
 
 @test "bash: bakery-trace completes dead-letter ids and order ids" {
