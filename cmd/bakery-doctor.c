@@ -14,16 +14,19 @@
 #define USAGE \
 	"usage: bakery-doctor [--json] [--user NAME] [--min-free SIZE]\n" \
 	"                     [--routes-file FILE] [--stripe-key-file FILE]\n" \
+	"                     [--max-lag SECONDS]\n" \
 	"one line per check: ok, warn or FAIL; exits 1 when a check fails\n" \
 	"  --json                 a JSON line per check\n" \
 	"  --user NAME            who must write the home (default its owner)\n" \
 	"  --min-free SIZE        free space below which disk fails (100M;\n" \
 	"                         K, M, G or T)\n" \
 	"  --routes-file FILE     the routes to check (default: as consume)\n" \
-	"  --stripe-key-file FILE the Stripe key file (else BAKERY_STRIPE_KEY)\n"
+	"  --stripe-key-file FILE the Stripe key file (else BAKERY_STRIPE_KEY)\n" \
+	"  --max-lag SECONDS      a replicated home's standby further behind\n" \
+	"                         than this fails replica (60)\n"
 
 enum { OPT_JSON = CLI_OPT_FIRST_FREE, OPT_USER, OPT_MIN_FREE, OPT_ROUTES,
-	OPT_KEY };
+	OPT_KEY, OPT_MAX_LAG };
 
 static const struct option options[] = {
 	CLI_COMMON_OPTIONS,
@@ -32,6 +35,7 @@ static const struct option options[] = {
 	{ "min-free", required_argument, NULL, OPT_MIN_FREE },
 	{ "routes-file", required_argument, NULL, OPT_ROUTES },
 	{ "stripe-key-file", required_argument, NULL, OPT_KEY },
+	{ "max-lag", required_argument, NULL, OPT_MAX_LAG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -80,7 +84,7 @@ int
 main(int argc, char **argv)
 {
 	cli c = cli_start(USAGE, options, &argc, &argv);
-	doctor_options o = { .min_free = 100 << 20 };
+	doctor_options o = { .min_free = 100 << 20, .max_lag_s = 60 };
 	int json = CLI_GIVEN(&c, OPT_JSON) != NULL;
 	o.user = CLI_GIVEN(&c, OPT_USER);
 	o.routes_file = CLI_GIVEN(&c, OPT_ROUTES);
@@ -92,6 +96,9 @@ main(int argc, char **argv)
 		    "number and K, M, G or T", size);
 	if (size && !*size)
 		cli_usage_error(&c, "--min-free needs a size");
+	const char *lag = CLI_GIVEN(&c, OPT_MAX_LAG);
+	if (lag)
+		o.max_lag_s = cli_number(&c, "max-lag", lag, 1, 86400);
 	if (argc)
 		cli_usage_error(&c, "unexpected operand: '%s'", argv[0]);
 	if (o.user && !*o.user)

@@ -107,6 +107,32 @@ print_sandbox(jv s)
 	jv_free(flagged);
 }
 
+/* A replicated home: its role, the lease, each standby's lag. */
+static void
+print_replica(jv status)
+{
+	jv r = jv_object_get(jv_copy(status), jv_string("replica"));
+	if (jv_get_kind(r) != JV_KIND_OBJECT) {
+		jv_free(r);
+		return;
+	}
+	jv lease = jv_object_get(jv_copy(r), jv_string("lease"));
+	printf("replica  %s %s, epoch %s; lease %s%s%s\n", str(r, "role"),
+	    str(r, "host"), str(r, "epoch"),
+	    jv_get_kind(lease) == JV_KIND_OBJECT ? str(lease, "host") : "free",
+	    jv_get_kind(lease) == JV_KIND_OBJECT ? " until " : "",
+	    jv_get_kind(lease) == JV_KIND_OBJECT ? str(lease, "until") : "");
+	jv_free(lease);
+	jv standbys = jv_object_get(r, jv_string("standbys"));
+	jv_array_foreach(standbys, i, sb) {
+		printf("  standby %s: %.0f records, %.1f s behind\n",
+		    str(sb, "host"), envelope_number(sb, "records", 0),
+		    envelope_number(sb, "seconds", 0));
+		jv_free(sb);
+	}
+	jv_free(standbys);
+}
+
 static void
 print_screen(jv status)
 {
@@ -117,6 +143,7 @@ print_screen(jv status)
 	    : "none chosen (bakery-order gateway test|stripe)");
 	printf("spans    %.0f not sent to OpenTelemetry\n",
 	    envelope_number(status, "spans_dropped", 0));
+	print_replica(status);
 	print_queue(status);
 	jv sandboxes = jv_object_get(jv_copy(status), jv_string("sandboxes"));
 	jv_array_foreach(sandboxes, i, s) {

@@ -29,7 +29,7 @@ _bakery_options()
 	bakery-standby) echo "--primary --standby --promote --once --auto
 		--replicas= --lease-seconds=" ;;
 	bakery-doctor) echo "--json --user= --min-free= --routes-file=
-		--stripe-key-file=" ;;
+		--stripe-key-file= --max-lag=" ;;
 	esac
 }
 
@@ -113,7 +113,7 @@ _bakery()
 		return ;;
 	-s | --sandbox | --customer | --delivery | --key | --batch | --max-retries | \
 	--visibility | --retry-delay | --subscriber-timeout | --limit | --replicas | --max-age | --signature | \
-	--tolerance | --max-body | --min-free | --lease-seconds)
+	--tolerance | --max-body | --min-free | --lease-seconds | --max-lag)
 		return ;;
 	--user)
 		mapfile -t COMPREPLY < <(compgen -u -- "$cur")

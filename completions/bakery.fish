@@ -118,6 +118,7 @@ complete -c bakery-doctor -f
 complete -c bakery-doctor -l json -d 'a JSON line per check'
 complete -c bakery-doctor -l user -x -a '(__fish_complete_users)' -d 'who must write the home'
 complete -c bakery-doctor -l min-free -x -d 'free space below which disk fails (100M)'
+complete -c bakery-doctor -l max-lag -x -d 'a standby further behind fails replica (60 s)'
 complete -c bakery-doctor -l routes-file -r -d 'routes file'
 complete -c bakery-doctor -l stripe-key-file -r -d 'file with the Stripe key'
 

@@ -11,6 +11,7 @@
 #include "../core/outbox.h"
 #include "../queue/queue.h"
 #include "../flow/routing.h"
+#include "../replica/replica_status.h"
 #include "status.h"
 #include "../core/envelope.h"
 #include "../store/store.h"
@@ -356,6 +357,38 @@ check_disk(struct doctor *d)
 		    (unsigned long long)want);
 }
 
+/* A replicated home (replica_status.h): the lease held where it should
+ * be, and no standby further behind than --max-lag. */
+static void
+check_replica(struct doctor *d)
+{
+	jv attention = jv_array();
+	jv r = replica_status(d->ctx, d->o->max_lag_s, &attention);
+	int n = jv_array_length(jv_copy(attention));
+	if (jv_get_kind(r) == JV_KIND_NULL && n == 0) {
+		jv_free(r);
+		jv_free(attention);
+		return; /* not replicated: no line */
+	}
+	if (n > 0) {
+		jv first = jv_array_get(jv_copy(attention), 0);
+		doctor_say(d, DOCTOR_FAIL, "replica", "%s%s",
+		    jv_string_value(first), n > 1 ? " (and more)" : "");
+		jv_free(first);
+	} else {
+		jv role = jv_object_get(jv_copy(r), jv_string("role"));
+		jv standbys = jv_object_get(jv_copy(r), jv_string("standbys"));
+		doctor_say(d, DOCTOR_OK, "replica", "%s, the lease held by its "
+		    "primary, %d standby(s) within %lld s",
+		    jv_string_value(role), jv_array_length(jv_copy(standbys)),
+		    (long long)d->o->max_lag_s);
+		jv_free(role);
+		jv_free(standbys);
+	}
+	jv_free(r);
+	jv_free(attention);
+}
+
 int
 doctor_run(bakery_ctx *ctx, const doctor_options *o,
     doctor_report_fn report, void *arg, int *failed)
@@ -388,6 +421,7 @@ doctor_run(bakery_ctx *ctx, const doctor_options *o,
 	check_alarms(&d);
 	check_clock(&d);
 	check_disk(&d);
+	check_replica(&d);
 	for (size_t i = 0; i < d.n_locks; i++)
 		free(d.locks[i]);
 	free(d.locks);

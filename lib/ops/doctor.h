@@ -58,6 +58,7 @@ typedef struct doctor_options {
 	const char *routes_file;     /* NULL: the search of routing.h */
 	const char *stripe_key_file; /* NULL: BAKERY_STRIPE_KEY */
 	uint64_t min_free;           /* bytes free below which disk fails */
+	int max_lag_s;               /* a standby further behind fails */
 } doctor_options;
 
 enum doctor_status { DOCTOR_OK, DOCTOR_WARN, DOCTOR_FAIL };

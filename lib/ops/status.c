@@ -16,6 +16,7 @@
 #include "../core/outbox.h"
 #include "../queue/queue.h"
 #include "../orders/refunds.h"
+#include "../replica/replica_status.h"
 #include "../flow/relay.h"
 #include "../base/util.h"
 
@@ -434,6 +435,8 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	if (alarm_index_reader(ctx, &index))
 		attention_list = jv_array_append(attention_list,
 		    jv_string(bakery_error()));
+	/* A replicated home: the lease and each standby's lag. */
+	jv replica = replica_status(ctx, max_age_s, &attention_list);
 	jv names = sandbox ? jv_array_append(jv_array(), jv_string(sandbox))
 			   : home_sandbox_names(ctx);
 	jv sandboxes = jv_array();
@@ -464,6 +467,7 @@ status_collect(bakery_ctx *ctx, const char *sandbox, int64_t max_age_s,
 	s = jv_object_set(s, jv_string("refunds_owed"), owed);
 	s = jv_object_set(s, jv_string("spans_dropped"),
 	    jv_number((double)otlp_dropped(ctx->home)));
+	s = jv_object_set(s, jv_string("replica"), replica);
 	jv_free(refunded);
 	*out = s;
 	return 0;
@@ -569,6 +573,10 @@ status_prometheus(jv status)
 		"could not send.\n# TYPE bakery_spans_dropped_total counter\n"
 		"bakery_spans_dropped_total %.0f\n",
 	    envelope_number(status, "spans_dropped", 0));
+	jv replica = jv_object_get(jv_copy(status), jv_string("replica"));
+	char *lines = replica_prometheus(replica);
+	add(&t, "%s", lines);
+	free(lines);
 	jv ok = jv_object_get(jv_copy(status), jv_string("ok"));
 	add(&t, "# HELP bakery_attention 1 when something needs an operator.\n"
 		"# TYPE bakery_attention gauge\nbakery_attention %d\n",

@@ -152,3 +152,43 @@ retried() {
 	crash_at replica.after_send:2 bakery-order place --key k2 --customer ada --day "$DAY" cardamom-bun=1
 	retried k2
 }
+
+@test "bakery-status (--json, --prom) and bakery-doctor show the role, the lease and each standby's lag" {
+	primary
+	standby=$BATS_TEST_TMPDIR/standby
+	bakery-standby -H "$standby" --standby >/dev/null
+	bakery-order place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-standby -H "$standby" --once >/dev/null
+	host=$(sed -n 's/^host //p' "$standby/.replica")
+	# One more order: the standby is behind by its records.
+	bakery-order place --customer bea --day "$DAY" cardamom-bun=1 >/dev/null
+	run --separate-stderr bakery-status --json
+	[ "$(jq -r .replica.role <<<"$output")" = primary ]
+	[ "$(jq -r .replica.lease.host <<<"$output")" = "$(sed -n 's/^host //p' "$BAKERY_HOME/.replica")" ]
+	[ "$(jq -r --arg h "$host" '.replica.standbys[] | select(.host == $h) | .records' <<<"$output")" -ge 2 ]
+	run bakery-status --prom -
+	assert_line --regexp "^bakery_replica_lag_records\{standby=\"$host\"\} [1-9][0-9]*$"
+	assert_line 'bakery_replica_role{role="primary"} 1'
+	run bakery-doctor
+	assert_line --regexp '^ok    replica: primary'
+	sleep 2
+	run bakery-doctor --max-lag 1
+	assert_failure 1
+	assert_line --regexp '^FAIL  replica: replica: standby [0-9a-f]{16} is [0-9]+ s behind'
+	run bakery-doctor --max-lag 0
+	assert_failure 64
+	# Caught up, the standby's own status says so.
+	bakery-standby -H "$standby" --once >/dev/null
+	run --separate-stderr bakery-status -H "$standby" --json
+	[ "$(jq -r .replica.role <<<"$output")" = standby ]
+	[ "$(jq -r --arg h "$host" '.replica.standbys[] | select(.host == $h) | .records' <<<"$output")" = 0 ]
+}
+
+@test "a lease no primary renews needs attention" {
+	primary
+	bakery-standby --primary --lease-seconds 2 >/dev/null
+	sleep 3
+	run --separate-stderr bakery-status --json
+	assert_failure 1
+	jq -e '.attention | any(test("no primary renews it"))' <<<"$output"
+}
