@@ -271,19 +271,6 @@ send_log(struct capture *c)
 	return code;
 }
 
-/* The connection's PRAGMA synchronous, FULL (2) when unread. */
-static int
-synchronous(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int level = 2;
-	if (sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		level = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return level;
-}
-
 int
 capture_send_pending(sqlite3 *db)
 {
@@ -303,13 +290,12 @@ capture_send_pending(sqlite3 *db)
 	if (!code)
 		bakery_crash_point("replica.after_send");
 	/* Committed whatever was sent, failed or not: the records the
-	 * stream took are not sent again. */
-	int level = synchronous(db);
+	 * stream took are not sent again. A replicated home's connections
+	 * are all FULL (replica.c refuses BAKERY_SYNC=normal, db_relaxed
+	 * leaves them), and go back to it. */
 	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	char set[32];
-	snprintf(set, sizeof set, "PRAGMA synchronous=%d", level);
-	sqlite3_exec(db, set, NULL, NULL, NULL);
+	sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 		if (!code)
