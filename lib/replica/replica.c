@@ -194,11 +194,12 @@ replica_stream_epoch(replica_nats *rn, const char *epoch, int replicas)
 		jsStreamInfo_Destroy(si);
 	if (s != NATS_OK)
 		return js_failed("the replica's stream " REPLICA_STREAM, s, jerr);
+	/* The bucket as the stream: of the replicas it was made with. */
 	kvConfig kc;
 	kvConfig_Init(&kc);
 	kc.Bucket = REPLICA_LEASE_BUCKET;
 	kc.History = 1;
-	kc.Replicas = replicas;
+	kc.Replicas = cfg.Replicas;
 	kvStore *kv = NULL;
 	s = js_CreateKeyValue(&kv, rn->js, &kc);
 	if (kv)

@@ -539,7 +539,7 @@ ms() {
 	t0=$(date +%s%N)
 	"$@" >"$SCRATCH/ms.out"
 	t1=$(date +%s%N)
-	calc "($t1 - $t0) / 1000000"
+	echo "$(calc "($t1 - $t0) / 1000000")"
 }
 # pct FILE P: the P-th percentile of the numbers in FILE.
 pct() { sort -g "$1" | awk -v p="$2" '{ v[NR] = $1 } END {
