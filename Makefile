@@ -276,6 +276,13 @@ demo: deps
 	$(MAKE) all
 	tests/demo.sh
 
+# A host lost mid-load (tests/failover.sh, docs/reliability.md): make check
+# runs two of its ways, make failover the twenty runs of the proof, four of
+# each way, 60 orders each, their lines in build/failover.jsonl.
+FAILOVER_CHECK_RUNS ?= 2
+failover: all build/tests/checker
+	FAILOVER_LOG=build/failover.jsonl tests/failover.sh 20 60
+
 # Orders in the NATS cluster test (tests/cli/56-nats-cluster.bats) inside
 # make check; the issue's full run of 1,000 is make check-nats-cluster.
 CLUSTER_ORDERS ?= 200
@@ -290,7 +297,7 @@ CLUSTER_ORDERS ?= 200
 # root once (.cache/boot/); about 2 min from an empty cache.
 CHECK_STAGES = check-nats-cli check-crash check-crash-nats check-crash-other \
 	check-powercut check-soak check-soak-kills check-soak-nats check-stress \
-	check-fuzz check-boot
+	check-fuzz check-failover check-boot
 CHECK_JOBS ?= 3
 check: deps lint
 	$(MAKE) all $(UNIT_BIN) build/tests/checker $(BENCH_BIN) build/bench/raw-nats extra-kind
@@ -322,6 +329,8 @@ check-stress:
 	$(call logged,stress,tests/stress.sh $(STRESS_CHECK_TIME))
 check-fuzz:
 	$(call logged,fuzz,$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_CHECK_TIME))
+check-failover:
+	$(call logged,failover,tests/failover.sh $(FAILOVER_CHECK_RUNS) 20)
 check-boot:
 	$(call logged,boot,$(MAKE) --no-print-directory boot)
 .PHONY: check $(CHECK_STAGES)
@@ -627,7 +636,7 @@ boot: deb build/tests/checker
 clean:
 	rm -rf build bin build-system build-linked
 
-.PHONY: all deps sqlite-cache sqlite-shell-system nats-server-system demo check check-nats check-nats-cluster \
+.PHONY: all deps sqlite-cache sqlite-shell-system nats-server-system demo check check-nats check-nats-cluster failover \
 	crash crash-other powercut soak stress fuzz valgrind bench install uninstall deb boot clean \
 	extra-kind FORCE
 .SECONDARY:

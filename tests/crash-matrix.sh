@@ -71,6 +71,8 @@ declare -A ELSEWHERE=(
 	[backup.first_pass]="tests/cli/59-backup.bats"
 	[backup.held]="tests/cli/59-backup.bats"
 	[backup.before_rename]="tests/cli/59-backup.bats"
+	[replica.before_send]="tests/cli/64-replica.bats"
+	[replica.after_send]="tests/cli/64-replica.bats"
 )
 # Points of a new file's making under another name, which a rollback
 # journal has none of (its new file is created at its name, empty, and

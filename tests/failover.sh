@@ -32,8 +32,68 @@ now_ms() { date +%s%3N; }
 # late: false once two minutes passed since the kill (kill_at, run_one's).
 late() { [ "$kill_at" = 0 ] || [ $(($(now_ms) - kill_at)) -lt 120000 ]; }
 
+# lose_a I: host A lost while order I is placed there, the way this run
+# was given:
+#   kill         SIGKILL of A's processes, its command among them, and
+#                of its nats-server, its home deleted
+#   before_send  A's command killed after a local commit, before its
+#                record (replica.before_send), then as kill
+#   after_send   ... after its record, before its answer
+#   group        A's command a --batch of new files killed midway
+#                (batch.after_commit), then as kill
+#   stop         a partition: A's processes stopped (SIGSTOP) past the
+#                lease, its server and home kept; once B took over, A
+#                is asked for an order and continued: what it answers
+#                after losing the lease must be on B, and its answers to
+#                new commands count in old_answers
+lose_a() {
+	local i=$1 n=$((1 + RANDOM % 3)) out=$dir/inflight.out inflight=
+	case $WAY in
+	before_send | after_send)
+		BAKERY_CRASH_AT=replica.$WAY:$n bakery-order -H "$A" place \
+			--key "k$i" --customer "c$((i % 10))" --day "$DAY" \
+			cardamom-bun=1 >"$out" 2>&1 ;;
+	group)
+		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"],"key":"k%d"}\n' \
+			"$((i % 10))" "$DAY" "$i" "$((i % 10))" "$DAY" "$i-g" |
+			BAKERY_CRASH_AT=batch.after_commit:$n \
+			bakery-order -H "$A" --batch >"$out" 2>&1 ;;
+	*)
+		bakery-order -H "$A" place --key "k$i" --customer "c$((i % 10))" \
+			--day "$DAY" cardamom-bun=1 >"$out" 2>&1 &
+		inflight=$!
+		sleep 0.00$((RANDOM % 10)) ;;
+	esac
+	kill_at=$(now_ms)
+	if [ "$WAY" = stop ]; then
+		pkill -STOP -f -- "-H $A" 2>/dev/null
+		# Past the lease: B takes over meanwhile.
+		until grep -q promoted "$dir/b-standby.out" 2>/dev/null; do
+			late || break
+			sleep 0.2
+		done
+		# The old primary asked, once it lost the lease: it must refuse.
+		BAKERY_BUSY_TIMEOUT_MS=2000 bakery-order -H "$A" place \
+			--key "old$i" --customer c0 \
+			--day "$DAY" cardamom-bun=1 >>"$dir/old.out" \
+			2>>"$dir/old.err" && old_answers=$((old_answers + 1))
+		pkill -CONT -f -- "-H $A" 2>/dev/null
+		[ -z "$inflight" ] || wait "$inflight"
+		# What it answered after the stop is B's too: the checker is
+		# told of it.
+		jq -r 'select(.id) | .id' "$out" "$dir/old.out" 2>/dev/null \
+			>>"$dir/answered-by-a.txt"
+	fi
+	pkill -KILL -f -- "-H $A" 2>/dev/null
+	kill -KILL "${NATS_PIDS[0]}" 2>/dev/null
+	rm -rf "$A"
+}
+
 run_one() {
-	local seed=$1 dir A B i id kill_at=0 first_b=0 at target
+	local seed=$1 dir A B i id kill_at=0 first_b=0 at target old_answers=0
+	local WAY=${FAILOVER_WAY:-}
+	[ -n "$WAY" ] || { local ways=(kill before_send after_send group stop)
+		WAY=${ways[$((seed % 5))]}; }
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/bakery-failover.XXXXXX")
 	A=$dir/a B=$dir/b
 	RANDOM=$seed
@@ -57,14 +117,7 @@ run_one() {
 	: >"$dir/paid.txt"
 	for i in $(seq "$ORDERS"); do
 		if [ "$i" = "$at" ] && [ "$target" = "$A" ]; then
-			# The host is lost: its commands, its renewer, its server.
-			bakery-order -H "$A" place --key "k$i" --customer "c$((i % 10))" \
-				--day "$DAY" cardamom-bun=1 >/dev/null 2>&1 &
-			sleep 0.00$((RANDOM % 10))
-			kill_at=$(now_ms)
-			pkill -KILL -f -- "-H $A" 2>/dev/null
-			kill -KILL "${NATS_PIDS[0]}" 2>/dev/null
-			rm -rf "$A"
+			lose_a "$i"
 			target=$B
 		fi
 		# Each command until answered: on B, a standby until it takes
@@ -90,23 +143,35 @@ run_one() {
 	done
 	kill "$standby" 2>/dev/null
 	wait "$standby" 2>/dev/null
-	for _ in 1 2 3; do
-		bakery-relay -H "$B" --all >/dev/null 2>>"$dir/drain.err"
-		bakery-consume -H "$B" --drain >/dev/null 2>>"$dir/drain.err"
+	# B sends what A left unsent and delivers everything; the cluster,
+	# one node short, may still be electing its streams' leaders: each
+	# is run again until it succeeds (a minute at most), then once more.
+	for _ in $(seq 60); do
+		bakery-relay -H "$B" --all >/dev/null 2>>"$dir/drain.err" &&
+			bakery-consume -H "$B" --drain >/dev/null 2>>"$dir/drain.err" &&
+			break
+		sleep 1
 	done
+	bakery-relay -H "$B" --all >/dev/null 2>>"$dir/drain.err"
+	bakery-consume -H "$B" --drain >/dev/null 2>>"$dir/drain.err"
 	local verdict
+	touch "$dir/answered-by-a.txt"
+	cat "$dir/answered-by-a.txt" >>"$dir/placed.txt"
 	verdict=$("$CHECKER" --drained --placed "$dir/placed.txt" --paid "$dir/paid.txt" "$B" 2>"$dir/checker.err")
 	local ok=$?
 	# Every order placed and paid: one B never answered fails the run.
 	[ "$(sort -u "$dir/paid.txt" | wc -l)" = "$ORDERS" ] || ok=2
 	for p in "${NATS_PIDS[@]}"; do nats_stop "$p" 2>/dev/null; done
+	[ "$old_answers" = 0 ] || ok=3
 	jq -cn --argjson seed "$seed" --argjson verdict "${verdict:-null}" \
+		--arg way "$WAY" --argjson old_answers "$old_answers" \
 		--argjson placed "$(sort -u "$dir/placed.txt" | wc -l)" \
 		--argjson paid "$(sort -u "$dir/paid.txt" | wc -l)" \
 		--argjson kill_after "$at" --argjson ok "$ok" \
 		--argjson takeover_ms "$((first_b > 0 ? first_b - kill_at : -1))" \
 		--argjson promoted "$(grep -c promoted "$dir/b-standby.out")" \
-		'{seed: $seed, placed: $placed, paid: $paid, killed_after: $kill_after,
+		'{seed: $seed, way: $way, placed: $placed, paid: $paid, killed_after: $kill_after,
+		  old_answers: $old_answers,
 		  takeover_ms: $takeover_ms, promoted: $promoted,
 		  lost: ($verdict.lost // null), applied_twice: ($verdict.applied_twice // null),
 		  stuck: ($verdict.stuck // null), checker_exit: $ok}'

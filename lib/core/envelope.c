@@ -126,13 +126,12 @@ envelope_trace_fields(jv obj, const char *from, const char *id,
 /* A traceparent or tracestate that is no valid one is dropped, never the
  * envelope: a new trace in its place. Both absent: left so, as an
  * envelope written before bakery carried them. A good one (the common
- * case) is left as it is: nothing copied. */
+ * case) is left as it is: nothing copied. id is env's, for the warning. */
 static jv
-checked_trace(jv env)
+checked_trace(jv env, const char *id)
 {
 	trace_ctx t;
-	if (envelope_trace_fields(env, "envelope", envelope_str(env, "id"),
-		&t) >= 0)
+	if (envelope_trace_fields(env, "envelope", id, &t) >= 0)
 		return env;
 	return envelope_set_trace(env, &t);
 }
@@ -224,14 +223,14 @@ envelope_parse(const char *text, size_t len, jv *out)
 	if (json_parse(text, len, &env))
 		return EX_DATAERR;
 	int rc = 0;
-	const char *s;
+	const char *s, *id = NULL;
 	if (jv_get_kind(env) != JV_KIND_OBJECT) {
 		rc = bakery_fail(EX_DATAERR, "not a JSON object");
 	} else if ((rc = want_string(env, "specversion", &s))) {
 	} else if (strcmp(s, "1.0") != 0) {
 		rc = bakery_fail(EX_DATAERR, "specversion '%s': want '1.0'", s);
-	} else if ((rc = want_string(env, "id", &s))) {
-	} else if (strlen(s) > 128) {
+	} else if ((rc = want_string(env, "id", &id))) {
+	} else if (strlen(id) > 128) {
 		rc = bakery_fail(EX_DATAERR, "id longer than 128 bytes");
 	} else if ((rc = want_string(env, "source", &s))) {
 	} else if ((rc = want_string(env, "type", &s))) {
@@ -250,7 +249,7 @@ envelope_parse(const char *text, size_t len, jv *out)
 		jv_free(env);
 		return rc;
 	}
-	*out = checked_trace(env);
+	*out = checked_trace(env, id);
 	return 0;
 }
 

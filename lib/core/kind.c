@@ -3,7 +3,6 @@
  * schema of a kind's file (the shared schema and the kind's own tables).
  */
 #include "kind.h"
-#include "envelope.h"
 #include "../base/util.h"
 
 #include <stdlib.h>
@@ -165,12 +164,11 @@ kind_parse_address(const char *address, char *kind, char *key,
 
 int
 kind_apply(const object_kind *k, struct bakery_object *o, jv env,
-    const char *type, char *error, size_t size)
+    const trace_ctx *trace, const char *type, char *error, size_t size)
 {
-	trace_ctx event, before;
+	trace_ctx before;
 	int had = tracectx_current(&before);
-	envelope_trace(env, &event);
-	tracectx_set(&event);
+	tracectx_set(trace);
 	int status = k->apply(o, env, type, error, size);
 	tracectx_set(had ? &before : NULL);
 	return status;

@@ -23,6 +23,7 @@
 
 #include <jv.h>
 
+#include "../base/tracectx.h"
 #include "../store/store.h"
 
 /* The object schema's version, every kind's file's. */
@@ -90,10 +91,11 @@ const object_kind *kind_find(const char *name);
 const object_kind *kind_recording(const char *type);
 /* Whether k records events of type. */
 int kind_records(const object_kind *k, const char *type);
-/* k's apply of env, what it records continuing env's trace (a new one
- * when env has none: tracectx.h); the trace set before is put back. */
+/* k's apply of env, what it records continuing trace, env's own (as
+ * envelope_trace reads it, once for all the event's subscribers); the
+ * trace set before is put back. */
 int kind_apply(const object_kind *k, struct bakery_object *o, jv env,
-    const char *type, char *error, size_t size);
+    const trace_ctx *trace, const char *type, char *error, size_t size);
 
 /* The schema of a file of kind k: object_schema with k's tables. */
 const schema_def *kind_schema(const object_kind *k);

@@ -50,9 +50,10 @@ spans_process_end(span *s, int status, const char *error,
 }
 
 void
-spans_event_read(jv env, spans_event *e)
+spans_event_read(jv env, const trace_ctx *parent, int has, spans_event *e)
 {
-	e->has = envelope_trace(env, &e->parent);
+	e->parent = *parent;
+	e->has = has;
 	e->sandbox = envelope_str(env, "sandbox");
 	e->order = order_of(env);
 }

@@ -37,8 +37,10 @@ typedef struct spans_event {
 	const char *order;   /* the order its subject names, or NULL */
 } spans_event;
 
-/* e of env (borrowed: e's strings live as long as env). */
-void spans_event_read(jv env, spans_event *e);
+/* e of env, whose trace (envelope_trace's, with has its answer) was read
+ * already (borrowed: e's strings live as long as env). */
+void spans_event_read(jv env, const trace_ctx *parent, int has,
+    spans_event *e);
 /* The span of one subscriber's apply of the event e was read from, from
  * start_ns to now. */
 void spans_apply(const spans_event *e, const char *address, int status,

@@ -54,12 +54,15 @@ fence_of(bakery_ctx *ctx, const char *sandbox)
 	return queue_get(ctx, &q) == 0 ? queue_fence(q, sandbox) : 0;
 }
 
-/* Why an envelope's id or data is bad ("" when good), and when it was
- * recorded (ms, 0 when its time cannot be read), found once for all its
- * subscribers: each of them answers 422 with why. */
+/* Why an envelope's id or data is bad ("" when good), when it was
+ * recorded (ms, 0 when its time cannot be read), and its trace, found
+ * once for all its subscribers: each of them answers 422 with why, and
+ * records what follows in that trace. */
 typedef struct envelope_check {
 	char why[200];
 	int64_t at;
+	trace_ctx trace; /* envelope_trace's: a new one when it had none */
+	int traced;      /* 1 when the envelope had one */
 } envelope_check;
 
 static void
@@ -68,6 +71,7 @@ check_envelope(jv env, envelope_check *c)
 	const char *id = envelope_str(env, "id");
 	c->why[0] = '\0';
 	c->at = envelope_time_ms(env);
+	c->traced = envelope_trace(env, &c->trace);
 	if (!id || !bakery_text_valid(id, 128))
 		snprintf(c->why, sizeof c->why, "bad id");
 	else
@@ -177,7 +181,8 @@ apply_one(bakery_object *o, const object_kind *sub, int refused,
 		return -1;
 	}
 	char why[200] = "";
-	int status = kind_apply(sub, o, d->env, type, why, sizeof why);
+	int status = kind_apply(sub, o, d->env, &d->check->trace, type, why,
+	    sizeof why);
 	if (answer_applied(status) && object_mark_seen(o, id, type)) {
 		status = ANSWER_UNAVAILABLE;
 		snprintf(why, sizeof why, "%s", bakery_error());
@@ -221,10 +226,9 @@ call_external(bakery_ctx *ctx, bakery_object *o, const route *rt,
 	jv line = d->body && !memchr(d->body, '\n', len) &&
 	    !memchr(d->body, '\r', len) ? jv_string_sized(d->body, (int)len)
 	    : jv_dump_string(jv_copy(d->env), 0);
-	trace_ctx t;
-	envelope_trace(d->env, &t);
 	external_event ev = { id, type, d->sandbox, jv_string_value(line),
-		(size_t)jv_string_length_bytes(jv_copy(line)), &t };
+		(size_t)jv_string_length_bytes(jv_copy(line)),
+		&d->check->trace };
 	external_answer a = { 0, 0, "" };
 	/* The batch's new files are named before the call: between the
 	 * answer and its seen record only the external's own file waits. */
@@ -570,7 +574,8 @@ subscriber_deliver_batch(bakery_ctx *ctx, const jv *envs,
 	for (size_t i = 0; start && i < n; i++) {
 		spans_event e;
 		if (first[i] < first[i + 1])
-			spans_event_read(envs[i], &e);
+			spans_event_read(envs[i], &checks[i].trace,
+			    checks[i].traced, &e);
 		for (size_t j = first[i]; j < first[i + 1]; j++)
 			spans_apply(&e, ds[j].address, ds[j].r->status,
 			    ds[j].r->error, start);

@@ -46,7 +46,7 @@ birth_fail(const char *what, const char *path, int err)
 }
 
 static int
-build_image(const schema_def *schema, unsigned char **image,
+build_image(const schema_def *schema, int replicated, unsigned char **image,
     sqlite3_int64 *size)
 {
 	sqlite3 *db;
@@ -61,6 +61,8 @@ build_image(const schema_def *schema, unsigned char **image,
 	for (int i = 0; rc == SQLITE_OK && !schema->create &&
 	     i < schema->count; i++)
 		rc = sqlite3_exec(db, schema->migrations[i], NULL, NULL, NULL);
+	if (rc == SQLITE_OK && replicated)
+		rc = sqlite3_exec(db, capture_tables_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, bump, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
@@ -82,23 +84,25 @@ build_image(const schema_def *schema, unsigned char **image,
  * statements again cost more than the rest of its work. Schemas live as
  * long as the process (kind_schema), and so do their images. */
 static int
-image_of(const schema_def *schema, const unsigned char **image,
-    sqlite3_int64 *size)
+image_of(const schema_def *schema, int replicated,
+    const unsigned char **image, sqlite3_int64 *size)
 {
 	static struct {
 		const schema_def *schema;
+		int replicated; /* with the capture's tables (capture.h) */
 		unsigned char *image;
 		sqlite3_int64 size;
 	} built[32];
 	size_t i = 0;
 	for (; i < sizeof built / sizeof *built && built[i].schema; i++)
-		if (built[i].schema == schema) {
+		if (built[i].schema == schema &&
+		    built[i].replicated == replicated) {
 			*image = built[i].image;
 			*size = built[i].size;
 			return 0;
 		}
 	unsigned char *made;
-	int rc = build_image(schema, &made, size);
+	int rc = build_image(schema, replicated, &made, size);
 	if (rc)
 		return rc;
 	if (i == sizeof built / sizeof *built) {
@@ -108,6 +112,7 @@ image_of(const schema_def *schema, const unsigned char **image,
 		i = 0;
 	}
 	built[i].schema = schema;
+	built[i].replicated = replicated;
 	built[i].image = made;
 	built[i].size = *size;
 	*image = made;
@@ -139,7 +144,7 @@ birth_make_whole(const char *path, const schema_def *schema, int *made)
 {
 	const unsigned char *image;
 	sqlite3_int64 size;
-	int rc = image_of(schema, &image, &size);
+	int rc = image_of(schema, 0, &image, &size);
 	if (rc)
 		return rc;
 	const char *slash = strrchr(path, '/');
@@ -329,6 +334,7 @@ new_lock(bakery_ctx *ctx, birth_copy *nf)
 #define KINDS 16
 static struct birth_kin {
 	const schema_def *schema;
+	int replicated; /* its image has the capture's tables */
 	sqlite3 *db;
 	memvfs_buf *buf;
 	db_stmts stmts;
@@ -347,12 +353,13 @@ put_image(struct birth_kin *k, const unsigned char *image,
 /* schema's connection, free for a copy, its buffer given the image, and
  * opened when first asked; NULL when it is taken, or all are. */
 static struct birth_kin *
-kin_of(const schema_def *schema, const unsigned char *image,
-    sqlite3_int64 size)
+kin_of(const schema_def *schema, int replicated,
+    const unsigned char *image, sqlite3_int64 size)
 {
 	struct birth_kin *k = NULL;
 	for (size_t i = 0; i < KINDS && !k; i++)
-		if (kinds[i].schema == schema || !kinds[i].schema)
+		if ((kinds[i].schema == schema &&
+		    kinds[i].replicated == replicated) || !kinds[i].schema)
 			k = &kinds[i];
 	if (!k || k->busy)
 		return NULL;
@@ -375,21 +382,22 @@ kin_of(const schema_def *schema, const unsigned char *image,
 		return NULL; /* a copy of its own says why, if it fails too */
 	}
 	k->schema = schema;
+	k->replicated = replicated;
 	return k;
 }
 
 /* The copy of the image, in a rollback journal, and its connection: the
  * kind's when it is free, else one on .new.NAME itself. */
 static int
-new_copy(birth_copy *nf, const schema_def *schema, sqlite3 **db,
-    db_stmts *stmts)
+new_copy(birth_copy *nf, const schema_def *schema, int replicated,
+    sqlite3 **db, db_stmts *stmts)
 {
 	const unsigned char *image;
 	sqlite3_int64 size;
-	int rc = image_of(schema, &image, &size);
+	int rc = image_of(schema, replicated, &image, &size);
 	if (rc)
 		return rc;
-	struct birth_kin *k = kin_of(schema, image, size);
+	struct birth_kin *k = kin_of(schema, replicated, image, size);
 	if (k) {
 		*db = k->db;
 		rc = sqlite3_exec(*db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -533,7 +541,7 @@ birth_copy_begin(bakery_ctx *ctx, const char *path, const schema_def *schema,
 	}
 	nf->schema = schema;
 	if (!rc)
-		rc = new_copy(nf, schema, db, stmts);
+		rc = new_copy(nf, schema, ctx->replica != NULL, db, stmts);
 	/* Its first commit recorded as any (capture.h), sent once the file
 	 * has its name. */
 	if (!rc)

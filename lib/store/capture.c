@@ -40,7 +40,7 @@ struct capture {
 	int copy; /* a birth's copy, at no name yet */
 };
 
-static const char tables_sql[] =
+const char capture_tables_sql[] =
     "CREATE TABLE IF NOT EXISTS bakery_replica(one INTEGER PRIMARY KEY "
     "CHECK (one = 1), seq INTEGER NOT NULL, epoch TEXT NOT NULL, "
     "stream_seq INTEGER NOT NULL);"
@@ -153,8 +153,10 @@ int
 capture_before_commit(sqlite3 *db)
 {
 	struct capture *c = capture_of(db);
-	if (!c || !c->session || sqlite3session_isempty(c->session))
+	if (!c || !c->session)
 		return 0;
+	/* The changeset, even of a session that looks empty: one that met
+	 * an error records nothing more, and says so only here. */
 	int n = 0;
 	void *p = NULL;
 	int rc = sqlite3session_changeset(c->session, &n, &p);
@@ -164,7 +166,7 @@ capture_before_commit(sqlite3 *db)
 		sqlite3_free(p);
 		return session_start(c);
 	}
-	rc = sqlite3_exec(db, tables_sql, NULL, NULL, NULL);
+	rc = sqlite3_exec(db, capture_tables_sql, NULL, NULL, NULL);
 	sqlite3_stmt *st = NULL;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "UPDATE bakery_replica SET seq = seq + 1",

@@ -67,6 +67,11 @@ struct capture_sink {
 	int fenced; /* a send answered EX_UNAVAILABLE: the loops stop */
 };
 
+/* The capture's tables, made by a file's first captured commit, and in
+ * the image a replicated home's births start from (birth_copy.c): a
+ * birth's connection, kept for the next, must not see its schema move. */
+extern const char capture_tables_sql[];
+
 /* Attaches the capture to db, a connection to path (a file of ctx's
  * home) that writes, when ctx->replica is set; then sends what the file
  * holds unsent, unless copy (a birth's copy, at no name yet: path is the

@@ -224,6 +224,10 @@ home_init(bakery_ctx *ctx)
 static int
 refuse_standby(bakery_ctx *ctx)
 {
+	if (ctx->replica_unread)
+		return bakery_fail(EX_NOPERM, "'%s/.replica' cannot be read: "
+		    "whether this home is replicated is not known, and nothing "
+		    "is written", ctx->home);
 	return ctx->replica_standby && !ctx->replica_applying
 	    ? bakery_fail(EX_UNAVAILABLE, "'%s' is a standby's home: "
 	    "nothing but bakery-standby writes it (bakery-standby --promote "

@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# A replicated home's commits recorded in the stream BAKERY_REPLICA before
+# anything of them is answered (lib/store/capture.h), against a real
+# nats-server started here on a free loopback port and stopped by pid.
+load helpers
+load ../nats
+bats_require_minimum_version 1.5.0
+
+teardown() {
+	[ -z "${NATS_PID:-}" ] || nats_stop "$NATS_PID"
+}
+
+primary() {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-standby --primary --replicas 1 >/dev/null
+}
+
+nats_again() {
+	"$NATS_SERVER_BIN" -a 127.0.0.1 -p "$NATS_PORT" -js \
+		-sd "$BATS_TEST_TMPDIR/nats/store" \
+		-l "$BATS_TEST_TMPDIR/nats/server2.log" &
+	NATS_PID=$!
+	nats_wait_port "$NATS_PORT"
+}
+
+# The stream's records of the file at RELPATH (relative to the home).
+records_of() {
+	local tok=${1//./\~}
+	tok=${tok//\//.}
+	"$TOP/tests/nats-tool.py" "127.0.0.1:$NATS_PORT" scan BAKERY_REPLICA |
+		jq -s --arg t "$tok" \
+		'[.[] | select(.subject? and (.subject | endswith("." + $t)))] | length'
+}
+
+unsent() {
+	sqlite3 "$BAKERY_HOME/$1" "select count(*) from bakery_replica_log"
+}
+
+@test "a primary's place is in the stream when it answers, and its files hold nothing unsent" {
+	primary
+	id=$(bakery-order place --customer ada --day "$DAY" cardamom-bun=2 | jq -r .id)
+	[ "$(records_of "sandboxes/default/order/$id.db")" -ge 1 ]
+	[ "$(records_of alarms.db)" -ge 1 ]
+	assert_equal "$(unsent "sandboxes/default/order/$id.db")" 0
+	assert_equal "$(unsent alarms.db)" 0
+	# Each record numbered in its file, in order.
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" \
+		"select seq from bakery_replica")" "$(records_of "sandboxes/default/order/$id.db")"
+}
+
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
+@test "the stream gone: a place is not answered (75) and its record stays; the retry with its key sends it first" {
+	primary
+	nats_stop "$NATS_PID"
+	NATS_PID=
+	run --separate-stderr bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1
+	assert_equal "$status" 75
+	assert_equal "$output" ""
+	[[ "$stderr" == *"not yet recorded"* ]]
+	# Its first commit, the alarm index's entry, is kept with its record.
+	assert_equal "$(unsent alarms.db)" 1
+	nats_again
+	run --separate-stderr bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	f=sandboxes/default/order/$(jq -r .id <<<"$output").db
+	for f in "$f" alarms.db; do
+		assert_equal "$(unsent "$f")" 0
+		assert_equal "$(sqlite3 "$BAKERY_HOME/$f" "select seq from bakery_replica")" "$(records_of "$f")"
+	done
+}
+
+@test "a standby's home refuses every writer with 69 and says why" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-standby --standby >/dev/null
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_equal "$status" 69
+	[[ "$stderr" == *"standby"* ]]
+	run --separate-stderr bakery-consume --drain
+	assert_equal "$status" 69
+	run --separate-stderr bakery-relay --all
+	assert_equal "$status" 69
+	# Those that only look still look.
+	run bakery-order list
+	assert_success
+}
+
+@test "a .replica bakery did not write is refused (78) by every program, and a primary's queue is nats://" {
+	nats_start "$BATS_TEST_TMPDIR/nats"
+	export BAKERY_QUEUE=$NATS_URL
+	bakery-standby --primary --replicas 1 >/dev/null
+	unset BAKERY_QUEUE
+	run --separate-stderr bakery-order place --customer ada --day "$DAY" cardamom-bun=1
+	assert_equal "$status" 78
+	[[ "$stderr" == *"nats://"* ]]
+	printf 'role primary\nhost ../../etc\nepoch x\n' >"$BAKERY_HOME/.replica"
+	for cmd in "bakery-order list" "bakery-status" "bakery-show kitchen/board"; do
+		run $cmd
+		assert_equal "$status" 78
+	done
+	rm "$BAKERY_HOME/.replica"
+	ln -s /etc/passwd "$BAKERY_HOME/.replica"
+	run bakery-order list
+	assert_equal "$status" 78
+}
+
+@test "a home that is not replicated records nothing: no replica tables in its files" {
+	id=$(bakery-order place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	run sqlite3 "$BAKERY_HOME/sandboxes/default/order/$id.db" .tables
+	refute_output --partial bakery_replica
+	run sqlite3 "$BAKERY_HOME/alarms.db" .tables
+	refute_output --partial bakery_replica
+}
+
+@test "a wipe on a primary records the sandbox's removal before it removes it" {
+	primary
+	bakery-order -s s1 place --customer ada --day "$DAY" cardamom-bun=1 >/dev/null
+	bakery-wipe -s s1 >/dev/null
+	[ ! -e "$BAKERY_HOME/sandboxes/s1" ]
+	assert_equal "$(records_of sandboxes/s1)" 1
+}
+
+# retried KEY: the place of KEY again, which must answer; its file and
+# the alarm index hold nothing unsent, and each has one record in the
+# stream a commit it numbered.
+retried() {
+	run --separate-stderr bakery-order place --key "$1" --customer ada --day "$DAY" cardamom-bun=1
+	assert_success
+	local f
+	f=sandboxes/default/order/$(jq -r .id <<<"$output").db
+	for f in "$f" alarms.db; do
+		assert_equal "$(unsent "$f")" 0
+		assert_equal "$(sqlite3 "$BAKERY_HOME/$f" "select seq from bakery_replica")" "$(records_of "$f")"
+	done
+}
+
+@test "killed after a local commit, before its record: the retry with its key records it once and answers" {
+	primary
+	# A place commits the alarm index's entry first, then the order's
+	# file: killed before the first one's record, then the second's.
+	crash_at replica.before_send bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1
+	retried k1
+	crash_at replica.before_send:2 bakery-order place --key k2 --customer ada --day "$DAY" cardamom-bun=1
+	retried k2
+}
+
+@test "killed after its record, before its note and its answer: the retry sends it again and the stream keeps it once" {
+	primary
+	crash_at replica.after_send bakery-order place --key k1 --customer ada --day "$DAY" cardamom-bun=1
+	retried k1
+	crash_at replica.after_send:2 bakery-order place --key k2 --customer ada --day "$DAY" cardamom-bun=1
+	retried k2
+}
