@@ -21,6 +21,13 @@
  * waits after the stream did not answer. */
 #define LEASE_LOOK_MS 1000
 #define RETRY_MS 1000
+/* A promotion NATS did not answer is tried again this soon; and each
+ * JetStream request of the loop and of a promotion waits this long, not
+ * the 5 s a record's publish waits: while the cluster elects a leader
+ * after a node's loss, a request asked again a second later is answered
+ * as soon as there is one. */
+#define PROMOTE_RETRY_MS 250
+#define REQUEST_WAIT_MS 1000
 
 static void
 report(const takeover_opts *o, jv v)
@@ -260,6 +267,23 @@ not_a_standby(bakery_ctx *ctx, const replica_conf *c)
 	    : "not replicated: bakery-standby --standby makes it a standby");
 }
 
+/* rn's JetStream requests made to wait REQUEST_WAIT_MS. */
+static int
+quick(replica_nats *rn)
+{
+	jsOptions jo;
+	jsOptions_Init(&jo);
+	jo.Wait = REQUEST_WAIT_MS;
+	jsCtx *js = NULL;
+	natsStatus st = natsConnection_JetStream(&js, rn->nc, &jo);
+	if (st != NATS_OK)
+		return bakery_fail(EX_UNAVAILABLE, "nats: jetstream: %s",
+		    natsStatus_GetText(st));
+	jsCtx_Destroy(rn->js);
+	rn->js = js;
+	return 0;
+}
+
 int
 takeover_promote(bakery_ctx *ctx, const takeover_opts *o)
 {
@@ -272,7 +296,8 @@ takeover_promote(bakery_ctx *ctx, const takeover_opts *o)
 	replica_nats *rn;
 	if ((rc = replica_connect(ctx, &rn)))
 		return rc;
-	while ((rc = promote(ctx, rn, &c, o)) && o->auto_take &&
+	rc = quick(rn);
+	while (!rc && (rc = promote(ctx, rn, &c, o)) && o->auto_take &&
 	    passing(rc) && !loop_stopping()) {
 		bakery_log(LOG_WARN, "promotion_retry", "error", bakery_error(),
 		    (char *)NULL);
@@ -366,25 +391,31 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 		return rc;
 	}
 	bakery_log(LOG_INFO, "standby", "host", c->host, (char *)NULL);
-	int64_t looked = 0;
+	int64_t looked = 0, pause;
 	rc = 0;
 	while (c->role == REPLICA_STANDBY && !loop_stopping()) {
-		if (!s)
-			rc = standby_open(ctx, rn, c, o->files, &s);
-		if (!rc)
-			rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
 		int64_t now = bakery_monotonic_ms();
-		if (!rc && o->auto_take && now - looked >= LEASE_LOOK_MS) {
+		/* With --auto, the lease is looked at again soon whatever
+		 * failed meanwhile. */
+		pause = o->auto_take ? PROMOTE_RETRY_MS : RETRY_MS;
+		if (o->auto_take && now - looked >= LEASE_LOOK_MS) {
 			looked = now;
-			if (lease_ended(rn, c))
-				rc = take_over(ctx, rn, c, o, &s);
+			/* A promotion that failed is tried again at once:
+			 * the cluster may be electing a leader. */
+			if (lease_ended(rn, c) &&
+			    (rc = take_over(ctx, rn, c, o, &s)) != 0)
+				looked = 0;
 		}
+		if (!rc && !s && c->role == REPLICA_STANDBY)
+			rc = standby_open(ctx, rn, c, o->files, &s);
+		if (!rc && s)
+			rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
 		if (rc && !passing(rc))
 			break;
 		if (rc) {
 			bakery_log(LOG_WARN, "standby_retry", "error",
 			    bakery_error(), (char *)NULL);
-			loop_sleep_ms(RETRY_MS);
+			loop_sleep_ms(pause);
 			rc = 0;
 		}
 	}
@@ -406,7 +437,8 @@ takeover_run(bakery_ctx *ctx, const takeover_opts *o)
 	if ((rc = replica_connect(ctx, &rn)))
 		return rc;
 	loop_catch_signals();
-	if (c.role == REPLICA_STANDBY)
+	rc = quick(rn);
+	if (!rc && c.role == REPLICA_STANDBY)
 		rc = run_standby(ctx, rn, &c, o);
 	/* Promoted by the loop: it goes on as the primary. */
 	if (!rc && c.role == REPLICA_PRIMARY && !loop_stopping())
