@@ -17,6 +17,7 @@
 #include "../net/span.h"
 #include "order.h"
 #include "../core/outbox.h"
+#include "../store/capture.h"
 #include "payments.h"
 #include "../base/util.h"
 
@@ -373,14 +374,24 @@ group_end(bakery_ctx *ctx, group *g, long first, const batch_options *opt,
 	bakery_object *named[BATCH_GROUP];
 	size_t which[BATCH_GROUP], n = 0;
 	(void)birth_group_settle(ctx); /* each object answers for its own */
+	/* In a replicated home, every record of the group taken by the
+	 * stream before any line is sent or answered; one not taken is
+	 * every line's failure (capture.h). */
+	int recorded = capture_settle(ctx);
+	char *unrecorded = recorded ? bakery_xstrdup(bakery_error()) : NULL;
 	for (size_t i = 0; i < g->n_objects; i++) {
 		rcs[i] = object_settled(g->objects[i]);
 		lost[i] = rcs[i] ? bakery_xstrdup(bakery_error()) : NULL;
+		if (!rcs[i] && recorded) {
+			rcs[i] = recorded;
+			lost[i] = bakery_xstrdup(unrecorded);
+		}
 		if (!rcs[i]) {
 			which[n] = i;
 			named[n++] = g->objects[i];
 		}
 	}
+	free(unrecorded);
 	bakery_crash_point("batch.after_commit");
 	if (n)
 		outbox_send_together(named, n, sent_rcs);
@@ -431,8 +442,10 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt, int *status)
 	long number = 0, first = 1;
 	int rc = 0, got;
 	*status = 0;
-	/* The group's new files are made durable together (birth.h). */
+	/* The group's new files are made durable together (birth.h), and
+	 * in a replicated home its records sent together (capture.h). */
 	birth_group_begin(ctx, 1);
+	ctx->replica_batched = ctx->replica != NULL;
 	char *line;
 	size_t len;
 	while ((got = reader_next(r, g.n_answers == 0, &line, &len)) !=
@@ -466,6 +479,8 @@ batch_run(bakery_ctx *ctx, int fd, const batch_options *opt, int *status)
 	for (size_t i = 0; i < g.n_objects; i++)
 		object_close(g.objects[i]);
 	(void)birth_group_end(ctx); /* committed, never answered */
+	(void)capture_settle(ctx); /* what was published, taken or not */
+	ctx->replica_batched = 0;
 	jv_free(g.answers);
 	free(r);
 	return rc;

@@ -104,6 +104,25 @@ replica_conf_write(bakery_ctx *ctx, const replica_conf *c)
 	return rc;
 }
 
+/* The stream's answer to a publish not waited for, on the client's
+ * thread: the first failure kept for wait_async. */
+static void
+on_async_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae,
+    void *closure)
+{
+	(void)js;
+	(void)pa;
+	replica_nats *rn = closure;
+	pthread_mutex_lock(&rn->mu);
+	if (pae && rn->async_err == NATS_OK) {
+		rn->async_err = pae->Err != NATS_OK ? pae->Err : NATS_ERR;
+		snprintf(rn->async_error, sizeof rn->async_error, "%s",
+		    pae->ErrText ? pae->ErrText : natsStatus_GetText(pae->Err));
+	}
+	pthread_mutex_unlock(&rn->mu);
+	natsMsg_Destroy(msg);
+}
+
 int
 replica_connect(bakery_ctx *ctx, replica_nats **out)
 {
@@ -114,12 +133,16 @@ replica_connect(bakery_ctx *ctx, replica_nats **out)
 		    ctx->queue_url ? ctx->queue_url : "sqlite:HOME/queue.db");
 	replica_nats *rn = bakery_xmalloc(sizeof *rn);
 	*rn = (replica_nats){ 0 };
+	pthread_mutex_init(&rn->mu, NULL);
 	int rc = lazy_nats_connect(ctx->queue_url, NULL, NULL, &rn->nc,
 	    &rn->servers);
 	if (!rc) {
 		jsOptions jo;
 		jsOptions_Init(&jo);
 		jo.Wait = PUBLISH_WAIT_MS;
+		jo.PublishAsync.AckHandler = on_async_ack;
+		jo.PublishAsync.AckHandlerClosure = rn;
+		jo.PublishAsync.MaxPending = 4096;
 		natsStatus s = natsConnection_JetStream(&rn->js, rn->nc, &jo);
 		if (s != NATS_OK)
 			rc = bakery_fail(EX_UNAVAILABLE, "nats: jetstream: %s",
@@ -142,6 +165,7 @@ replica_disconnect(replica_nats *rn)
 		jsCtx_Destroy(rn->js);
 	if (rn->nc)
 		natsConnection_Destroy(rn->nc);
+	pthread_mutex_destroy(&rn->mu);
 	free(rn);
 }
 
@@ -308,33 +332,33 @@ unrecorded(const capture_record *r, const char *why)
 	return rc;
 }
 
+/* The sink's connection, made at its first record: 0, or the record
+ * unrecorded (75) when no server answers. */
 static int
-sink_send(struct capture_sink *sink, const capture_record *r,
-    uint64_t *stream_seq)
+sink_connected(struct replica_sink *rs, const capture_record *r)
 {
-	struct replica_sink *rs = (struct replica_sink *)sink;
-	if (!rs->rn) {
-		int rc = replica_connect(rs->ctx, &rs->rn);
-		if (rc == EX_UNAVAILABLE)
-			return unrecorded(r, bakery_error());
-		if (rc)
-			return rc;
-	}
-	char subject[512], id[600], num[32];
-	int rc = replica_subject(sink->epoch, r->relpath, subject,
-	    sizeof subject);
-	if (rc)
-		return rc;
+	if (rs->rn)
+		return 0;
+	int rc = replica_connect(rs->ctx, &rs->rn);
+	return rc == EX_UNAVAILABLE ? unrecorded(r, bakery_error()) : rc;
+}
+
+/* A record's message: its subject (in subject), its headers, its body. */
+static natsStatus
+record_msg(struct replica_sink *rs, const capture_record *r,
+    const char *subject, natsMsg **out)
+{
+	const char *epoch = rs->base.epoch;
+	char id[600], num[32];
 	/* The hash tells a file made again (its records numbered from 1
 	 * again) from the one before; the same record sent twice has one
 	 * id, and the stream takes it once. */
 	if (r->remove)
-		snprintf(id, sizeof id, "%s:%s:remove:%lld", sink->epoch,
-		    r->relpath, r->run);
+		snprintf(id, sizeof id, "%s:%s:remove:%lld", epoch, r->relpath,
+		    r->run);
 	else
-		snprintf(id, sizeof id, "%s:%s:%lld:%016llx", sink->epoch,
-		    r->relpath, r->seq, (unsigned long long)fnv1a(r->data,
-		    (size_t)r->len));
+		snprintf(id, sizeof id, "%s:%s:%lld:%016llx", epoch, r->relpath,
+		    r->seq, (unsigned long long)fnv1a(r->data, (size_t)r->len));
 	natsMsg *m = NULL;
 	natsStatus s = natsMsg_Create(&m, subject, NULL, r->data, r->len);
 	if (s == NATS_OK)
@@ -358,6 +382,28 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 		s = natsMsgHeader_Set(m, "Bakery-Version", num);
 	if (s == NATS_OK)
 		s = natsMsgHeader_Set(m, "Bakery-Host", rs->host);
+	if (s != NATS_OK && m) {
+		natsMsg_Destroy(m);
+		m = NULL;
+	}
+	*out = m;
+	return s;
+}
+
+static int
+sink_send(struct capture_sink *sink, const capture_record *r,
+    uint64_t *stream_seq)
+{
+	struct replica_sink *rs = (struct replica_sink *)sink;
+	char subject[512];
+	int rc = sink_connected(rs, r);
+	if (!rc)
+		rc = replica_subject(sink->epoch, r->relpath, subject,
+		    sizeof subject);
+	if (rc)
+		return rc;
+	natsMsg *m = NULL;
+	natsStatus s = record_msg(rs, r, subject, &m);
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
 	po.MaxWait = PUBLISH_WAIT_MS;
@@ -382,6 +428,68 @@ sink_send(struct capture_sink *sink, const capture_record *r,
 	return unrecorded(r, text && *text ? text : natsStatus_GetText(s));
 }
 
+/* A --batch group's record, published; its answer waited for by
+ * sink_wait_async, with the rest of the group's. */
+static int
+sink_send_async(struct capture_sink *sink, const capture_record *r)
+{
+	struct replica_sink *rs = (struct replica_sink *)sink;
+	char subject[512];
+	int rc = sink_connected(rs, r);
+	if (!rc)
+		rc = replica_subject(sink->epoch, r->relpath, subject,
+		    sizeof subject);
+	if (rc)
+		return rc;
+	natsMsg *m = NULL;
+	natsStatus s = record_msg(rs, r, subject, &m);
+	if (s == NATS_OK)
+		s = js_PublishMsgAsync(rs->rn->js, &m, NULL);
+	natsMsg_Destroy(m); /* NULL once the library took it */
+	if (s != NATS_OK)
+		return unrecorded(r, natsStatus_GetText(s));
+	rs->rn->async_sent++;
+	return 0;
+}
+
+static int
+sink_wait_async(struct capture_sink *sink)
+{
+	struct replica_sink *rs = (struct replica_sink *)sink;
+	replica_nats *rn = rs->rn;
+	if (!rn || rn->async_sent == 0)
+		return 0;
+	jsPubOptions po;
+	jsPubOptions_Init(&po);
+	po.MaxWait = PUBLISH_WAIT_MS;
+	natsStatus done = js_PublishAsyncComplete(rn->js, &po);
+	if (done != NATS_OK) {
+		/* Not answered in time: not taken, as far as this knows. */
+		natsMsgList pending = { NULL, 0 };
+		if (js_PublishAsyncGetPendingList(&pending, rn->js) == NATS_OK)
+			natsMsgList_Destroy(&pending);
+	}
+	pthread_mutex_lock(&rn->mu);
+	natsStatus err = rn->async_err != NATS_OK ? rn->async_err : done;
+	char why[256];
+	snprintf(why, sizeof why, "%s", rn->async_err != NATS_OK
+	    ? rn->async_error : natsStatus_GetText(done));
+	rn->async_err = NATS_OK;
+	rn->async_error[0] = '\0';
+	long n = rn->async_sent;
+	rn->async_sent = 0;
+	pthread_mutex_unlock(&rn->mu);
+	if (err == NATS_OK)
+		return 0;
+	if (err == NATS_NO_RESPONDERS && !takes_epoch(rs))
+		return fenced(rs, "a --batch group's files", "no stream takes "
+		    "this host's epoch");
+	return bakery_fail(EX_TEMPFAIL, "%ld records of a --batch group "
+	    "committed here, not all recorded in the replica's stream (%s): "
+	    "they are sent first by the next program that writes their "
+	    "files; retry the group's lines with the same keys", n, why);
+}
+
 int
 replica_attach(bakery_ctx *ctx)
 {
@@ -403,7 +511,9 @@ replica_attach(bakery_ctx *ctx)
 		return bakery_fail(EX_CONFIG, "'%s' is a replicated home: its "
 		    "commits are synced (BAKERY_SYNC=full)", ctx->home);
 	struct replica_sink *rs = bakery_xmalloc(sizeof *rs);
-	*rs = (struct replica_sink){ .base.send = sink_send, .ctx = ctx };
+	*rs = (struct replica_sink){ .base.send = sink_send,
+		.base.send_async = sink_send_async,
+		.base.wait_async = sink_wait_async, .ctx = ctx };
 	memcpy(rs->base.epoch, c.epoch, REPLICA_ID_SIZE);
 	memcpy(rs->host, c.host, REPLICA_ID_SIZE);
 	ctx->replica = &rs->base;
@@ -416,6 +526,7 @@ replica_detach(bakery_ctx *ctx)
 	struct replica_sink *rs = (struct replica_sink *)ctx->replica;
 	if (!rs)
 		return;
+	capture_sink_gone(&rs->base);
 	replica_disconnect(rs->rn);
 	free(rs);
 	ctx->replica = NULL;

@@ -19,6 +19,8 @@
 
 #include "../lazy/lazy_nats.h"
 
+#include <pthread.h>
+
 typedef struct bakery_ctx bakery_ctx;
 
 #define REPLICA_STREAM "BAKERY_REPLICA"
@@ -52,6 +54,13 @@ typedef struct replica_nats {
 	natsConnection *nc;
 	jsCtx *js;
 	int servers; /* in the URL: the stream's replicas, up to 3 */
+	/* Publishes not waited for (a --batch group's records): how many
+	 * since the last wait, and the first failure the stream answered
+	 * (set on the client's thread, under mu). */
+	pthread_mutex_t mu;
+	long async_sent;
+	natsStatus async_err;
+	char async_error[256];
 } replica_nats;
 int replica_connect(bakery_ctx *ctx, replica_nats **out);
 void replica_disconnect(replica_nats *rn);

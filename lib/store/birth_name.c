@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "birth-internal.h"
+#include "capture.h"
 #include "ctx.h"
 #include "database.h"
 #include "sql.h"
@@ -244,6 +245,16 @@ birth_copies_record(bakery_ctx *ctx, birth_copy **c, size_t n)
 	for (size_t i = 0; ctx && ctx->replica && i < n; i++) {
 		if (!c[i]->done || c[i]->rc)
 			continue;
+		/* A --batch group's: the record kept from the copy's commit,
+		 * published with the group's (capture_settle waits). */
+		if (ctx->replica_batched) {
+			int rc = capture_born(ctx, c[i]->path);
+			if (rc) {
+				c[i]->rc = rc;
+				c[i]->error = bakery_xstrdup(bakery_error());
+			}
+			continue;
+		}
 		sqlite3 *db = NULL;
 		int rc = db_open(ctx, c[i]->path, c[i]->schema, &db);
 		sqlite3_close(db);

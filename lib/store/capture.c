@@ -36,9 +36,34 @@ struct capture {
 	sqlite3 *db;
 	sqlite3_session *session;
 	struct capture_sink *sink;
+	bakery_ctx *ctx;
 	char *relpath;
 	int copy; /* a birth's copy, at no name yet */
+	/* Records published by send_async: the last one's number, and the
+	 * place in the sink's list of files to note at the settle. */
+	long long published;
+	int listed;
+	struct capture *next;
+	int tables; /* the capture's tables are in the file */
 };
+
+/* A birth's first record, held from its copy's commit to its naming. */
+struct capture_held {
+	char *relpath;
+	long long seq;
+	int version;
+	void *data;
+	int len;
+	struct capture_held *next;
+};
+
+static void
+held_free(struct capture_held *h)
+{
+	free(h->relpath);
+	free(h->data);
+	free(h);
+}
 
 const char capture_tables_sql[] =
     "CREATE TABLE IF NOT EXISTS bakery_replica(one INTEGER PRIMARY KEY "
@@ -56,10 +81,25 @@ not_ours(void *arg, const char *table)
 	return strncmp(table, "bakery_replica", 14) != 0;
 }
 
+/* Takes c out of its sink's list of files to note. */
+static void
+unlist(struct capture *c)
+{
+	if (!c->listed)
+		return;
+	for (struct capture **pp = &c->sink->batched; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->listed = 0;
+}
+
 static void
 capture_free(void *p)
 {
 	struct capture *c = p;
+	unlist(c);
 	if (c->session)
 		sqlite3session_delete(c->session);
 	free(c->relpath);
@@ -129,7 +169,7 @@ capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 	if (strcmp(path + hl + 1, "queue.db") == 0)
 		return 0;
 	struct capture *c = bakery_xmalloc(sizeof *c);
-	*c = (struct capture){ .db = db, .sink = ctx->replica,
+	*c = (struct capture){ .db = db, .sink = ctx->replica, .ctx = ctx,
 		.relpath = bakery_xstrdup(path + hl + 1), .copy = copy };
 	/* The one before, if any, is freed by SQLite. */
 	if (set_capture(db, c, capture_free) != SQLITE_OK) {
@@ -149,6 +189,42 @@ capture_rolled_back(sqlite3 *db)
 		session_start(c);
 }
 
+/* A --batch group's birth: its record kept for capture_born, since its
+ * file, at no name yet, cannot be sent (one held before for the same
+ * path was a copy never named, and goes). */
+static void
+hold(struct capture *c, long long seq, int version, const void *data,
+    int len)
+{
+	struct capture_held *h = bakery_xmalloc(sizeof *h);
+	*h = (struct capture_held){ .relpath = bakery_xstrdup(c->relpath),
+		.seq = seq, .version = version, .data = bakery_xmalloc(
+		(size_t)len), .len = len, .next = c->sink->born };
+	memcpy(h->data, data, (size_t)len);
+	c->sink->born = h;
+}
+
+int
+capture_born(bakery_ctx *ctx, const char *path)
+{
+	struct capture_sink *sink = ctx->replica;
+	size_t hl = strlen(ctx->home);
+	if (!sink || strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
+		return 0;
+	for (struct capture_held **pp = &sink->born; *pp; pp = &(*pp)->next) {
+		struct capture_held *h = *pp;
+		if (strcmp(h->relpath, path + hl + 1) != 0)
+			continue;
+		*pp = h->next;
+		capture_record r = { .relpath = h->relpath, .seq = h->seq,
+			.version = h->version, .data = h->data, .len = h->len };
+		int rc = sink->send_async(sink, &r);
+		held_free(h);
+		return rc;
+	}
+	return 0;
+}
+
 int
 capture_before_commit(sqlite3 *db)
 {
@@ -166,7 +242,10 @@ capture_before_commit(sqlite3 *db)
 		sqlite3_free(p);
 		return session_start(c);
 	}
-	rc = sqlite3_exec(db, capture_tables_sql, NULL, NULL, NULL);
+	/* Made once a connection: no program drops them. */
+	rc = c->tables ? SQLITE_OK
+	    : sqlite3_exec(db, capture_tables_sql, NULL, NULL, NULL);
+	c->tables = rc == SQLITE_OK;
 	sqlite3_stmt *st = NULL;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "UPDATE bakery_replica SET seq = seq + 1",
@@ -174,10 +253,15 @@ capture_before_commit(sqlite3 *db)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(db, "INSERT INTO bakery_replica_log "
 		    "SELECT seq, (SELECT user_version FROM pragma_user_version), "
-		    "?1 FROM bakery_replica", -1, &st, NULL);
+		    "?1 FROM bakery_replica RETURNING seq, version", -1, &st,
+		    NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(st, 1, p, n, SQLITE_STATIC);
 		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW && c->copy && c->ctx->replica_batched)
+			hold(c, sqlite3_column_int64(st, 0),
+			    sqlite3_column_int(st, 1), p, n);
+		rc = rc == SQLITE_ROW ? sqlite3_step(st) : rc;
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	}
 	sqlite3_finalize(st);
@@ -271,20 +355,58 @@ send_log(struct capture *c)
 	return code;
 }
 
+/* A --batch group's: the records not yet published, published without
+ * waiting; the file listed to be noted once the group settles. No lock:
+ * a record another process sends too has the same Nats-Msg-Id. */
+static int
+publish_log(struct capture *c)
+{
+	sqlite3_stmt *log = NULL;
+	int rc = sqlite3_prepare_v2(c->db, "SELECT seq, version, changeset "
+	    "FROM bakery_replica_log WHERE seq > ?1 ORDER BY seq", -1, &log,
+	    NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(c->db, rc, "cannot read the records to send");
+	sqlite3_bind_int64(log, 1, c->published);
+	capture_record r = { .relpath = c->relpath };
+	int code = 0;
+	while (!code && (rc = next_record(log, &r)) == SQLITE_ROW) {
+		code = c->sink->send_async(c->sink, &r);
+		if (!code)
+			c->published = r.seq;
+	}
+	sqlite3_finalize(log);
+	if (!code && rc != SQLITE_DONE)
+		code = db_fail(c->db, rc, "cannot read the records to send");
+	if (c->published && !c->listed) {
+		c->next = c->sink->batched;
+		c->sink->batched = c;
+		c->listed = 1;
+	}
+	return code;
+}
+
 int
 capture_send_pending(sqlite3 *db)
 {
 	struct capture *c = capture_of(db);
 	if (!c || c->copy || !any_pending(db))
 		return 0;
+	if (c->ctx->replica_batched)
+		return publish_log(c);
 	if (!sqlite3_get_autocommit(db))
 		return bakery_fail(EX_SOFTWARE, "'%s': records sent inside a "
 		    "transaction", c->relpath);
 	/* Committed here, not yet recorded: the next writer sends it. */
 	bakery_crash_point("replica.before_send");
+	/* The note of the records sent is not synced (below): the pragma
+	 * cannot change inside a transaction. */
+	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
 		return db_fail(db, rc, "cannot send the records");
+	}
 	int code = send_log(c);
 	/* Recorded, not yet noted as such, nor answered. */
 	if (!code)
@@ -293,14 +415,12 @@ capture_send_pending(sqlite3 *db)
 	 * stream took are not sent again. A replicated home's connections
 	 * are all FULL (replica.c refuses BAKERY_SYNC=normal, db_relaxed
 	 * leaves them), and go back to it. */
-	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
-	if (rc != SQLITE_OK) {
+	if (rc != SQLITE_OK)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		if (!code)
-			code = db_fail(db, rc, "cannot note the records sent");
-	}
+	sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	if (rc != SQLITE_OK && !code)
+		code = db_fail(db, rc, "cannot note the records sent");
 	return code;
 }
 
@@ -317,4 +437,55 @@ capture_removal(bakery_ctx *ctx, const char *path, long long run)
 		.run = run };
 	uint64_t seq;
 	return ctx->replica->send(ctx->replica, &r, &seq);
+}
+
+/* A file whose records the stream took: its log emptied of them. The
+ * stream's sequences came back to the group, not to the file: the next
+ * record of the file expects none (capture_record.expect). */
+static void
+note_published(struct capture *c)
+{
+	char *sql = sqlite3_mprintf("PRAGMA synchronous=OFF; BEGIN IMMEDIATE; "
+	    "DELETE FROM bakery_replica_log WHERE seq <= %lld; UPDATE "
+	    "bakery_replica SET epoch = 'none', stream_seq = 0; COMMIT",
+	    c->published);
+	if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+	/* Else the records stay, and are sent again later. */
+	sqlite3_exec(c->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	sqlite3_free(sql);
+}
+
+int
+capture_settle(bakery_ctx *ctx)
+{
+	struct capture_sink *sink = ctx->replica;
+	if (!sink || !ctx->replica_batched)
+		return 0;
+	int rc = sink->wait_async(sink);
+	/* Births never named: their records go with them. */
+	while (sink->born) {
+		struct capture_held *h = sink->born;
+		sink->born = h->next;
+		held_free(h);
+	}
+	while (sink->batched) {
+		struct capture *c = sink->batched;
+		if (!rc)
+			note_published(c);
+		unlist(c);
+	}
+	return rc;
+}
+
+void
+capture_sink_gone(struct capture_sink *sink)
+{
+	while (sink->batched)
+		unlist(sink->batched);
+	while (sink->born) {
+		struct capture_held *h = sink->born;
+		sink->born = h->next;
+		held_free(h);
+	}
 }

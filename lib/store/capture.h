@@ -38,6 +38,8 @@
 #include <stdint.h>
 
 typedef struct bakery_ctx bakery_ctx;
+struct capture;
+struct capture_held;
 
 /* One commit's record, as the sink sends it. */
 typedef struct capture_record {
@@ -63,8 +65,18 @@ typedef struct capture_record {
 struct capture_sink {
 	int (*send)(struct capture_sink *sink, const capture_record *r,
 	    uint64_t *stream_seq);
+	/* A record published without waiting for the stream's answer (a
+	 * --batch group's, sent together): 0, or a failure to publish. */
+	int (*send_async)(struct capture_sink *sink, const capture_record *r);
+	/* Every record send_async published answered: 0 once the stream
+	 * took them all; else as send. */
+	int (*wait_async)(struct capture_sink *sink);
 	char epoch[17];
 	int fenced; /* a send answered EX_UNAVAILABLE: the loops stop */
+	struct capture *batched; /* open files whose records went by
+				  * send_async, not yet noted as taken */
+	struct capture_held *born; /* a --batch group's births' first
+				    * records, sent once named */
 };
 
 /* The capture's tables, made by a file's first captured commit, and in
@@ -88,6 +100,18 @@ void capture_rolled_back(sqlite3 *db);
 /* The records db's file holds unsent, sent in order: 0 when there were
  * none or all were taken. */
 int capture_send_pending(sqlite3 *db);
+/* ctx->replica_batched (bakery-order --batch): a commit's records are
+ * published without waiting, and a group's answers wait for them all
+ * here, before its outboxes are sent: 0 once the stream took every
+ * record published since the last settle (those of files still open
+ * noted as taken), or the failure every answer of the group is. */
+int capture_settle(bakery_ctx *ctx);
+/* ctx->replica_batched: the first record of the birth of path, kept
+ * from its copy's commit, published now that the file has its name
+ * (birth_copies_record): 0 when there is none, or the publish's failure. */
+int capture_born(bakery_ctx *ctx, const char *path);
+/* The sink goes (ctx_free): the files still open forget it. */
+void capture_sink_gone(struct capture_sink *sink);
 /* In a replicated home, the removal of the folder path (a sandbox the
  * wipe takes, run its run) recorded before it is removed: 0, or the
  * sink's failure (the folder must then stay). */

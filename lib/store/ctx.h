@@ -75,6 +75,9 @@ struct bakery_ctx {
 				* replicated */
 	int replica_standby;   /* the home is a standby: writers refused */
 	int replica_applying;  /* bakery-standby, which writes a standby */
+	int replica_batched;   /* records published without waiting, the
+				* group's answers waiting for them all
+				* (capture_settle): bakery-order --batch */
 	int replica_unread;    /* HOME/.replica there but not readable by
 				* this user: writers refused, readers read */
 	struct routes *routes; /* the routes in effect, loaded on first use */

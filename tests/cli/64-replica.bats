@@ -192,3 +192,47 @@ retried() {
 	assert_failure 1
 	jq -e '.attention | any(test("no primary renews it"))' <<<"$output"
 }
+
+# places N KEY: N --batch lines placing orders with keys KEY-I.
+places() {
+	local i
+	for i in $(seq "$1"); do
+		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"],"key":"%s-%d"}\n' \
+			"$((i % 7))" "$DAY" "$2" "$i"
+	done
+}
+
+@test "a --batch's records go together: every line answered once the stream took its group's, the standby has every file" {
+	primary
+	bakery-order gateway test >/dev/null
+	standby=$BATS_TEST_TMPDIR/standby
+	bakery-standby -H "$standby" --standby >/dev/null
+	# 70 lines: a group of 64, then one of 6.
+	places 70 k | bakery-order --batch >"$BATS_TEST_TMPDIR/placed"
+	jq -c '{cmd: "pay", order: .result.id}' "$BATS_TEST_TMPDIR/placed" |
+		bakery-order --batch >"$BATS_TEST_TMPDIR/paid"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/placed" "$BATS_TEST_TMPDIR/paid" | jq -s 'map(select(.exit == 0)) | length')" 140
+	run --separate-stderr bakery-standby -H "$standby" --once
+	assert_success
+	assert_equal "$(cd "$standby" && find sandboxes -name '*.db' | sort)" \
+		"$(cd "$BAKERY_HOME" && find sandboxes -name '*.db' | sort)"
+	for id in $(jq -r .result.id "$BATS_TEST_TMPDIR/placed" | head -3); do
+		assert_equal "$(bakery-show -H "$standby" "order/$id" | jq -c .state)" \
+			"$(bakery-show "order/$id" | jq -c .state)"
+	done
+}
+
+@test "the stream gone during a --batch: no line answered 0; the lines again with their keys are" {
+	primary
+	nats_stop "$NATS_PID"
+	NATS_PID=
+	places 3 g | bakery-order --batch >"$BATS_TEST_TMPDIR/out" || true
+	assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/out")" 0
+	nats_again
+	run --separate-stderr bash -c "$(declare -f places); DAY=$DAY places 3 g | bakery-order --batch"
+	assert_success
+	assert_equal "$(jq -s 'map(select(.exit == 0)) | length' <<<"$output")" 3
+	for f in $(cd "$BAKERY_HOME" && find sandboxes -name '*.db') alarms.db; do
+		assert_equal "$(unsent "$f")" 0
+	done
+}
