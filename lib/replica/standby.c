@@ -251,9 +251,18 @@ apply_in(sqlite3 *db, const struct target *t, const standby_record *r,
 		    "record %lld: records %lld to %lld are missing from the "
 		    "stream", t->path, seq, local, local + 1, seq - 1);
 	struct applying a = { 0 };
+#if SQLITE_VERSION_NUMBER >= 3050000
 	src = sqlite3changeset_apply_v3(db, r->size,
 	    r->size ? (void *)r->changeset : (void *)"", reached, conflicted,
 	    &a, NULL, NULL, 0);
+#else
+	/* A library without apply_v3 (SQLITE=system) has no capture either
+	 * (capture.c): no home it runs is replicated. */
+	(void)reached;
+	(void)conflicted;
+	return bakery_fail(EX_CONFIG, "a standby needs SQLite 3.50 or later: "
+	    "this bakery runs %s", sqlite3_libversion());
+#endif
 	if (a.conflict)
 		return bakery_fail(EX_DATAERR, "'%s': record %lld conflicts "
 		    "with the file (%s%s%s): nothing of it applied, nothing "

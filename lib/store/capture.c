@@ -25,8 +25,20 @@
 #define get_capture(db) sqlite3_get_clientdata((db), CAPTURE_KEY)
 #else
 #define CAPTURED 0
-#define set_capture(db, c, free) ((void)(db), (void)(c), SQLITE_ERROR)
-#define get_capture(db) ((void)(db), NULL)
+static inline int
+set_capture(sqlite3 *db, void *c, void (*destroy)(void *))
+{
+	(void)db;
+	(void)c;
+	(void)destroy;
+	return SQLITE_ERROR;
+}
+static inline void *
+get_capture(sqlite3 *db)
+{
+	(void)db;
+	return NULL;
+}
 #endif
 #ifndef SQLITE_SESSION_OBJCONFIG_ROWID
 #define SQLITE_SESSION_OBJCONFIG_ROWID 2
@@ -190,8 +202,9 @@ capture_rolled_back(sqlite3 *db)
 }
 
 /* A --batch group's birth: its record kept for capture_born, since its
- * file, at no name yet, cannot be sent (one held before for the same
- * path was a copy never named, and goes). */
+ * file, at no name yet, cannot be sent. The newest of a path is the one
+ * sent; one held before it, a copy never named, is freed at the
+ * settle. */
 static void
 hold(struct capture *c, long long seq, int version, const void *data,
     int len)
