@@ -81,8 +81,10 @@ else
 $(error NATS_SERVER is 'cached' or 'system', not '$(NATS_SERVER)')
 endif
 export NATS_SERVER
-override CFLAGS += $(SQLITE_CPPFLAGS) -DSQLITE_ENABLE_SESSION \
-	-DSQLITE_ENABLE_PREUPDATE_HOOK -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
+# The session extension's interface, which the capture and the standby
+# use (docs/adr/0011-a-standby-on-jetstream.md), seen in sqlite3.h.
+SQLITE_API = -DSQLITE_ENABLE_SESSION -DSQLITE_ENABLE_PREUPDATE_HOOK
+override CFLAGS += $(SQLITE_CPPFLAGS) $(SQLITE_API) -DBAKERY_SQLITE_LINK='"$(if $(SQLITE_OBJ),static,shared)"'
 # libcrypto, libcurl and libnats are not linked: lib/lazy/lazy.c loads each on
 # first use, by the soname the linker would have recorded (lib/lazy/lazy.h).
 LDLIBS = $(SQLITE_LDLIBS) -ljq -lpthread -ldl
@@ -424,7 +426,8 @@ FUZZ_CHECK_TIME ?= 10
 FUZZ_TARGETS = envelope lines signature menu webhook
 FUZZ_FLAGS = -g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L \
 	-DBAKERY_SHAREDIR='"$(SHAREDIR)"' -fno-omit-frame-pointer \
-	-fsanitize=address,undefined -fno-sanitize-recover=undefined $(SQLITE_CPPFLAGS)
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	$(SQLITE_CPPFLAGS) $(SQLITE_API)
 FUZZ_LIB_OBJ = $(LIB_SRC:%.c=build/fuzz/%.o)
 # libjq 1.6 (Debian 12) leaks a string token when jv_parse_sized meets some
 # malformed JSON ('{"a":.10""}', 17 bytes); not ours to fix, and no LSan
