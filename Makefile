@@ -280,10 +280,10 @@ demo: deps
 
 # A host lost mid-load (tests/failover.sh, docs/reliability.md): make check
 # runs two of its ways, make failover the twenty runs of the proof, four of
-# each way, 60 orders each, their lines in build/failover.jsonl.
+# each way, 40 orders each, their lines in build/failover.jsonl.
 FAILOVER_CHECK_RUNS ?= 2
 failover: all build/tests/checker
-	FAILOVER_LOG=build/failover.jsonl tests/failover.sh 20 60
+	FAILOVER_LOG=build/failover.jsonl tests/failover.sh 20 40
 
 # Orders in the NATS cluster test (tests/cli/56-nats-cluster.bats) inside
 # make check; the issue's full run of 1,000 is make check-nats-cluster.

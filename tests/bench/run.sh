@@ -553,12 +553,17 @@ if [ "${BENCH_PEERS:-1}" = 1 ] && nats_server_ready &&
 		sleep 0.5
 	done
 	for _ in $(seq "$RUNS"); do
-		for way in plain replicated; do
+		for way in plain replicated apart; do
 			fresh
-			if [ "$way" = replicated ]; then
+			if [ "$way" != plain ]; then
 				bakery-standby --primary >/dev/null
 				standby_home=$(mktemp -d "$SCRATCH/standby.XXXXXX")
 				bakery-standby -H "$standby_home" --standby >/dev/null
+			fi
+			# replicated: the standby applies meanwhile, on this
+			# machine's cores and disk; apart: it is elsewhere (here:
+			# not running), as a second host's would be.
+			if [ "$way" = replicated ]; then
 				bakery-standby -H "$standby_home" 2>/dev/null &
 				B11_APPLIER=$!
 			fi
@@ -612,6 +617,9 @@ B10_RATIO=$(ratio b10_writeback b10_seq)
 B11_PLACE=$(ratio b11_replicated_place_p50 b11_plain_place_p50)
 B11_PAY=$(ratio b11_replicated_pay_p50 b11_plain_pay_p50)
 B11_BATCH=$(ratio b11_replicated_batch b11_plain_batch)
+B11_APART_PLACE=$(ratio b11_apart_place_p50 b11_plain_place_p50)
+B11_APART_PAY=$(ratio b11_apart_pay_p50 b11_plain_pay_p50)
+B11_APART_BATCH=$(ratio b11_apart_batch b11_plain_batch)
 # A command a process, from B4: 1000 / its ms.
 B8_VS_PROCESS=$(has b8 && has b4_order && calc "$(median b8) * $(median b4_order) / 1000" || echo null)
 
@@ -702,7 +710,7 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 	done
 	line "B10 b10_ratio (writeback ÷ seq)" "$B10_RATIO" ""
 	if [ "$B11_STATE" = measured ]; then
-		for way in plain replicated; do
+		for way in plain replicated apart; do
 			for cmd in place pay; do
 				row "B11 $way home, a $cmd, p50" "b11_${way}_${cmd}_p50" ms
 				row "B11 $way home, a $cmd, p99" "b11_${way}_${cmd}_p99" ms
@@ -712,6 +720,9 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 		line "B11 b11_place_ratio (replicated ÷ plain p50)" "$B11_PLACE" "target ≤ 2"
 		line "B11 b11_pay_ratio (replicated ÷ plain p50)" "$B11_PAY" "target ≤ 2"
 		line "B11 b11_batch_ratio (replicated ÷ plain)" "$B11_BATCH" "target ≥ 0.5"
+		line "B11 the same, the standby apart: place" "$B11_APART_PLACE" ""
+		line "B11 the same, the standby apart: pay" "$B11_APART_PAY" ""
+		line "B11 the same, the standby apart: --batch" "$B11_APART_BATCH" ""
 	else
 		line "B11 replicated home" "$B11_STATE" ""
 	fi
@@ -766,6 +777,9 @@ if [ -n "${BENCH_JSON:-}" ]; then
 		--argjson b11_place_ratio "$(num "$B11_PLACE")" \
 		--argjson b11_pay_ratio "$(num "$B11_PAY")" \
 		--argjson b11_batch_ratio "$(num "$B11_BATCH")" \
+		--argjson b11_apart_place_ratio "$(num "$B11_APART_PLACE")" \
+		--argjson b11_apart_pay_ratio "$(num "$B11_APART_PAY")" \
+		--argjson b11_apart_batch_ratio "$(num "$B11_APART_BATCH")" \
 		--arg b11_state "$B11_STATE" \
 		'$ARGS.named' > "$BENCH_JSON"
 fi
