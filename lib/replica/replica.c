@@ -390,29 +390,38 @@ record_msg(struct replica_sink *rs, const capture_record *r,
 	return s;
 }
 
+/* Connected, the record's subject in subject and its message in *m:
+ * 0, or why it cannot be sent (unrecorded). */
+static int
+record_prepared(struct replica_sink *rs, const capture_record *r,
+    char *subject, size_t size, natsMsg **m)
+{
+	int rc = sink_connected(rs, r);
+	if (!rc)
+		rc = replica_subject(rs->base.epoch, r->relpath, subject, size);
+	if (rc)
+		return rc;
+	natsStatus s = record_msg(rs, r, subject, m);
+	return s == NATS_OK ? 0 : unrecorded(r, natsStatus_GetText(s));
+}
+
 static int
 sink_send(struct capture_sink *sink, const capture_record *r,
     uint64_t *stream_seq)
 {
 	struct replica_sink *rs = (struct replica_sink *)sink;
 	char subject[512];
-	int rc = sink_connected(rs, r);
-	if (!rc)
-		rc = replica_subject(sink->epoch, r->relpath, subject,
-		    sizeof subject);
+	natsMsg *m = NULL;
+	int rc = record_prepared(rs, r, subject, sizeof subject, &m);
 	if (rc)
 		return rc;
-	natsMsg *m = NULL;
-	natsStatus s = record_msg(rs, r, subject, &m);
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
 	po.MaxWait = PUBLISH_WAIT_MS;
 	jsPubAck *pa = NULL;
 	jsErrCode jerr = 0;
-	if (s == NATS_OK)
-		s = js_PublishMsg(&pa, rs->rn->js, m, &po, &jerr);
-	if (m)
-		natsMsg_Destroy(m);
+	natsStatus s = js_PublishMsg(&pa, rs->rn->js, m, &po, &jerr);
+	natsMsg_Destroy(m);
 	if (s == NATS_OK) {
 		*stream_seq = pa->Sequence;
 		jsPubAck_Destroy(pa);
@@ -435,16 +444,11 @@ sink_send_async(struct capture_sink *sink, const capture_record *r)
 {
 	struct replica_sink *rs = (struct replica_sink *)sink;
 	char subject[512];
-	int rc = sink_connected(rs, r);
-	if (!rc)
-		rc = replica_subject(sink->epoch, r->relpath, subject,
-		    sizeof subject);
+	natsMsg *m = NULL;
+	int rc = record_prepared(rs, r, subject, sizeof subject, &m);
 	if (rc)
 		return rc;
-	natsMsg *m = NULL;
-	natsStatus s = record_msg(rs, r, subject, &m);
-	if (s == NATS_OK)
-		s = js_PublishMsgAsync(rs->rn->js, &m, NULL);
+	natsStatus s = js_PublishMsgAsync(rs->rn->js, &m, NULL);
 	natsMsg_Destroy(m); /* NULL once the library took it */
 	if (s != NATS_OK)
 		return unrecorded(r, natsStatus_GetText(s));
