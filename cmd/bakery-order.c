@@ -12,6 +12,7 @@
 #include "../lib/core/outbox.h"
 #include "../lib/orders/payments.h"
 #include "../lib/orders/refunds.h"
+#include "../lib/queue/queue.h"
 #include "../lib/base/util.h"
 
 #include <errno.h>
@@ -338,6 +339,8 @@ main(int argc, char **argv)
 	parse(&c, argc, argv, &a);
 	bakery_ctx ctx;
 	cli_context(&c, &ctx);
+	/* Its sends are the command's own (QUEUE_BRIEF_WAIT_MS). */
+	ctx.queue_wait_ms = QUEUE_BRIEF_WAIT_MS;
 	const char *cmd = a.batch ? "--batch" : a.argv[0];
 	int rc;
 	if (a.batch)

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "console.h"
 #include "../core/envelope.h"
+#include "../queue/queue.h"
 #include "../base/util.h"
 
 #include <errno.h>
@@ -415,6 +416,8 @@ console_serve(const char *home, const char *queue)
 	bakery_ctx ctx;
 	console_req r = { .ctx = &ctx };
 	int rc = ctx_init(&ctx, home, NULL, queue);
+	/* Its sends are the request's own (QUEUE_BRIEF_WAIT_MS). */
+	ctx.queue_wait_ms = QUEUE_BRIEF_WAIT_MS;
 	if (rc)
 		console_fail_code(&r, rc == EX_USAGE ? EX_CONFIG : rc,
 		    "reading the settings");

@@ -49,6 +49,15 @@
 #define QUEUE_EVENTS "bakery-events"
 #define QUEUE_DLQ "bakery-events-dlq"
 
+/* How long a command that sends the events it just recorded (place, pay,
+ * --batch, the console, the webhook) waits for a NATS queue, its
+ * connection's requests and its publish alike (ctx->queue_wait_ms): what
+ * it could not send in that time stays in the outbox, and the relay or
+ * the alarm sends it. A queue electing a leader after a node's loss
+ * answers in seconds; the command need not wait for it (bakery-relay and
+ * bakery-consume, whose work the sending is, wait the driver's 5 s). */
+#define QUEUE_BRIEF_WAIT_MS 1000
+
 typedef struct queue_item {
 	const char *id;
 	const char *sandbox;

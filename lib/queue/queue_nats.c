@@ -231,7 +231,8 @@ nats_send(bakery_queue *q, const char *queue, queue_item *items, size_t count)
 	}
 	jsPubOptions po;
 	jsPubOptions_Init(&po);
-	po.MaxWait = PUBLISH_WAIT_MS;
+	po.MaxWait = q->ctx->queue_wait_ms > 0 ? q->ctx->queue_wait_ms
+	    : PUBLISH_WAIT_MS;
 	natsStatus done = js_PublishAsyncComplete(n->js, &po);
 	if (done != NATS_OK) {
 		/* No ack in time: those are not accepted; a later send may be
@@ -327,6 +328,7 @@ queue_nats_open(bakery_ctx *ctx, const char *url, bakery_queue **out)
 	if (!rc) {
 		jsOptions jo;
 		jsOptions_Init(&jo);
+		jo.Wait = ctx->queue_wait_ms; /* 0: nats.c's 5 s */
 		jo.PublishAsync.AckHandler = on_publish_ack;
 		jo.PublishAsync.AckHandlerClosure = n;
 		jo.PublishAsync.MaxPending = 256;

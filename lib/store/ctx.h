@@ -60,6 +60,10 @@ struct bakery_ctx {
 				* reader of a file in WAL makes (database.h) */
 	int sync_normal;       /* BAKERY_SYNC=normal: loses commits on power loss */
 	int busy_timeout_ms;   /* how long a writer waits for the lock */
+	int queue_wait_ms;     /* how long a request to a NATS queue waits
+				* for its answer; 0: the driver's own (5 s).
+				* Shorter where a command sends its own
+				* events (QUEUE_BRIEF_WAIT_MS, queue.h) */
 	int alarm_delay_s;     /* an alarm fires this long after the commit */
 	int subscriber_timeout_s; /* how long an external subscriber may take
 				   * (--subscriber-timeout, external.h) */

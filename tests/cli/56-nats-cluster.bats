@@ -2,6 +2,7 @@
 # A three-node JetStream cluster on loopback with R3 streams: the stream
 # leader is SIGKILLed while orders are placed, paid and consumed, then
 # restarted. Prints the duplicate deliveries the subscribers absorbed.
+# shellcheck disable=SC2154 # $stderr: set by bats's run --separate-stderr
 load helpers
 load ../nats
 bats_require_minimum_version 1.5.0
@@ -165,4 +166,47 @@ lines() {
 	outcomes=$(jq -r .outcome "$BATS_TEST_TMPDIR/consumed.jsonl" | sort | uniq -c |
 		awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}')
 	echo "# $ORDERS places: $placed orders, $refused refused; leader $leader killed; 0 lost, 0 applied twice; $deliveries deliveries ($outcomes) for $distinct events: $((deliveries - distinct)) duplicate deliveries absorbed; $(lines "$BATS_TEST_TMPDIR/pay-failed.txt") pays tried again; $(cat "$BATS_TEST_TMPDIR/consume.err" 2>/dev/null | grep -c delete_asked_again) deletes asked again" >&3
+}
+
+@test "a cluster without a quorum: place answers within its brief wait, and the relay sends its event once the quorum is back" {
+	nats_cluster_init "$BATS_TEST_TMPDIR/cluster"
+	run --separate-stderr bakery-order place --customer c1 --day "$DAY" cardamom-bun=1
+	assert_success
+	# Two of three nodes gone: nothing JetStream holds answers, but the
+	# connection to the third does.
+	nats_stop "${NATS_PIDS[1]}"
+	nats_stop "${NATS_PIDS[2]}"
+	t0=$(date +%s%N)
+	run --separate-stderr bakery-order place --customer c2 --day "$DAY" cardamom-bun=1
+	t1=$(date +%s%N)
+	assert_success
+	id=$(jq -r .id <<<"$output")
+	[[ "$id" == ord_* ]]
+	grep -q "relay_error" <<<"$stderr"
+	# Its own send waited QUEUE_BRIEF_WAIT_MS (1 s) for each request, not
+	# the driver's 5 s: a bound on a wait, not a speed (5 s and more
+	# before).
+	echo "place took $(((t1 - t0) / 1000000)) ms" >&3
+	[ $(((t1 - t0) / 1000000)) -lt 4500 ]
+	# The event stays in the order's outbox; the quorum back, the relay
+	# sends it.
+	file=$(find "$BAKERY_HOME/sandboxes" -name "*${id#ord_}*.db")
+	[ "$(sqlite3 "$file" 'select count(*) from outbox')" = 1 ]
+	nats_node_start "$BATS_TEST_TMPDIR/cluster" 1
+	nats_node_start "$BATS_TEST_TMPDIR/cluster" 2
+	for _ in $(seq 60); do
+		bakery-relay --all >/dev/null 2>&1 && break
+		sleep 1
+	done
+	run --separate-stderr bakery-relay --all
+	assert_success
+	[ "$(sqlite3 "$file" 'select count(*) from outbox')" = 0 ]
+	# Both events queued (a node just back may answer with what it
+	# held before it caught up: asked again).
+	for _ in $(seq 20); do
+		n=$(bakery-queue stats | jq '."bakery-events".ready')
+		[ "$n" = 2 ] && break
+		sleep 0.5
+	done
+	[ "$n" = 2 ]
 }
