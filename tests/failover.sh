@@ -13,9 +13,10 @@
 #   relays, and tests/checker reads B's home.
 #
 # One JSON line a run: orders answered placed and paid, lost and applied
-# twice (the checker's), the time from the kill to B's first answer, and
-# the checker's verdict; a last line sums the runs. Exit 1 when any run
-# lost or doubled anything, or failed. BAKERY_TEST_BIN: the programs.
+# twice (the checker's), the time from the kill to B's first answer (and
+# to the exit of the command that gave it), and the checker's verdict; a
+# last line sums the runs. Exit 1 when any run lost or doubled anything,
+# or failed. BAKERY_TEST_BIN: the programs.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-1}
@@ -29,6 +30,16 @@ DAY=$(date -u -d tomorrow +%F)
 LEASE=3
 
 now_ms() { date +%s%3N; }
+# answered FILE: copies its input, writing the time its first line came
+# to FILE: when the client had its answer, which a command gives before
+# it sends what it recorded and exits.
+answered() {
+	local line
+	IFS= read -r line || return 0
+	now_ms >"$1"
+	printf '%s\n' "$line"
+	cat
+}
 # late: false once two minutes passed since the kill (kill_at, run_one's).
 late() { [ "$kill_at" = 0 ] || [ $(($(now_ms) - kill_at)) -lt 120000 ]; }
 
@@ -89,8 +100,37 @@ lose_a() {
 	rm -rf "$A"
 }
 
+# cluster_up DIR HOME: three nats-servers in DIR, BAKERY_QUEUE set to
+# them, the queue's streams made from HOME. A cluster that has not
+# formed 30 s after its start (seen: a node that never hears of the
+# meta leader, "no suitable peers for placement" for as long as it runs)
+# is stopped and started again, three times at most.
+cluster_up() {
+	local try
+	for try in 1 2 3; do
+		rm -rf "$1"
+		nats_cluster_start "$1" >/dev/null || { cluster_down; continue; }
+		export BAKERY_QUEUE=$NATS_URL
+		for _ in $(seq 60); do
+			bakery-queue -H "$2" init --replicas 3 >/dev/null 2>&1 &&
+				return 0
+			sleep 0.5
+		done
+		echo "failover: the cluster did not form (try $try)" >&2
+		cluster_down
+	done
+	return 1
+}
+
+cluster_down() {
+	local p
+	for p in "${NATS_PIDS[@]}"; do nats_stop "$p" 2>/dev/null; done
+	NATS_PIDS=()
+}
+
 run_one() {
-	local seed=$1 dir A B i id kill_at=0 first_b=0 at target old_answers=0
+	local seed=$1 dir A B i id kill_at=0 first_b=0 first_b_exit=0 at target
+	local old_answers=0
 	local WAY=${FAILOVER_WAY:-}
 	[ -n "$WAY" ] || { local ways=(kill before_send after_send group stop)
 		WAY=${ways[$((seed % 5))]}; }
@@ -98,16 +138,13 @@ run_one() {
 	A=$dir/a B=$dir/b
 	RANDOM=$seed
 	at=$((ORDERS / 4 + RANDOM % (ORDERS / 2)))
-	nats_cluster_start "$dir/cluster" || return 1
-	export BAKERY_QUEUE=$NATS_URL BAKERY_SANDBOX=default
-	for _ in $(seq 120); do
-		bakery-queue -H "$A" init --replicas 3 >/dev/null 2>&1 && break
-		sleep 0.5
-	done
+	cluster_up "$dir/cluster" "$A" || { cluster_down; return 1; }
+	export BAKERY_SANDBOX=default
 	bakery-order -H "$A" gateway test >/dev/null
 	bakery-order -H "$B" gateway test >/dev/null
-	bakery-standby -H "$A" --primary --lease-seconds "$LEASE" >/dev/null || return 1
-	bakery-standby -H "$B" --standby >/dev/null || return 1
+	bakery-standby -H "$A" --primary --lease-seconds "$LEASE" >/dev/null &&
+		bakery-standby -H "$B" --standby >/dev/null ||
+		{ cluster_down; return 1; }
 	bakery-standby -H "$A" --lease-seconds "$LEASE" 2>"$dir/a-lease.err" &
 	bakery-standby -H "$B" --auto --lease-seconds "$LEASE" \
 		>"$dir/b-standby.out" 2>"$dir/b-standby.err" &
@@ -127,12 +164,15 @@ run_one() {
 			late || break 2
 			id=$(bakery-order -H "$target" place --key "k$i" \
 				--customer "c$((i % 10))" --day "$DAY" cardamom-bun=1 \
-				2>>"$dir/client.err" | jq -r .id) && [ -n "$id" ] &&
+				2>>"$dir/client.err" | answered "$dir/answer.at" |
+				jq -r .id) && [ -n "$id" ] &&
 				[ "$id" != null ] && break
 			[ "$target" = "$B" ] || { target=$B; continue; }
 			sleep 0.1
 		done
-		[ "$first_b" = 0 ] && [ "$target" = "$B" ] && first_b=$(now_ms)
+		if [ "$first_b" = 0 ] && [ "$target" = "$B" ]; then
+			first_b=$(cat "$dir/answer.at") first_b_exit=$(now_ms)
+		fi
 		echo "$id" >>"$dir/placed.txt"
 		until bakery-order -H "$target" pay "$id" >/dev/null 2>>"$dir/client.err"; do
 			late || break 2
@@ -161,7 +201,7 @@ run_one() {
 	local ok=$?
 	# Every order placed and paid: one B never answered fails the run.
 	[ "$(sort -u "$dir/paid.txt" | wc -l)" = "$ORDERS" ] || ok=2
-	for p in "${NATS_PIDS[@]}"; do nats_stop "$p" 2>/dev/null; done
+	cluster_down
 	[ "$old_answers" = 0 ] || ok=3
 	jq -cn --argjson seed "$seed" --argjson verdict "${verdict:-null}" \
 		--arg way "$WAY" --argjson old_answers "$old_answers" \
@@ -169,10 +209,11 @@ run_one() {
 		--argjson paid "$(sort -u "$dir/paid.txt" | wc -l)" \
 		--argjson kill_after "$at" --argjson ok "$ok" \
 		--argjson takeover_ms "$((first_b > 0 ? first_b - kill_at : -1))" \
+		--argjson exited_ms "$((first_b > 0 ? first_b_exit - kill_at : -1))" \
 		--argjson promoted "$(grep -c promoted "$dir/b-standby.out")" \
 		'{seed: $seed, way: $way, placed: $placed, paid: $paid, killed_after: $kill_after,
 		  old_answers: $old_answers,
-		  takeover_ms: $takeover_ms, promoted: $promoted,
+		  takeover_ms: $takeover_ms, exited_ms: $exited_ms, promoted: $promoted,
 		  lost: ($verdict.lost // null), applied_twice: ($verdict.applied_twice // null),
 		  stuck: ($verdict.stuck // null), checker_exit: $ok}'
 	if [ "$ok" = 0 ] && [ -z "${FAILOVER_KEEP:-}" ]; then rm -rf "$dir"; else echo "kept: $dir" >&2; fi
@@ -189,10 +230,12 @@ done
 # The sum: lost and applied twice over every run, the takeover's median
 # and longest, and the runs that failed.
 jq -sc --argjson failed "$failed" '[.[] | select(.seed)] |
-	(map(.takeover_ms) | sort) as $t |
+	(map(.takeover_ms) | sort) as $t | (map(.exited_ms) | sort) as $e |
 	{runs: length, failed: $failed, placed: (map(.placed) | add),
 	 lost: (map(.lost // 0) | add), applied_twice: (map(.applied_twice // 0) | add),
 	 takeover_ms_median: ($t[(length / 2 | floor)] // null),
-	 takeover_ms_max: ($t[-1] // null)}' "$LOG"
+	 takeover_ms_max: ($t[-1] // null),
+	 exited_ms_median: ($e[(length / 2 | floor)] // null),
+	 exited_ms_max: ($e[-1] // null)}' "$LOG"
 [ -n "${FAILOVER_LOG:-}" ] || rm -f "$LOG"
 [ "$failed" = 0 ]

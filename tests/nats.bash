@@ -119,7 +119,9 @@ cluster {
 }
 CONF
 	nats_server_ready || return
-	"$NATS_SERVER_BIN" -c "$dir/n$i.conf" -l "$dir/n$i.log" &
+	# Its log is the file: stdout not held, so that a $(...) of the
+	# caller's does not wait for the server's end.
+	"$NATS_SERVER_BIN" -c "$dir/n$i.conf" -l "$dir/n$i.log" >/dev/null &
 	NATS_PIDS[$i]=$!
 	nats_wait_port "${NATS_PORTS[$i]}"
 }

@@ -26,8 +26,8 @@
  * the 5 s a record's publish waits: while the cluster elects a leader
  * after a node's loss, a request asked again a second later is answered
  * as soon as there is one. */
-#define PROMOTE_RETRY_MS 250
-#define REQUEST_WAIT_MS 1000
+#define PROMOTE_RETRY_MS 100
+#define REQUEST_WAIT_MS 500
 
 static void
 report(const takeover_opts *o, jv v)
@@ -338,13 +338,26 @@ run_primary(replica_nats *rn, const replica_conf *c, const takeover_opts *o)
 }
 
 /* Whether the lease has ended (or is free): a standby with --auto
- * takes over. */
+ * takes over. *ends is when the lease read ends (0: not read). */
 static int
-lease_ended(replica_nats *rn, const replica_conf *c)
+lease_ended(replica_nats *rn, const replica_conf *c, int64_t *ends)
 {
 	lease l;
-	return lease_read(rn, &l) == 0 &&
-	    !lease_held_by_other(&l, c->host, bakery_now_ms());
+	*ends = 0;
+	if (lease_read(rn, &l))
+		return 0;
+	*ends = l.held ? l.until_ms : 0;
+	return !lease_held_by_other(&l, c->host, bakery_now_ms());
+}
+
+/* How long the standby's pull may wait for records: no later than the
+ * end of the lease read last (ends, 0: none), so that a lease that is
+ * not renewed is taken over as it ends, not a pull's wait later. */
+static int
+pull_wait(int64_t ends)
+{
+	int64_t left = ends ? ends - bakery_now_ms() + 1 : PULL_WAIT_MS;
+	return left < 10 ? 10 : left < PULL_WAIT_MS ? (int)left : PULL_WAIT_MS;
 }
 
 static jv
@@ -391,25 +404,27 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 		return rc;
 	}
 	bakery_log(LOG_INFO, "standby", "host", c->host, (char *)NULL);
-	int64_t looked = 0, pause;
+	int64_t looked = 0, ends = 0, pause;
 	rc = 0;
 	while (c->role == REPLICA_STANDBY && !loop_stopping()) {
 		int64_t now = bakery_monotonic_ms();
 		/* With --auto, the lease is looked at again soon whatever
 		 * failed meanwhile. */
 		pause = o->auto_take ? PROMOTE_RETRY_MS : RETRY_MS;
-		if (o->auto_take && now - looked >= LEASE_LOOK_MS) {
+		if (o->auto_take && (now - looked >= LEASE_LOOK_MS ||
+		    (ends && bakery_now_ms() > ends))) {
 			looked = now;
 			/* A promotion that failed is tried again at once:
 			 * the cluster may be electing a leader. */
-			if (lease_ended(rn, c) &&
+			if (lease_ended(rn, c, &ends) &&
 			    (rc = take_over(ctx, rn, c, o, &s)) != 0)
 				looked = 0;
 		}
 		if (!rc && !s && c->role == REPLICA_STANDBY)
 			rc = standby_open(ctx, rn, c, o->files, &s);
 		if (!rc && s)
-			rc = standby_pull(s, PULL_BATCH, PULL_WAIT_MS);
+			rc = standby_pull(s, PULL_BATCH, o->auto_take ?
+			    pull_wait(ends) : PULL_WAIT_MS);
 		if (rc && !passing(rc))
 			break;
 		if (rc) {
