@@ -337,26 +337,42 @@ run_primary(replica_nats *rn, const replica_conf *c, const takeover_opts *o)
 	return 0;
 }
 
-/* Whether the lease has ended (or is free): a standby with --auto
- * takes over. *ends is when the lease read ends (0: not read). */
+/* Whether the lease has ended (or is free), and a standby with --auto
+ * takes over: 1, or 0 while another host holds it (*ends: until when),
+ * or -1 when it could not be read (a leader being elected). */
 static int
 lease_ended(replica_nats *rn, const replica_conf *c, int64_t *ends)
 {
 	lease l;
 	*ends = 0;
 	if (lease_read(rn, &l))
-		return 0;
+		return -1;
 	*ends = l.held ? l.until_ms : 0;
 	return !lease_held_by_other(&l, c->host, bakery_now_ms());
 }
 
-/* How long the standby's pull may wait for records: no later than the
- * end of the lease read last (ends, 0: none), so that a lease that is
- * not renewed is taken over as it ends, not a pull's wait later. */
-static int
-pull_wait(int64_t ends)
+/* When (a monotonic time) a standby with --auto looks at the lease
+ * again, having looked at now: as it ends (ends, a time of the clock;
+ * 0: not held), at least every LEASE_LOOK_MS; soon when it could not be
+ * read, so that the end of an election is met within a request's wait. */
+static int64_t
+next_look(int64_t now, int ended, int64_t ends)
 {
-	int64_t left = ends ? ends - bakery_now_ms() + 1 : PULL_WAIT_MS;
+	if (ended < 0)
+		return now + PROMOTE_RETRY_MS;
+	int64_t next = now + LEASE_LOOK_MS;
+	if (ends && now + (ends - bakery_now_ms()) + 1 < next)
+		next = now + (ends - bakery_now_ms()) + 1;
+	return next;
+}
+
+/* How long the standby's pull may wait for records: until its next look
+ * at the lease (next; 0: none), so that a lease that is not renewed is
+ * taken over as it ends, not a pull's wait later. */
+static int
+pull_wait(int64_t next)
+{
+	int64_t left = next ? next - bakery_monotonic_ms() : PULL_WAIT_MS;
 	return left < 10 ? 10 : left < PULL_WAIT_MS ? (int)left : PULL_WAIT_MS;
 }
 
@@ -404,27 +420,25 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 		return rc;
 	}
 	bakery_log(LOG_INFO, "standby", "host", c->host, (char *)NULL);
-	int64_t looked = 0, ends = 0, pause;
+	int64_t next = 0, ends, pause;
 	rc = 0;
 	while (c->role == REPLICA_STANDBY && !loop_stopping()) {
-		int64_t now = bakery_monotonic_ms();
 		/* With --auto, the lease is looked at again soon whatever
 		 * failed meanwhile. */
 		pause = o->auto_take ? PROMOTE_RETRY_MS : RETRY_MS;
-		if (o->auto_take && (now - looked >= LEASE_LOOK_MS ||
-		    (ends && bakery_now_ms() > ends))) {
-			looked = now;
+		if (o->auto_take && bakery_monotonic_ms() >= next) {
+			int ended = lease_ended(rn, c, &ends);
+			next = next_look(bakery_monotonic_ms(), ended, ends);
 			/* A promotion that failed is tried again at once:
 			 * the cluster may be electing a leader. */
-			if (lease_ended(rn, c, &ends) &&
-			    (rc = take_over(ctx, rn, c, o, &s)) != 0)
-				looked = 0;
+			if (ended > 0 && (rc = take_over(ctx, rn, c, o, &s)) != 0)
+				next = 0;
 		}
 		if (!rc && !s && c->role == REPLICA_STANDBY)
 			rc = standby_open(ctx, rn, c, o->files, &s);
 		if (!rc && s)
 			rc = standby_pull(s, PULL_BATCH, o->auto_take ?
-			    pull_wait(ends) : PULL_WAIT_MS);
+			    pull_wait(next) : PULL_WAIT_MS);
 		if (rc && !passing(rc))
 			break;
 		if (rc) {
