@@ -73,6 +73,8 @@ declare -A ELSEWHERE=(
 	[backup.before_rename]="tests/cli/59-backup.bats"
 	[replica.before_send]="tests/cli/64-replica.bats"
 	[replica.after_send]="tests/cli/64-replica.bats"
+	[standby.after_file]="tests/cli/67-standby.bats"
+	[standby.before_ack]="tests/cli/67-standby.bats"
 )
 # Points of a new file's making under another name, which a rollback
 # journal has none of (its new file is created at its name, empty, and
@@ -340,7 +342,7 @@ repeats() {
 failures=0 kills=0 lost=0 twice=0 points=0 ext_repeats=0
 for p in $(code_points); do
 	if [ -n "${ELSEWHERE[$p]:-}" ]; then
-		grep -q "crash_at $p " "$TOP/${ELSEWHERE[$p]}" ||
+		grep -qE "crash_at $p(:[0-9]+)? " "$TOP/${ELSEWHERE[$p]}" ||
 			fail "$p: ${ELSEWHERE[$p]} has no test that kills there"
 		continue
 	fi

@@ -1,9 +1,10 @@
 /*
- * standby.c — one record of the primary's commits applied to the
- * standby's file (standby.h); standby_pull.c has the consumer.
+ * standby.c — a record of the primary's commits checked as hostile, and
+ * a sandbox's removal applied (standby.h); standby_batch.c applies the
+ * rest, standby_pull.c has the consumer.
  */
 #define _GNU_SOURCE
-#include "standby.h"
+#include "standby-internal.h"
 #include "../core/kind.h"
 #include "../store/file.h"
 #include "../base/util.h"
@@ -17,21 +18,6 @@
 
 /* The longest path a record may name: sandboxes/NAME/KIND/KEY.db. */
 #define RELPATH_MAX (10 + 3 * (BAKERY_NAME_MAX + 1) + 3)
-
-static const char tables_sql[] =
-    "CREATE TABLE IF NOT EXISTS bakery_replica(one INTEGER PRIMARY KEY "
-    "CHECK (one = 1), seq INTEGER NOT NULL, epoch TEXT NOT NULL, "
-    "stream_seq INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS bakery_replica_log(seq INTEGER PRIMARY KEY, "
-    "version INTEGER NOT NULL, changeset BLOB NOT NULL);";
-
-/* The file a record names, as bakery names and makes it. */
-struct target {
-	char *path;
-	const schema_def *schema;
-	char sandbox[BAKERY_NAME_SIZE]; /* "": a file of the home's own */
-	int object;                     /* an object's: born with a change */
-};
 
 /* A record refused: said in bakery_error(), and 0 to go on. */
 __attribute__((format(printf, 2, 3))) static int
@@ -147,181 +133,6 @@ epoch_of(const standby_record *r, char epoch[REPLICA_ID_SIZE])
 	    strcmp(want, s) == 0;
 }
 
-/* Counts the changes the apply reaches: one it does not reach is of a
- * table the file does not have as the record has it, which SQLite skips
- * with a mere log line. */
-struct applying {
-	long reached;
-	int conflict; /* SQLITE_CHANGESET_DATA, ..., 0: none */
-	char table[128];
-};
-
-static int
-reached(void *arg, sqlite3_changeset_iter *it)
-{
-	(void)it;
-	((struct applying *)arg)->reached++;
-	return 1;
-}
-
-static int
-conflicted(void *arg, int why, sqlite3_changeset_iter *it)
-{
-	struct applying *a = arg;
-	const char *table = NULL;
-	int columns, op, indirect;
-	if (!a->conflict) {
-		a->conflict = why;
-		if (why != SQLITE_CHANGESET_FOREIGN_KEY &&
-		    sqlite3changeset_op(it, &table, &columns, &op, &indirect) ==
-		    SQLITE_OK)
-			snprintf(a->table, sizeof a->table, "%s", table);
-	}
-	return SQLITE_CHANGESET_ABORT;
-}
-
-static const char *
-conflict_name(int why)
-{
-	switch (why) {
-	case SQLITE_CHANGESET_DATA: return "a row not as the primary had it";
-	case SQLITE_CHANGESET_NOTFOUND: return "a row the primary had is missing";
-	case SQLITE_CHANGESET_CONFLICT: return "a row is there already";
-	case SQLITE_CHANGESET_CONSTRAINT: return "a constraint fails";
-	default: return "a foreign key fails";
-	}
-}
-
-/* The file's last record applied (0: none), its tables made if missing;
- * in the caller's transaction. */
-static int
-local_seq(sqlite3 *db, long long *seq)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_exec(db, tables_sql, NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "SELECT seq FROM bakery_replica "
-		    "WHERE one = 1", -1, &st, NULL);
-	*seq = 0;
-	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		*seq = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-static int
-note_applied(sqlite3 *db, long long seq, const char *epoch,
-    uint64_t stream_seq)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(db, "INSERT INTO bakery_replica(one, seq, "
-	    "epoch, stream_seq) VALUES (1, ?1, ?2, ?3) ON CONFLICT (one) DO "
-	    "UPDATE SET seq = ?1, epoch = ?2, stream_seq = ?3", -1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, seq);
-		sqlite3_bind_text(st, 2, epoch, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)stream_seq);
-		rc = sqlite3_step(st);
-		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* Steps 3 to 5 on db, the file t names, its write transaction begun. */
-static int
-apply_in(sqlite3 *db, const struct target *t, const standby_record *r,
-    long long seq, const char *epoch, long changes,
-    enum standby_outcome *outcome)
-{
-	long long local;
-	int src = local_seq(db, &local);
-	if (src != SQLITE_OK)
-		return db_fail(db, src, "cannot read the file's last record");
-	if (seq <= local) {
-		*outcome = STANDBY_SKIPPED;
-		return 0;
-	}
-	if (seq != local + 1 && seq == local + 2)
-		return bakery_fail(EX_SOFTWARE, "'%s': record %lld comes after "
-		    "record %lld: record %lld is missing from the stream",
-		    t->path, seq, local, local + 1);
-	if (seq != local + 1)
-		return bakery_fail(EX_SOFTWARE, "'%s': record %lld comes after "
-		    "record %lld: records %lld to %lld are missing from the "
-		    "stream", t->path, seq, local, local + 1, seq - 1);
-	struct applying a = { 0 };
-#if SQLITE_VERSION_NUMBER >= 3050000
-	src = sqlite3changeset_apply_v3(db, r->size,
-	    r->size ? (void *)r->changeset : (void *)"", reached, conflicted,
-	    &a, NULL, NULL, 0);
-#else
-	/* A library without apply_v3 (SQLITE=system) has no capture either
-	 * (capture.c): no home it runs is replicated. */
-	(void)reached;
-	(void)conflicted;
-	return bakery_fail(EX_CONFIG, "a standby needs SQLite 3.50 or later: "
-	    "this bakery runs %s", sqlite3_libversion());
-#endif
-	if (a.conflict)
-		return bakery_fail(EX_DATAERR, "'%s': record %lld conflicts "
-		    "with the file (%s%s%s): nothing of it applied, nothing "
-		    "replaced; this standby no longer follows the primary",
-		    t->path, seq, conflict_name(a.conflict),
-		    *a.table ? ", table " : "", a.table);
-	if (src != SQLITE_OK)
-		return db_fail(db, src, "cannot apply a record");
-	if (a.reached != changes)
-		return bakery_fail(EX_DATAERR, "'%s': record %lld changes a "
-		    "table this file does not have as the record has it: "
-		    "nothing of it applied", t->path, seq);
-	src = note_applied(db, seq, epoch, r->stream_seq);
-	if (src != SQLITE_OK)
-		return db_fail(db, src, "cannot note the record applied");
-	*outcome = STANDBY_APPLIED;
-	return 0;
-}
-
-/* Opens (or makes) the file, applies, commits. */
-static int
-apply_to(bakery_ctx *ctx, const struct target *t, const standby_record *r,
-    long long seq, const char *epoch, long changes,
-    enum standby_outcome *outcome)
-{
-	sqlite3 *db = NULL;
-	db_stmts stmts;
-	birth b = { 0 };
-	int lock = -1, rc = 0;
-	memset(&stmts, 0, sizeof stmts);
-	/* As an object's writer does: no wipe moves the folder aside
-	 * meanwhile. */
-	if (*t->sandbox)
-		rc = home_lock_sandbox(ctx, t->sandbox, 0, 1, &lock);
-	if (!rc && t->object)
-		rc = birth_object_open(ctx, t->path, t->schema, &b, &db, &stmts);
-	else if (!rc && *t->sandbox)
-		rc = birth_open_sandbox(ctx, t->sandbox, 1, &db);
-	else if (!rc)
-		rc = birth_open(ctx, t->path, t->schema, &db);
-	if (!rc && !birth_begun(&b, db))
-		rc = db_begin(db);
-	if (!rc)
-		rc = apply_in(db, t, r, seq, epoch, changes, outcome);
-	if (!rc && *outcome == STANDBY_APPLIED) {
-		rc = db_commit(db);
-		if (!rc && t->object)
-			rc = birth_committed(&b, &db, &stmts);
-	}
-	if (t->object || b.state != BIRTH_NONE)
-		birth_close(&b, &db, &stmts, t->path);
-	if (db) {
-		db_rollback(db);
-		sqlite3_close(db);
-	}
-	home_unlock_sandbox(lock);
-	return rc;
-}
-
 /* A sandbox wiped on the primary: its folder moved aside, as the wipe
  * moves it, then removed; its files' records start again from 1. */
 static int
@@ -351,13 +162,17 @@ remove_sandbox(bakery_ctx *ctx, const char *sandbox,
 	return rc;
 }
 
-/* A record of Bakery-Op remove: sandboxes/S, and nothing in its body. */
-static int
-removal(bakery_ctx *ctx, const standby_record *r,
+/* A record of Bakery-Op remove: sandboxes/S, and nothing in its body.
+ * Checked, then applied on its own (standby-internal.h). */
+int
+standby_removal(bakery_ctx *ctx, const standby_record *r,
     enum standby_outcome *outcome)
 {
-	const char *sandbox = r->file + 10;
+	const char *sandbox = r->file ? r->file + 10 : NULL;
 	char epoch[REPLICA_ID_SIZE];
+	if (!r->subject || !r->file || !r->host || !replica_id_valid(r->host))
+		return refuse(outcome, "a record without Bakery-File, or "
+		    "without a Bakery-Host that is a host's id");
 	if (strcmp(r->op, "remove") != 0)
 		return refuse(outcome, "a record of '%.*s' with an unknown "
 		    "Bakery-Op", (int)RELPATH_MAX, r->file);
@@ -371,41 +186,42 @@ removal(bakery_ctx *ctx, const standby_record *r,
 	return remove_sandbox(ctx, sandbox, outcome);
 }
 
+/* Step 1 of standby.h: the record checked as hostile. */
 int
-standby_apply(bakery_ctx *ctx, const standby_file *files,
-    const standby_record *r, enum standby_outcome *outcome)
+standby_check(bakery_ctx *ctx, const standby_file *files,
+    const standby_record *r, struct checked *c,
+    enum standby_outcome *outcome)
 {
-	*outcome = STANDBY_REFUSED;
-	char epoch[REPLICA_ID_SIZE];
-	long long seq, version;
+	*outcome = STANDBY_APPLIED; /* so far: refuse() says otherwise */
+	long long version;
 	const char *why;
-	struct target t;
+	*c = (struct checked){ 0 };
 	if (!r->subject || !r->file || !r->host || !replica_id_valid(r->host))
 		return refuse(outcome, "a record without Bakery-File, or "
 		    "without a Bakery-Host that is a host's id");
-	if (r->op)
-		return removal(ctx, r, outcome);
-	if (!target_of(ctx, files, r->file, &t))
+	if (!target_of(ctx, files, r->file, &c->t))
 		return refuse(outcome, "a record of '%.*s', which is no file "
 		    "a record may name", (int)RELPATH_MAX, r->file);
 	int rc = 0;
-	long changes = 0;
-	if (!epoch_of(r, epoch))
+	if (!epoch_of(r, c->epoch))
 		rc = refuse(outcome, "a record of '%s' on another subject than "
 		    "its file's", r->file);
 	else if (!r->seq || !r->version ||
-	    bakery_parse_number(r->seq, 1, LLONG_MAX, &seq) ||
+	    bakery_parse_number(r->seq, 1, LLONG_MAX, &c->seq) ||
 	    bakery_parse_number(r->version, 1, INT_MAX, &version))
 		rc = refuse(outcome, "a record of '%s' without a Bakery-Seq "
 		    "and a Bakery-Version that are numbers from 1", r->file);
-	else if ((changes = changes_in(r, &why)) < 0)
+	else if ((c->changes = changes_in(r, &why)) < 0)
 		rc = refuse(outcome, "a record of '%s': %s", r->file, why);
-	else if (version > t.schema->count)
+	else if (version > c->t.schema->count)
 		rc = bakery_fail(EX_CONFIG, "'%s': record %lld was written by "
 		    "a newer bakery (schema %lld, this one's %d): upgrade this "
-		    "host first", t.path, seq, version, t.schema->count);
-	else
-		rc = apply_to(ctx, &t, r, seq, epoch, changes, outcome);
-	free(t.path);
-	return rc;
+		    "host first", c->t.path, c->seq, version,
+		    c->t.schema->count);
+	if (rc || *outcome == STANDBY_REFUSED) {
+		free(c->t.path);
+		c->t.path = NULL;
+		return rc;
+	}
+	return 0;
 }

@@ -16,16 +16,21 @@
  *   2. a file that is not there is made as bakery makes it (birth.h),
  *      with the schema its path names; an object's with the apply as
  *      its first change;
- *   3. BEGIN IMMEDIATE; the file's bakery_replica read (the tables made
- *      when missing): a record at or below its seq was applied already
- *      and is skipped; one that is not the next is a gap (EX_SOFTWARE);
+ *   3. BEGIN IMMEDIATE (one transaction for a file's records in a
+ *      fetched batch, each in a savepoint); the file's bakery_replica
+ *      read (the tables made when missing): a record at or below its
+ *      seq was applied already and is skipped; one that is not the
+ *      next is a gap (EX_SOFTWARE);
  *      a Bakery-Version newer than this bakery's schema EX_CONFIG;
  *   4. the changeset applied: a conflict, or a table the file does not
- *      have as the record has it, rolls everything back (EX_DATAERR),
- *      never replaced or skipped;
+ *      have as the record has it, rolls the record back (EX_DATAERR),
+ *      never replaced or skipped, and stops the standby there;
  *   5. bakery_replica set to the record's seq, the epoch of its subject
- *      and its stream sequence; COMMIT, synced. Only then is the message
- *      acknowledged.
+ *      and its stream sequence; COMMIT, synced, once the file's records
+ *      of the batch are applied (the batch's new files named together,
+ *      birth.h). Only once every file of the batch is committed are its
+ *      messages acknowledged: a kill before leaves them all to be
+ *      delivered again, those committed then skipped.
  * A record of Bakery-Op remove names a sandbox the primary wiped
  * (Bakery-File sandboxes/S, no body): the standby's folder of S is moved
  * aside to HOME/.wipe-standby-S, as the wipe moves it, then removed, so

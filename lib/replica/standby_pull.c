@@ -1,11 +1,11 @@
 /*
  * standby_pull.c — the standby's consumer of BAKERY_REPLICA: records
- * fetched in batches, each applied (standby.c) then acknowledged, a
- * hostile one terminated, one that stops the standby given back
- * (standby.h).
+ * fetched in batches, each batch applied together (standby_batch.c)
+ * then acknowledged, a hostile one terminated, one that stops the
+ * standby given back with those after it (standby.h).
  */
 #define _GNU_SOURCE
-#include "standby.h"
+#include "standby-internal.h"
 #include "../core/loop.h"
 #include "../store/file.h"
 #include "../base/util.h"
@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 /* How long a record fetched may wait for its ack before JetStream sends
- * it again: a batch is applied one commit at a time, each synced, in
- * well under it. Short, because a batch whose delivery was lost (a node
+ * it again: a batch is applied, a commit a file, each synced, in well
+ * under it. Short, because a batch whose delivery was lost (a node
  * killed midway) holds up a promotion's drain until then; one sent again
  * after it was applied is skipped. */
 #define ACK_WAIT_S 5
@@ -170,17 +170,15 @@ saw_epoch(standby *s, const char *subject)
 	return replica_conf_write(s->ctx, s->conf);
 }
 
-/* One message: applied and acked, skipped and acked, refused and
- * terminated; or given back, with what stops the standby. */
+/* A message's record: its subject, headers and body (the message's,
+ * alive with it). 0 when it is not JetStream's. */
 static int
-one(standby *s, natsMsg *m)
+record_of(natsMsg *m, standby_record *r)
 {
 	jsMsgMetaData *meta = NULL;
-	if (natsMsg_GetMetaData(&meta, m) != NATS_OK) {
-		natsMsg_Term(m, NULL);
-		return 0; /* not JetStream's: nothing to apply */
-	}
-	standby_record r = {
+	if (natsMsg_GetMetaData(&meta, m) != NATS_OK)
+		return 0;
+	*r = (standby_record){
 		.subject = natsMsg_GetSubject(m),
 		.file = header(m, "Bakery-File"),
 		.seq = header(m, "Bakery-Seq"),
@@ -192,33 +190,161 @@ one(standby *s, natsMsg *m)
 		.stream_seq = meta->Sequence.Stream,
 	};
 	jsMsgMetaData_Destroy(meta);
-	enum standby_outcome outcome;
-	int rc = standby_apply(s->ctx, s->files, &r, &outcome);
-	if (rc) {
-		natsMsg_Nak(m, NULL);
-		return rc;
-	}
+	return 1;
+}
+
+static void
+refused(standby *s, const standby_record *r)
+{
 	char seq[24];
-	snprintf(seq, sizeof seq, "%llu", (unsigned long long)r.stream_seq);
-	if (outcome == STANDBY_REFUSED) {
-		s->tally.refused++;
-		bakery_log(LOG_ERROR, "replica_refused", "stream_seq", seq,
-		    "error", bakery_error(), (char *)NULL);
-		natsMsg_Term(m, NULL);
-		return 0;
+	snprintf(seq, sizeof seq, "%llu", (unsigned long long)r->stream_seq);
+	s->tally.refused++;
+	bakery_log(LOG_ERROR, "replica_refused", "stream_seq", seq, "error",
+	    bakery_error(), (char *)NULL);
+}
+
+/* The batch's records applied up to the first that stops the standby
+ * (there: *stop, and the index of its message): each message's outcome
+ * and whether it is durable (the others are given back). */
+static int
+apply_list(standby *s, natsMsgList *list, standby_record *r,
+    enum standby_outcome *outcome, int *durable)
+{
+	standby_batch *b = standby_batch_new(s->ctx);
+	int rc = 0;
+	for (int i = 0; i < list->Count && !rc; i++) {
+		if (!record_of(list->Msgs[i], &r[i])) {
+			/* Not JetStream's: nothing to apply. */
+			natsMsg_Term(list->Msgs[i], NULL);
+			outcome[i] = STANDBY_REFUSED; /* neither acked nor given
+						       * back */
+			continue;
+		}
+		struct checked c;
+		/* A removal waits for the records before it. */
+		if (r[i].op && !(rc = standby_batch_run(b, outcome, durable)))
+			rc = standby_removal(s->ctx, &r[i], &outcome[i]);
+		else if (!r[i].op)
+			rc = standby_check(s->ctx, s->files, &r[i], &c,
+			    &outcome[i]);
+		if (rc)
+			break;
+		if (outcome[i] == STANDBY_REFUSED) {
+			refused(s, &r[i]);
+			natsMsg_Term(list->Msgs[i], NULL);
+		} else if (r[i].op) {
+			durable[i] = 1;
+		} else {
+			standby_batch_add(b, &r[i], &c, i);
+		}
 	}
-	if (outcome == STANDBY_APPLIED)
-		s->tally.applied++;
-	else
-		s->tally.skipped++;
-	bakery_log(LOG_DEBUG, outcome == STANDBY_APPLIED ? "replica_applied"
-	    : "replica_skipped", "file", r.file, "seq", r.seq, "stream_seq",
-	    seq, (char *)NULL);
+	/* Those before a record that stops the standby are applied. */
+	char *why = rc ? bakery_xstrdup(bakery_error()) : NULL;
+	int ran = standby_batch_run(b, outcome, durable);
+	standby_batch_free(b);
+	if (why) {
+		bakery_fail(rc, "%s", why);
+		free(why);
+	}
+	return rc ? rc : ran;
+}
+
+/* Each record of the list durable acknowledged, in order (the last
+ * waited for: the stream has them all then), the rest given back for the
+ * next run, which meets them first. */
+static int
+acknowledge(standby *s, natsMsgList *list, const standby_record *r,
+    const enum standby_outcome *outcome, const int *durable)
+{
+	int last = -1, rc = 0;
+	for (int i = 0; i < list->Count; i++)
+		if (durable[i])
+			last = i;
+	for (int i = 0; i < list->Count; i++) {
+		if (!durable[i]) {
+			if (outcome[i] != STANDBY_REFUSED)
+				natsMsg_Nak(list->Msgs[i], NULL);
+			continue;
+		}
+		char seq[24];
+		snprintf(seq, sizeof seq, "%llu",
+		    (unsigned long long)r[i].stream_seq);
+		if (outcome[i] == STANDBY_APPLIED)
+			s->tally.applied++;
+		else
+			s->tally.skipped++;
+		bakery_log(LOG_DEBUG, outcome[i] == STANDBY_APPLIED
+		    ? "replica_applied" : "replica_skipped", "file", r[i].file,
+		    "seq", r[i].seq, "stream_seq", seq, (char *)NULL);
+		bakery_crash_point("standby.before_ack");
+		jsErrCode jerr = 0;
+		natsStatus st = i == last ? natsMsg_AckSync(list->Msgs[i],
+		    NULL, &jerr) : natsMsg_Ack(list->Msgs[i], NULL);
+		/* Applied: sent again, it is skipped. */
+		if (st != NATS_OK && !rc)
+			rc = failed(EX_TEMPFAIL, "ack", st, jerr);
+		if (!rc && outcome[i] == STANDBY_APPLIED)
+			rc = saw_epoch(s, r[i].subject);
+	}
+	return rc;
+}
+
+/* A message and its sequence in the stream (0: not JetStream's). */
+struct delivered {
+	uint64_t seq;
+	natsMsg *m;
+};
+
+static int
+by_seq(const void *a, const void *b)
+{
+	uint64_t x = ((const struct delivered *)a)->seq;
+	uint64_t y = ((const struct delivered *)b)->seq;
+	return x < y ? -1 : x > y;
+}
+
+/* The list in the stream's order: what is delivered again (a standby
+ * killed before its acks) may come in another, and a file's records
+ * must be met in theirs. */
+static void
+in_stream_order(natsMsgList *list)
+{
+	struct delivered *d = bakery_xmalloc(((size_t)list->Count + 1) *
+	    sizeof *d);
+	for (int i = 0; i < list->Count; i++) {
+		jsMsgMetaData *meta = NULL;
+		d[i] = (struct delivered){ .m = list->Msgs[i] };
+		if (natsMsg_GetMetaData(&meta, list->Msgs[i]) == NATS_OK) {
+			d[i].seq = meta->Sequence.Stream;
+			jsMsgMetaData_Destroy(meta);
+		}
+	}
+	qsort(d, (size_t)list->Count, sizeof *d, by_seq);
+	for (int i = 0; i < list->Count; i++)
+		list->Msgs[i] = d[i].m;
+	free(d);
+}
+
+/* A gap (EX_SOFTWARE, in bakery_error()) met while records delivered
+ * before, to a standby killed before its acks, wait to be delivered
+ * again (the consumer has more unacknowledged than this batch): they
+ * may be the missing ones, so it is EX_TEMPFAIL, tried again later. */
+static int
+gap_or_redelivery(standby *s, int fetched)
+{
+	char *why = bakery_xstrdup(bakery_error());
+	jsConsumerInfo *ci = NULL;
 	jsErrCode jerr = 0;
-	natsStatus st = natsMsg_AckSync(m, NULL, &jerr);
-	if (st != NATS_OK) /* applied: sent again, it is skipped */
-		return failed(EX_TEMPFAIL, "ack", st, jerr);
-	return outcome == STANDBY_APPLIED ? saw_epoch(s, r.subject) : 0;
+	int again = js_GetConsumerInfo(&ci, s->rn->js, REPLICA_STREAM,
+	    s->name, NULL, &jerr) == NATS_OK &&
+	    ci->NumAckPending > (int64_t)fetched;
+	if (ci)
+		jsConsumerInfo_Destroy(ci);
+	int rc = bakery_fail(again ? EX_TEMPFAIL : EX_SOFTWARE, "%s%s", why,
+	    again ? " (records delivered before, not acknowledged, are to "
+	    "be delivered again: tried again later)" : "");
+	free(why);
+	return rc;
 }
 
 int
@@ -232,15 +358,29 @@ standby_pull(standby *s, int max, int wait_ms)
 		return 0;
 	if (st != NATS_OK)
 		return failed(EX_TEMPFAIL, "fetch", st, jerr);
-	int rc = 0;
-	for (int i = 0; i < list.Count; i++) {
-		if (rc)
-			natsMsg_Nak(list.Msgs[i], NULL); /* for the next run */
-		else
-			rc = one(s, list.Msgs[i]);
+	size_t n = list.Count > 0 ? (size_t)list.Count : 1;
+	standby_record *r = bakery_xmalloc(n * sizeof *r);
+	enum standby_outcome *outcome = bakery_xmalloc(n * sizeof *outcome);
+	int *durable = bakery_xmalloc(n * sizeof *durable);
+	for (size_t i = 0; i < n; i++) {
+		outcome[i] = STANDBY_SKIPPED;
+		durable[i] = 0;
+	}
+	in_stream_order(&list);
+	int rc = apply_list(s, &list, r, outcome, durable);
+	if (rc == EX_SOFTWARE)
+		rc = gap_or_redelivery(s, list.Count);
+	char *why = rc ? bakery_xstrdup(bakery_error()) : NULL;
+	int acked = acknowledge(s, &list, r, outcome, durable);
+	if (why) {
+		bakery_fail(rc, "%s", why);
+		free(why);
 	}
 	natsMsgList_Destroy(&list);
-	return rc;
+	free(r);
+	free(outcome);
+	free(durable);
+	return rc ? rc : acked;
 }
 
 /* Whether the consumer has acknowledged the stream up to last. */
