@@ -65,7 +65,7 @@ lose_a() {
 			--key "k$i" --customer "c$((i % 10))" --day "$DAY" \
 			cardamom-bun=1 >"$out" 2>&1 ;;
 	group)
-		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"],"key":"k%d"}\n' \
+		printf '{"cmd":"place","customer":"c%d","day":"%s","items":["cardamom-bun=1"],"key":"k%s"}\n' \
 			"$((i % 10))" "$DAY" "$i" "$((i % 10))" "$DAY" "$i-g" |
 			BAKERY_CRASH_AT=batch.after_commit:$n \
 			bakery-order -H "$A" --batch >"$out" 2>&1 ;;
