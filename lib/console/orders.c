@@ -27,6 +27,12 @@ console_menu_page(console_req *r)
 	html_f(h, "<form method=\"post\" action=\"/console/s/%s/orders\">",
 	    r->sandbox);
 	console_csrf_field(r);
+	/* A fresh key a form: the same form sent twice (a button pressed
+	 * again, a POST re-sent after no answer) is one order. */
+	char key[64];
+	bakery_random_id("form_", key, sizeof key);
+	html_f(h, "<input type=\"hidden\" name=\"key\" value=\"%s\">",
+	    key);
 	html_f(h, "<label>Customer <input name=\"customer\" required "
 	    "value=\"%s\"></label><label>Day <input name=\"day\" type=\"date\""
 	    " required value=\"%s\"></label>\n<table><tr><th>Item</th><th>"
@@ -81,8 +87,16 @@ console_place(console_req *r)
 	const char *delivery;
 	if (form_one(&r->body, "customer", &req.customer) != 1 ||
 	    form_one(&r->body, "day", &req.day) != 1 ||
-	    form_one(&r->body, "delivery", &delivery) < 0)
+	    form_one(&r->body, "delivery", &delivery) < 0 ||
+	    form_one(&r->body, "key", &req.key) < 0)
 		return console_fail(r, 400, "Malformed form.");
+	/* The form's key is the page's, but anyone may post any: checked
+	 * as place checks --key. A form without one (a page from before
+	 * it had one) places a fresh order. */
+	if (req.key && !order_key_valid(req.key))
+		return console_fail(r, 400, "Malformed form: the order's key "
+		    "is not 1 to " DIGITS_OF(ORDER_MAX_KEY) " bytes of UTF-8 "
+		    "without spaces or control characters.");
 	req.delivery = optional(delivery);
 	menu m;
 	int rc = menu_load(&m);

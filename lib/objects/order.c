@@ -18,10 +18,10 @@
 #include <string.h>
 #include <strings.h>
 
-static int
-key_valid(const char *key)
+int
+order_key_valid(const char *key)
 {
-	return bakery_text_valid(key, 128) && !strchr(key, ' ');
+	return bakery_text_valid(key, ORDER_MAX_KEY) && !strchr(key, ' ');
 }
 
 static int
@@ -39,9 +39,10 @@ check_request(const order_request *req)
 		return bakery_fail(EX_USAGE, "bad delivery address: want 1 to "
 		    "%d bytes of UTF-8 without control characters",
 		    ORDER_MAX_DELIVERY);
-	if (req->key && !key_valid(req->key))
-		return bakery_fail(EX_USAGE, "bad key: want 1 to 128 bytes %s",
-		    "of UTF-8 without spaces or control characters");
+	if (req->key && !order_key_valid(req->key))
+		return bakery_fail(EX_USAGE, "bad key: want 1 to %d bytes %s",
+		    ORDER_MAX_KEY, "of UTF-8 without spaces or control "
+		    "characters");
 	if (req->n_items < 1)
 		return bakery_fail(EX_USAGE, "no items: want ITEM=QTY...");
 	if (req->n_items > ORDER_MAX_LINES)

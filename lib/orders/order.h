@@ -27,6 +27,7 @@
  * lines MENU_MAX_QTY. */
 #define ORDER_MAX_LINES 1000   /* item lines */
 #define ORDER_MAX_DELIVERY 200 /* bytes of the delivery address */
+#define ORDER_MAX_KEY 128      /* bytes of an idempotency key */
 
 typedef struct order_request {
 	const char *customer;
@@ -36,6 +37,11 @@ typedef struct order_request {
 	char *const *items;   /* "ITEM=QTY" */
 	int n_items;
 } order_request;
+
+/* Whether key may be a place's key: 1 to ORDER_MAX_KEY bytes of text a
+ * person gave (bakery_text_valid) without a space. order_place refuses
+ * any other (64); a form checks a key it was sent by the same rule. */
+int order_key_valid(const char *key);
 
 /* On success *order is the order's state and *o the open object, whose
  * outbox the caller sends once it has answered. */

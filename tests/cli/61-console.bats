@@ -347,6 +347,93 @@ signed() {
 	assert_equal "$(header Location)" "/console/s/ada/dead?done=none"
 }
 
+# form_key NAME: the key of a new order form NAME's order page renders.
+form_key() {
+	curl -s -b "$(jar "$1")" "$BASE/console/s/$1/" |
+		sed -n 's/.*name="key" value="\([^"]*\)".*/\1/p' | head -1
+}
+
+# orders S: how many order files sandbox S holds, and how many orders
+# bakery-order lists.
+orders() {
+	echo "$(find "$BAKERY_HOME/sandboxes/$1/order" -name '*.db' 2>/dev/null | wc -l) $(bakery-order -s "$1" list | wc -l)"
+}
+
+@test "the order form carries a fresh key: sent twice, it is one order, both answers 303 to it" {
+	signed ada
+	token=$(csrf ada)
+	key=$(form_key ada)
+	assert_regex "$key" '^form_[0-9a-f]{24}$'
+	other=$(form_key ada)
+	assert_regex "$other" '^form_[0-9a-f]{24}$'
+	[ "$key" != "$other" ]
+	form="csrf=$token&key=$key&customer=ada&day=$DAY&qty.cardamom-bun=2&delivery="
+	assert_equal "$(post ada s/ada/orders "$form")" 303
+	first=$(header Location)
+	assert_regex "$first" '^/console/s/ada/orders/ord_[0-9a-f]{24}\?done=placed$'
+	assert_equal "$(post ada s/ada/orders "$form")" 303
+	assert_equal "$(header Location)" "$first"
+	assert_equal "$(orders ada)" "1 1"
+	id=$(bakery-order -s ada list | jq -r .id)
+	assert_equal "$first" "/console/s/ada/orders/$id?done=placed"
+	# The same key with other details is refused; nothing more placed.
+	assert_equal "$(post ada s/ada/orders "csrf=$token&key=$key&customer=ada&day=$DAY&qty.cardamom-bun=3")" 422
+	grep -q 'same key, other details' "$RESPONSE"
+	# Another form's key is another order.
+	assert_equal "$(post ada s/ada/orders "csrf=$token&key=$other&customer=ada&day=$DAY&qty.cardamom-bun=2")" 303
+	[ "$(header Location)" != "$first" ]
+	assert_equal "$(orders ada)" "2 2"
+}
+
+@test "the Pay button pressed twice pays once: one payment, one PaymentSucceeded" {
+	signed ada
+	token=$(csrf ada)
+	id=$(bakery-order -s ada place --customer ada --day "$DAY" cardamom-bun=1 | jq -r .id)
+	for _ in 1 2; do
+		assert_equal "$(post ada "s/ada/orders/$id/pay" "csrf=$token&card=4242424242424242")" 303
+		assert_equal "$(header Location)" "/console/s/ada/orders/$id?done=paid"
+	done
+	assert_equal "$(bakery-show -s ada "billing/$id" | jq '.state.payments | length')" 1
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/ada/billing/$id.db" "select count(*) from events where type = 'PaymentSucceeded'")" 1
+	bakery-consume >/dev/null 2>&1
+	# Paid by then: a third press answers paid and records nothing.
+	assert_equal "$(post ada "s/ada/orders/$id/pay" "csrf=$token&card=4242424242424242")" 303
+	assert_equal "$(header Location)" "/console/s/ada/orders/$id?done=paid"
+	assert_equal "$(sqlite3 "$BAKERY_HOME/sandboxes/ada/billing/$id.db" "select count(*) from events")" 1
+	assert_equal "$(bakery-order -s ada show "$id" | jq -r .status)" paid
+}
+
+@test "a hostile order key is 400 with the reason, and nothing is placed" {
+	signed ada
+	token=$(csrf ada)
+	form="csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1"
+	long=$(printf 'k%.0s' $(seq 129))
+	for key in "$long" 'k+1' 'k%091' 'k%01' 'k%7F' '' \
+	    k%E2%80%AA1 k%E2%80%AB1 k%E2%80%AC1 k%E2%80%AD1 k%E2%80%AE1 \
+	    k%E2%81%A61 k%E2%81%A71 k%E2%81%A81 k%E2%81%A91; do
+		assert_equal "$(post ada s/ada/orders "$form&key=$key")" 400
+		grep -q "key is not 1 to 128 bytes of UTF-8 without spaces or control characters" "$RESPONSE"
+	done
+	# Named twice, or not UTF-8: the form is malformed.
+	assert_equal "$(post ada s/ada/orders "$form&key=k1&key=k2")" 400
+	assert_equal "$(post ada s/ada/orders "$form&key=k%C0%AF")" 400
+	assert_equal "$(orders ada)" "0 0"
+	# 128 bytes is a key.
+	assert_equal "$(post ada s/ada/orders "$form&key=${long:1}")" 303
+	assert_equal "$(orders ada)" "1 1"
+}
+
+@test "a form without a key (a page from before it had one) places a fresh order each time" {
+	signed ada
+	token=$(csrf ada)
+	form="csrf=$token&customer=ada&day=$DAY&qty.cardamom-bun=1"
+	assert_equal "$(post ada s/ada/orders "$form")" 303
+	first=$(header Location)
+	assert_equal "$(post ada s/ada/orders "$form")" 303
+	[ "$(header Location)" != "$first" ]
+	assert_equal "$(orders ada)" "2 2"
+}
+
 @test "an outcome code the console does not know is never shown" {
 	signed ada
 	get ada 's/ada/faults?done=%3Cb%3Eowned%3C%2Fb%3E' >/dev/null

@@ -10,13 +10,16 @@
 # are handed to the programs. lighttpd keeps
 # the test's user: the machine that runs the tests has no user bakery for
 # server.username to drop to. The test's teardown ends it (lighttpd_stop).
+# Outside bats (tests/failover.sh), LIGHTTPD_TMP is the folder for www/
+# and the response (default: BATS_TEST_TMPDIR) and TOP the repository.
 lighttpd_start() {
-	local dir=$BATS_TEST_TMPDIR/www port url=${BAKERY_TRACE_URL:-}
+	local tmp=${LIGHTTPD_TMP:-$BATS_TEST_TMPDIR}
+	local dir=$tmp/www port url=${BAKERY_TRACE_URL:-}
 	# BAKERY_TRACE_URL as a string of lighttpd's, then for sed.
 	url=${url//\\/\\\\} url=${url//\"/\\\"}
 	url=${url//\\/\\\\} url=${url//&/\\&} url=${url//|/\\|}
 	# shellcheck disable=SC2034 # read by the test files
-	LIGHTTPD_DIR=$dir RESPONSE=$BATS_TEST_TMPDIR/response
+	LIGHTTPD_DIR=$dir RESPONSE=$tmp/response
 	mkdir -p "$dir/root"
 	printf '%s\n' "${SECRET:-whsec_unused}" >"$dir/secret"
 	for _ in 1 2 3 4 5; do
