@@ -246,13 +246,9 @@ birth_copies_record(bakery_ctx *ctx, birth_copy **c, size_t n)
 		if (!c[i]->done || c[i]->rc)
 			continue;
 		/* A --batch group's: the record kept from the copy's commit,
-		 * published with the group's (capture_settle waits). */
+		 * published with the group's (capture_settle). */
 		if (ctx->replica_batched) {
-			int rc = capture_born(ctx, c[i]->path);
-			if (rc) {
-				c[i]->rc = rc;
-				c[i]->error = bakery_xstrdup(bakery_error());
-			}
+			capture_born(ctx, c[i]->path);
 			continue;
 		}
 		sqlite3 *db = NULL;

@@ -59,13 +59,14 @@ struct capture {
 	int tables; /* the capture's tables are in the file */
 };
 
-/* A birth's first record, held from its copy's commit to its naming. */
+/* A --batch group's record, held from its commit to the settle. */
 struct capture_held {
 	char *relpath;
 	long long seq;
 	int version;
 	void *data;
 	int len;
+	int unnamed; /* a birth's, its file at no name yet */
 	struct capture_held *next;
 };
 
@@ -201,41 +202,49 @@ capture_rolled_back(sqlite3 *db)
 		session_start(c);
 }
 
-/* A --batch group's birth: its record kept for capture_born, since its
- * file, at no name yet, cannot be sent. The newest of a path is the one
- * sent; one held before it, a copy never named, is freed at the
- * settle. */
+/* A --batch group's record, kept for the settle, where the group's are
+ * published together in the order of their commits. A birth's waits for
+ * its file's name (capture_born); one never named, a copy made again or
+ * abandoned, is freed unsent. Another's file is listed, to be noted at
+ * the settle. */
 static void
 hold(struct capture *c, long long seq, int version, const void *data,
     int len)
 {
+	struct capture_sink *sink = c->sink;
 	struct capture_held *h = bakery_xmalloc(sizeof *h);
 	*h = (struct capture_held){ .relpath = bakery_xstrdup(c->relpath),
 		.seq = seq, .version = version, .data = bakery_xmalloc(
-		(size_t)len), .len = len, .next = c->sink->born };
+		(size_t)len), .len = len, .unnamed = c->copy };
 	memcpy(h->data, data, (size_t)len);
-	c->sink->born = h;
+	if (!sink->held)
+		sink->held_tail = &sink->held;
+	*sink->held_tail = h;
+	sink->held_tail = &h->next;
+	if (c->copy)
+		return;
+	c->published = seq;
+	if (!c->listed) {
+		c->next = sink->batched;
+		sink->batched = c;
+		c->listed = 1;
+	}
 }
 
-int
+void
 capture_born(bakery_ctx *ctx, const char *path)
 {
 	struct capture_sink *sink = ctx->replica;
 	size_t hl = strlen(ctx->home);
 	if (!sink || strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
-		return 0;
-	for (struct capture_held **pp = &sink->born; *pp; pp = &(*pp)->next) {
-		struct capture_held *h = *pp;
-		if (strcmp(h->relpath, path + hl + 1) != 0)
-			continue;
-		*pp = h->next;
-		capture_record r = { .relpath = h->relpath, .seq = h->seq,
-			.version = h->version, .data = h->data, .len = h->len };
-		int rc = sink->send_async(sink, &r);
-		held_free(h);
-		return rc;
-	}
-	return 0;
+		return;
+	/* The newest copy of the path is the one named. */
+	struct capture_held *newest = NULL;
+	for (struct capture_held *h = sink->held; h; h = h->next)
+		if (h->unnamed && strcmp(h->relpath, path + hl + 1) == 0)
+			newest = h;
+	if (newest)
+		newest->unnamed = 0;
 }
 
 int
@@ -271,7 +280,7 @@ capture_before_commit(sqlite3 *db)
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(st, 1, p, n, SQLITE_STATIC);
 		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW && c->copy && c->ctx->replica_batched)
+		if (rc == SQLITE_ROW && c->ctx->replica_batched)
 			hold(c, sqlite3_column_int64(st, 0),
 			    sqlite3_column_int(st, 1), p, n);
 		rc = rc == SQLITE_ROW ? sqlite3_step(st) : rc;
@@ -288,7 +297,9 @@ int
 capture_after_commit(sqlite3 *db)
 {
 	struct capture *c = capture_of(db);
-	return c && !c->copy ? capture_send_pending(db) : 0;
+	/* A --batch group's record waits for the settle (hold). */
+	return c && !c->copy && !c->ctx->replica_batched
+	    ? capture_send_pending(db) : 0;
 }
 
 /* The log's first record in *r (its data sqlite's, valid until st is
@@ -469,19 +480,35 @@ note_published(struct capture *c)
 	sqlite3_free(sql);
 }
 
+/* The group's held records freed. */
+static void
+drop_held(struct capture_sink *sink)
+{
+	while (sink->held) {
+		struct capture_held *h = sink->held;
+		sink->held = h->next;
+		held_free(h);
+	}
+}
+
 int
 capture_settle(bakery_ctx *ctx)
 {
 	struct capture_sink *sink = ctx->replica;
 	if (!sink || !ctx->replica_batched)
 		return 0;
-	int rc = sink->wait_async(sink);
-	/* Births never named: their records go with them. */
-	while (sink->born) {
-		struct capture_held *h = sink->born;
-		sink->born = h->next;
-		held_free(h);
+	/* The group's records published together: the stream's servers
+	 * take them in a few batches, not one at a time. */
+	int rc = 0;
+	for (struct capture_held *h = sink->held; h && !rc; h = h->next) {
+		capture_record r = { .relpath = h->relpath, .seq = h->seq,
+			.version = h->version, .data = h->data, .len = h->len };
+		if (!h->unnamed)
+			rc = sink->send_async(sink, &r);
 	}
+	drop_held(sink);
+	int waited = sink->wait_async(sink);
+	rc = rc ? rc : waited;
 	while (sink->batched) {
 		struct capture *c = sink->batched;
 		if (!rc)
@@ -496,9 +523,5 @@ capture_sink_gone(struct capture_sink *sink)
 {
 	while (sink->batched)
 		unlist(sink->batched);
-	while (sink->born) {
-		struct capture_held *h = sink->born;
-		sink->born = h->next;
-		held_free(h);
-	}
+	drop_held(sink);
 }

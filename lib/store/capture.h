@@ -75,8 +75,9 @@ struct capture_sink {
 	int fenced; /* a send answered EX_UNAVAILABLE: the loops stop */
 	struct capture *batched; /* open files whose records went by
 				  * send_async, not yet noted as taken */
-	struct capture_held *born; /* a --batch group's births' first
-				    * records, sent once named */
+	/* A --batch group's records, in the order of their commits, held
+	 * for the settle (a birth's once its file is named). */
+	struct capture_held *held, **held_tail;
 };
 
 /* The capture's tables, made by a file's first captured commit, and in
@@ -100,16 +101,17 @@ void capture_rolled_back(sqlite3 *db);
 /* The records db's file holds unsent, sent in order: 0 when there were
  * none or all were taken. */
 int capture_send_pending(sqlite3 *db);
-/* ctx->replica_batched (bakery-order --batch): a commit's records are
- * published without waiting, and a group's answers wait for them all
- * here, before its outboxes are sent: 0 once the stream took every
- * record published since the last settle (those of files still open
+/* ctx->replica_batched (bakery-order --batch): a commit's record is kept
+ * (in its file's log, and in memory) and published here with the rest
+ * of the group's, together, without waiting for each; then the group's
+ * answers wait for them all, before its outboxes are sent: 0 once the
+ * stream took every record of the group (those of files still open
  * noted as taken), or the failure every answer of the group is. */
 int capture_settle(bakery_ctx *ctx);
 /* ctx->replica_batched: the first record of the birth of path, kept
- * from its copy's commit, published now that the file has its name
- * (birth_copies_record): 0 when there is none, or the publish's failure. */
-int capture_born(bakery_ctx *ctx, const char *path);
+ * from its copy's commit, to be published at the settle now that the
+ * file has its name (birth_copies_record). */
+void capture_born(bakery_ctx *ctx, const char *path);
 /* The sink goes (ctx_free): the files still open forget it. */
 void capture_sink_gone(struct capture_sink *sink);
 /* In a replicated home, the removal of the folder path (a sandbox the
