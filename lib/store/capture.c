@@ -57,6 +57,8 @@ struct capture {
 	int listed;
 	struct capture *next;
 	int tables; /* the capture's tables are in the file */
+	int late;     /* commits unsynced, the log synced before a send */
+	int unsynced; /* late: a commit since the log's last sync */
 };
 
 /* A --batch group's record, held from its commit to the settle. */
@@ -202,6 +204,59 @@ capture_rolled_back(sqlite3 *db)
 		session_start(c);
 }
 
+void
+capture_sync_late(sqlite3 *db)
+{
+	struct capture *c = capture_of(db);
+	if (!c || c->copy)
+		return;
+	/* The connection's own journal: only a WAL's commits are found
+	 * whole by a later sync of it. */
+	sqlite3_stmt *st = NULL;
+	const char *mode = NULL;
+	if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		mode = (const char *)sqlite3_column_text(st, 0);
+	int wal = mode && strcmp(mode, "wal") == 0;
+	sqlite3_finalize(st);
+	if (!wal)
+		return;
+	c->late = 1;
+	sqlite3_exec(db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+}
+
+/* The connection's synchronous as it was before a note of records sent
+ * (unsynced): FULL, as a replicated home's connections are (replica.c
+ * refuses BAKERY_SYNC=normal, db_relaxed leaves them), or a late one's
+ * NORMAL. */
+static void
+sync_back(struct capture *c)
+{
+	sqlite3_exec(c->db, c->late ? "PRAGMA synchronous=NORMAL"
+	    : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+}
+
+/* A late file's WAL synced (through its VFS, as SQLite's own commit would
+ * sync it), when a commit since the last sync asks it or always (every
+ * commit there is, another process's unsynced ones too, before records
+ * are sent under the file's write lock). */
+static int
+sync_log(struct capture *c, int always)
+{
+	if (!c->late || (!always && !c->unsynced))
+		return 0;
+	sqlite3_file *wal = NULL;
+	int rc = sqlite3_file_control(c->db, "main",
+	    SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+	if (rc == SQLITE_OK && wal && wal->pMethods)
+		rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+	if (rc != SQLITE_OK)
+		return db_fail(c->db, rc, "cannot sync commits before their "
+		    "records are sent");
+	c->unsynced = 0;
+	return 0;
+}
+
 /* A --batch group's record, kept for the settle, where the group's are
  * published together in the order of their commits. A birth's waits for
  * its file's name (capture_born); one never named, a copy made again or
@@ -290,6 +345,7 @@ capture_before_commit(sqlite3 *db)
 	sqlite3_free(p);
 	if (rc != SQLITE_OK)
 		return db_fail(db, rc, "cannot keep a commit's record");
+	c->unsynced |= c->late;
 	return session_start(c);
 }
 
@@ -385,6 +441,9 @@ send_log(struct capture *c)
 static int
 publish_log(struct capture *c)
 {
+	int synced = sync_log(c, 1);
+	if (synced)
+		return synced;
 	sqlite3_stmt *log = NULL;
 	int rc = sqlite3_prepare_v2(c->db, "SELECT seq, version, changeset "
 	    "FROM bakery_replica_log WHERE seq > ?1 ORDER BY seq", -1, &log,
@@ -428,21 +487,22 @@ capture_send_pending(sqlite3 *db)
 	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+		sync_back(c);
 		return db_fail(db, rc, "cannot send the records");
 	}
-	int code = send_log(c);
+	int code = sync_log(c, 1);
+	if (!code)
+		code = send_log(c);
 	/* Recorded, not yet noted as such, nor answered. */
 	if (!code)
 		bakery_crash_point("replica.after_send");
 	/* Committed whatever was sent, failed or not: the records the
-	 * stream took are not sent again. A replicated home's connections
-	 * are all FULL (replica.c refuses BAKERY_SYNC=normal, db_relaxed
-	 * leaves them), and go back to it. */
+	 * stream took are not sent again. The connection goes back to its
+	 * synchronous (sync_back). */
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	sqlite3_exec(db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	sync_back(c);
 	if (rc != SQLITE_OK && !code)
 		code = db_fail(db, rc, "cannot note the records sent");
 	return code;
@@ -476,7 +536,7 @@ note_published(struct capture *c)
 	if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 	/* Else the records stay, and are sent again later. */
-	sqlite3_exec(c->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	sync_back(c);
 	sqlite3_free(sql);
 }
 
@@ -500,6 +560,8 @@ capture_settle(bakery_ctx *ctx)
 	/* The group's records published together: the stream's servers
 	 * take them in a few batches, not one at a time. */
 	int rc = 0;
+	for (struct capture *c = sink->batched; c && !rc; c = c->next)
+		rc = sync_log(c, 0);
 	for (struct capture_held *h = sink->held; h && !rc; h = h->next) {
 		capture_record r = { .relpath = h->relpath, .seq = h->seq,
 			.version = h->version, .data = h->data, .len = h->len };

@@ -112,6 +112,13 @@ int capture_settle(bakery_ctx *ctx);
  * from its copy's commit, to be published at the settle now that the
  * file has its name (birth_copies_record). */
 void capture_born(bakery_ctx *ctx, const char *path);
+/* db, a connection that stays open as long as its context does (the
+ * alarm index's), commits without a sync of its own in a replicated home
+ * whose journal is a WAL: its log is synced before any of its records is
+ * sent, once a --batch group at the settle (capture_settle), else before
+ * each send, as a commit of its own would have synced it. Nothing for a
+ * connection without a capture. */
+void capture_sync_late(sqlite3 *db);
 /* The sink goes (ctx_free): the files still open forget it. */
 void capture_sink_gone(struct capture_sink *sink);
 /* In a replicated home, the removal of the folder path (a sandbox the

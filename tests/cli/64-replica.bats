@@ -245,3 +245,38 @@ places() {
 	assert_equal "$(unsent alarms.db)" 0
 	[ "$(records_of alarms.db)" -ge 4 ]
 }
+
+@test "the alarm index's commits: synced once a --batch group, and before a command's record is sent" {
+	primary
+	bakery-order gateway test >/dev/null
+	bakery-order place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
+	# syncs N KEY: the syncs of the index's log in a --batch of N
+	# places (LeakSanitizer cannot run under ptrace: SANITIZE=1).
+	syncs() {
+		places "$1" "$2" >"$BATS_TEST_TMPDIR/in"
+		strace -f -y -e trace=fsync,fdatasync -o "$BATS_TEST_TMPDIR/trace" \
+			env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch \
+			<"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/placed"
+		assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/placed")" "$1"
+		# A checkpoint syncs the log, the file, the log: not counted.
+		local wal db
+		wal=$(grep -c 'alarms\.db-wal>' "$BATS_TEST_TMPDIR/trace" || true)
+		db=$(grep -c 'alarms\.db>' "$BATS_TEST_TMPDIR/trace" || true)
+		echo $((wal - 2 * db))
+	}
+	# 6 lines are one group, 70 two (64, then 6): 64 more commits of
+	# the index, one more sync of its log (a sync a line: 64 more).
+	six=$(syncs 6 t)
+	seventy=$(syncs 70 s)
+	[ "$six" -ge 1 ] && [ "$seventy" -ge 2 ] && [ "$seventy" -le $((six + 3)) ]
+	assert_equal "$(unsent alarms.db)" 0
+	[ "$(records_of alarms.db)" -ge 77 ]
+	# One command: the index's commit synced before its record goes.
+	strace -f -y -s 200 -e trace=fdatasync,sendto,write -o "$BATS_TEST_TMPDIR/one.trace" \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order place --customer ada \
+		--day "$DAY" cardamom-bun=1 >/dev/null
+	synced=$(grep -n 'fdatasync([0-9]*<[^>]*alarms\.db-wal>' "$BATS_TEST_TMPDIR/one.trace" | head -1 | cut -d: -f1)
+	sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$BATS_TEST_TMPDIR/one.trace" | head -1 | cut -d: -f1)
+	[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
+	assert_equal "$(unsent alarms.db)" 0
+}
