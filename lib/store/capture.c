@@ -58,7 +58,8 @@ struct capture {
 	struct capture *next;
 	int tables; /* the capture's tables are in the file */
 	int late;     /* commits unsynced, the log synced before a send */
-	int unsynced; /* late: a commit since the log's last sync */
+	int unsynced; /* a commit since the log's last sync (late), or the
+		       * records another process left (capture_attach) */
 };
 
 /* A --batch group's record, held from its commit to the settle. */
@@ -193,7 +194,14 @@ capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 	}
 	int rc = session_start(c);
 	sqlite3_commit_hook(db, unrecorded_commit, c);
-	return rc || copy ? rc : capture_send_pending(db);
+	if (rc || copy)
+		return rc;
+	/* What another process left unsent may be a late file's commits,
+	 * never synced: synced before they are sent (sync_log). */
+	c->unsynced = 1;
+	rc = capture_send_pending(db);
+	c->unsynced = 0;
+	return rc;
 }
 
 void
@@ -236,14 +244,15 @@ sync_back(struct capture *c)
 	    : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
 }
 
-/* A late file's WAL synced (through its VFS, as SQLite's own commit would
- * sync it), when a commit since the last sync asks it or always (every
- * commit there is, another process's unsynced ones too, before records
- * are sent under the file's write lock). */
+/* The file's WAL synced (through its VFS, as SQLite's own commit would
+ * sync it) when records may be sent that a sync has not made durable: a
+ * late file's (always: every commit there is, another process's too,
+ * before records are sent under the file's write lock; else when it
+ * committed since), or what another process left (c->unsynced). */
 static int
 sync_log(struct capture *c, int always)
 {
-	if (!c->late || (!always && !c->unsynced))
+	if (!c->unsynced && !(c->late && always))
 		return 0;
 	sqlite3_file *wal = NULL;
 	int rc = sqlite3_file_control(c->db, "main",
