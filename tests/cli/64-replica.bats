@@ -279,4 +279,17 @@ places() {
 	sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$BATS_TEST_TMPDIR/one.trace" | head -1 | cut -d: -f1)
 	[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
 	assert_equal "$(unsent alarms.db)" 0
+	# A place killed after the index's commit, before its record: the
+	# next program that opens the index syncs it before it sends what
+	# the killed one left (a commit no sync made durable).
+	crash_at replica.before_send bakery-order place --key k1 --customer ada \
+		--day "$DAY" cardamom-bun=1
+	[ "$(unsent alarms.db)" -ge 1 ]
+	strace -f -y -s 200 -e trace=fdatasync,sendto,write -o "$BATS_TEST_TMPDIR/next.trace" \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order place --key k1 --customer ada \
+		--day "$DAY" cardamom-bun=1 >/dev/null
+	synced=$(grep -n 'fdatasync([0-9]*<[^>]*alarms\.db-wal>' "$BATS_TEST_TMPDIR/next.trace" | head -1 | cut -d: -f1)
+	sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$BATS_TEST_TMPDIR/next.trace" | head -1 | cut -d: -f1)
+	[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
+	assert_equal "$(unsent alarms.db)" 0
 }
