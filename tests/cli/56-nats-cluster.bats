@@ -186,7 +186,7 @@ lines() {
 	# Its own send waited QUEUE_BRIEF_WAIT_MS (1 s) for each request, not
 	# the driver's 5 s: a bound on a wait, not a speed (5 s and more
 	# before).
-	echo "place took $(((t1 - t0) / 1000000)) ms" >&3
+	echo "# place took $(((t1 - t0) / 1000000)) ms" >&3
 	[ $(((t1 - t0) / 1000000)) -lt 4500 ]
 	# The event stays in the order's outbox; the quorum back, the relay
 	# sends it.
