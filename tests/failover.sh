@@ -392,14 +392,15 @@ for r in $(seq "$RUNS"); do
 done
 # The sum: lost and applied twice over every run, the takeover's median
 # and longest, and the runs that failed.
-jq -sc --argjson failed "$failed" '[.[] | select(.seed)] |
+jq -sc --argjson failed "$failed" 'def mid: .[length / 2 | floor];
+	[.[] | select(.seed)] |
 	(map(.takeover_ms) | sort) as $t | (map(.exited_ms) | sort) as $e |
 	{runs: length, failed: $failed, placed: (map(.placed) | add),
 	 console: (map(.console) | add),
 	 lost: (map(.lost // 0) | add), applied_twice: (map(.applied_twice // 0) | add),
-	 takeover_ms_median: ($t[(length / 2 | floor)] // null),
+	 takeover_ms_median: ($t | mid // null),
 	 takeover_ms_max: ($t[-1] // null),
-	 exited_ms_median: ($e[(length / 2 | floor)] // null),
+	 exited_ms_median: ($e | mid // null),
 	 exited_ms_max: ($e[-1] // null)}' "$LOG"
 [ -n "${FAILOVER_LOG:-}" ] || rm -f "$LOG"
 [ "$failed" = 0 ]

@@ -17,15 +17,16 @@
 
 #define PULL_BATCH 64
 #define PULL_WAIT_MS 1000
-/* How often a standby with --auto reads the lease, and how long a loop
- * waits after the stream did not answer. */
+/* How often at least a standby with --auto reads the lease (and at its
+ * end, next_look), and how long a loop waits after the stream did not
+ * answer. */
 #define LEASE_LOOK_MS 1000
 #define RETRY_MS 1000
-/* A promotion NATS did not answer is tried again this soon; and each
- * JetStream request of the loop and of a promotion waits this long, not
- * the 5 s a record's publish waits: while the cluster elects a leader
- * after a node's loss, a request asked again a second later is answered
- * as soon as there is one. */
+/* A promotion NATS did not answer, or a lease it could not read, is
+ * tried again this soon; and each JetStream request of the loop and of
+ * a promotion waits this long, not the 5 s a record's publish waits:
+ * while the cluster elects a leader after a node's loss, a request asked
+ * again so soon is answered as soon as there is one. */
 #define PROMOTE_RETRY_MS 100
 #define REQUEST_WAIT_MS 500
 
@@ -360,10 +361,8 @@ next_look(int64_t now, int ended, int64_t ends)
 {
 	if (ended < 0)
 		return now + PROMOTE_RETRY_MS;
-	int64_t next = now + LEASE_LOOK_MS;
-	if (ends && now + (ends - bakery_now_ms()) + 1 < next)
-		next = now + (ends - bakery_now_ms()) + 1;
-	return next;
+	int64_t left = ends ? ends - bakery_now_ms() + 1 : LEASE_LOOK_MS;
+	return now + (left < LEASE_LOOK_MS ? left : LEASE_LOOK_MS);
 }
 
 /* How long the standby's pull may wait for records: until its next look
@@ -429,8 +428,8 @@ run_standby(bakery_ctx *ctx, replica_nats *rn, replica_conf *c,
 		if (o->auto_take && bakery_monotonic_ms() >= next) {
 			int ended = lease_ended(rn, c, &ends);
 			next = next_look(bakery_monotonic_ms(), ended, ends);
-			/* A promotion that failed is tried again at once:
-			 * the cluster may be electing a leader. */
+			/* A promotion that failed is tried again after the
+			 * loop's pause: the cluster may be electing a leader. */
 			if (ended > 0 && (rc = take_over(ctx, rn, c, o, &s)) != 0)
 				next = 0;
 		}

@@ -444,9 +444,11 @@ send_log(struct capture *c)
 	return code;
 }
 
-/* A --batch group's: the records not yet published, published without
- * waiting; the file listed to be noted once the group settles. No lock:
- * a record another process sends too has the same Nats-Msg-Id. */
+/* In a --batch group, what a file held unsent when it was opened (its
+ * own commits wait in memory for the settle, hold): published without
+ * waiting, synced first (sync_log); the file listed to be noted once the
+ * group settles. No lock: a record another process sends too has the
+ * same Nats-Msg-Id. */
 static int
 publish_log(struct capture *c)
 {

@@ -271,13 +271,18 @@ places() {
 	[ "$six" -ge 1 ] && [ "$seventy" -ge 2 ] && [ "$seventy" -le $((six + 3)) ]
 	assert_equal "$(unsent alarms.db)" 0
 	[ "$(records_of alarms.db)" -ge 77 ]
+	# synced_first ARGS...: bakery-order ARGS, traced: the index's log
+	# synced before the first of its records is published.
+	synced_first() {
+		local trace=$BATS_TEST_TMPDIR/one.trace synced sent
+		strace -f -y -s 200 -e trace=fdatasync,sendto,write -o "$trace" \
+			env ASAN_OPTIONS=detect_leaks=0 bakery-order "$@" >/dev/null
+		synced=$(grep -n 'fdatasync([0-9]*<[^>]*alarms\.db-wal>' "$trace" | head -1 | cut -d: -f1)
+		sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$trace" | head -1 | cut -d: -f1)
+		[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
+	}
 	# One command: the index's commit synced before its record goes.
-	strace -f -y -s 200 -e trace=fdatasync,sendto,write -o "$BATS_TEST_TMPDIR/one.trace" \
-		env ASAN_OPTIONS=detect_leaks=0 bakery-order place --customer ada \
-		--day "$DAY" cardamom-bun=1 >/dev/null
-	synced=$(grep -n 'fdatasync([0-9]*<[^>]*alarms\.db-wal>' "$BATS_TEST_TMPDIR/one.trace" | head -1 | cut -d: -f1)
-	sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$BATS_TEST_TMPDIR/one.trace" | head -1 | cut -d: -f1)
-	[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
+	synced_first place --customer ada --day "$DAY" cardamom-bun=1
 	assert_equal "$(unsent alarms.db)" 0
 	# A place killed after the index's commit, before its record: the
 	# next program that opens the index syncs it before it sends what
@@ -285,11 +290,6 @@ places() {
 	crash_at replica.before_send bakery-order place --key k1 --customer ada \
 		--day "$DAY" cardamom-bun=1
 	[ "$(unsent alarms.db)" -ge 1 ]
-	strace -f -y -s 200 -e trace=fdatasync,sendto,write -o "$BATS_TEST_TMPDIR/next.trace" \
-		env ASAN_OPTIONS=detect_leaks=0 bakery-order place --key k1 --customer ada \
-		--day "$DAY" cardamom-bun=1 >/dev/null
-	synced=$(grep -n 'fdatasync([0-9]*<[^>]*alarms\.db-wal>' "$BATS_TEST_TMPDIR/next.trace" | head -1 | cut -d: -f1)
-	sent=$(grep -n 'PUB bakery\.replica\.[^ ]*\.alarms~db ' "$BATS_TEST_TMPDIR/next.trace" | head -1 | cut -d: -f1)
-	[ -n "$synced" ] && [ -n "$sent" ] && [ "$synced" -lt "$sent" ]
+	synced_first place --key k1 --customer ada --day "$DAY" cardamom-bun=1
 	assert_equal "$(unsent alarms.db)" 0
 }
