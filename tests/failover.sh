@@ -221,39 +221,11 @@ lose_a() {
 	survivors=1
 }
 
-# cluster_up DIR HOME: three nats-servers in DIR, BAKERY_QUEUE set to
-# them, the queue's streams made from HOME. A cluster that has not
-# formed 30 s after its start (seen: a node that never hears of the
-# meta leader, "no suitable peers for placement" for as long as it runs)
-# is stopped and started again, three times at most.
-cluster_up() {
-	local try
-	for try in 1 2 3; do
-		rm -rf "$1"
-		nats_cluster_start "$1" >/dev/null || { cluster_down; continue; }
-		export BAKERY_QUEUE=$NATS_URL
-		for _ in $(seq 60); do
-			bakery-queue -H "$2" init --replicas 3 >/dev/null 2>&1 &&
-				return 0
-			sleep 0.5
-		done
-		echo "failover: the cluster did not form (try $try)" >&2
-		cluster_down
-	done
-	return 1
-}
-
-cluster_down() {
-	local p
-	for p in "${NATS_PIDS[@]}"; do nats_stop "$p" 2>/dev/null; done
-	NATS_PIDS=()
-}
-
 # hosts_down: the web servers (run_one's web_a, web_b), then the cluster.
 hosts_down() {
 	[ -z "${web_a[0]:-}" ] || web_signal KILL "${web_a[0]}"
 	[ -z "${web_b[0]:-}" ] || web_signal KILL "${web_b[0]}"
-	cluster_down
+	nats_cluster_stop
 }
 
 run_one() {
@@ -266,13 +238,13 @@ run_one() {
 	A=$dir/a B=$dir/b
 	RANDOM=$seed
 	at=$((ORDERS / 4 + RANDOM % (ORDERS / 2)))
-	cluster_up "$dir/cluster" "$A" || { cluster_down; return 1; }
+	nats_cluster_init "$dir/cluster" "$A" >/dev/null || return 1
 	export BAKERY_SANDBOX=default
 	bakery-order -H "$A" gateway test >/dev/null
 	bakery-order -H "$B" gateway test >/dev/null
 	bakery-standby -H "$A" --primary --lease-seconds "$LEASE" >/dev/null &&
 		bakery-standby -H "$B" --standby >/dev/null ||
-		{ cluster_down; return 1; }
+		{ nats_cluster_stop; return 1; }
 	# The consoles: the account made on A reaches B with console.db;
 	# each host's web server on its own home and the same queue, B's
 	# started now as A's, serving once B takes over.

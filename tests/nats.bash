@@ -6,6 +6,10 @@
 #   nats_cluster_start DIR    three nodes, cluster "bakery"; sets
 #                             NATS_PORTS[0..2], NATS_PIDS[0..2], NATS_URL
 #   nats_node_start DIR I     (re)starts node I of the cluster
+#   nats_cluster_init DIR [HOME]  the cluster started and formed, the
+#                             queue's streams made (BAKERY_QUEUE exported)
+#   nats_cluster_stop         stops every node of the cluster
+#   nats_stream_leader STREAM prints the stream's leader (n0, n1 or n2)
 #   nats_stop PID             SIGTERM, then waits for it to go
 
 #
@@ -140,24 +144,54 @@ nats_cluster_start() {
 	NATS_URL="nats://127.0.0.1:${NATS_PORTS[0]},127.0.0.1:${NATS_PORTS[1]},127.0.0.1:${NATS_PORTS[2]}"
 }
 
-# nats_cluster_init DIR: nats_cluster_start, BAKERY_QUEUE exported at it,
-# and bakery-queue init --replicas 3 once JetStream answers and knows three
-# peers (the cluster has elected its meta leader and every route is up:
-# until then the answer is 10005, no suitable peers for placement). Up to
-# 60 s, for a cluster that starts beside make check's other files; when it
-# never does, each node's last log lines say why.
+# nats_cluster_init DIR [HOME]: nats_cluster_start, BAKERY_QUEUE exported
+# at it, and bakery-queue init --replicas 3 (in HOME, else BAKERY_HOME)
+# once JetStream answers and knows three peers (the cluster has elected
+# its meta leader and every route is up: until then the answer is 10005,
+# no suitable peers for placement). A cluster that has not formed 30 s
+# after its start (seen beside make check's other files: a node that never
+# hears of the meta leader, 10005 or 10008 for as long as it runs) is
+# stopped, each node's last log lines said, and started afresh: three
+# tries.
 nats_cluster_init() {
-	local i
-	nats_cluster_start "$1"
-	export BAKERY_QUEUE=$NATS_URL
-	for _ in $(seq 120); do
-		bakery-queue init --replicas 3 >/dev/null 2>&1 && return 0
-		sleep 0.5
+	local dir=$1 try i home=()
+	[ -z "${2:-}" ] || home=(-H "$2")
+	for try in 1 2 3; do
+		rm -rf "$dir"
+		nats_cluster_start "$dir" || { nats_cluster_stop; continue; }
+		export BAKERY_QUEUE=$NATS_URL
+		for _ in $(seq 60); do
+			bakery-queue "${home[@]}" init --replicas 3 >/dev/null 2>&1 &&
+				return 0
+			sleep 0.5
+		done
+		echo "nats: the cluster did not form in 30 s (try $try of 3)" >&2
+		for i in 0 1 2; do
+			echo "--- node n$i (pid ${NATS_PIDS[$i]}$(kill -0 "${NATS_PIDS[$i]}" 2>/dev/null || echo ', exited')):" >&2
+			tail -5 "$dir/n$i.log" >&2
+		done
+		nats_cluster_stop
 	done
-	bakery-queue init --replicas 3 >/dev/null && return 0
-	for i in 0 1 2; do
-		echo "--- node n$i (pid ${NATS_PIDS[$i]}$(kill -0 "${NATS_PIDS[$i]}" 2>/dev/null || echo ', exited')):" >&2
-		tail -5 "$1/n$i.log" >&2
+	return 1
+}
+
+# nats_cluster_stop: every node of the cluster, stopped.
+nats_cluster_stop() {
+	local p
+	for p in "${NATS_PIDS[@]:-}"; do [ -z "$p" ] || nats_stop "$p"; done
+	NATS_PIDS=()
+}
+
+# nats_stream_leader STREAM: the name of the stream's leader (n0, n1 or
+# n2) as node 0 says it, waiting up to 10 s while it has none.
+nats_stream_leader() {
+	local leader
+	for _ in $(seq 50); do
+		leader=$("$(dirname "${BASH_SOURCE[0]}")/nats-tool.py" \
+			"127.0.0.1:${NATS_PORTS[0]}" leader "$1" 2>/dev/null) || leader=
+		[[ "$leader" == n[012] ]] && { echo "$leader"; return 0; }
+		sleep 0.2
 	done
+	echo "nats: stream $1 has no leader" >&2
 	return 1
 }

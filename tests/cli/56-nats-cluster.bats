@@ -101,8 +101,7 @@ lines() {
 	run --separate-stderr bakery-queue init --replicas 3
 	assert_success
 	[ "$(jq -s '[.[] | select(.stream) | .replicas] | unique' <<<"$output" | jq -c .)" = "[3]" ]
-	leader=$("$TOP/tests/nats-tool.py" "127.0.0.1:${NATS_PORTS[0]}" leader BAKERY_EVENTS)
-	[[ "$leader" == n[012] ]]
+	leader=$(nats_stream_leader BAKERY_EVENTS)
 	li=${leader#n}
 
 	# Consumers run throughout; one that fails (the leader gone) starts again.

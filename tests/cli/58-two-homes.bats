@@ -32,7 +32,8 @@ teardown() {
 
 diagnose() {
 	local f
-	for f in "$BATS_TEST_TMPDIR"/*.err "$BATS_TEST_TMPDIR"/check.*; do
+	for f in "$BATS_TEST_TMPDIR"/*.err "$BATS_TEST_TMPDIR"/check.* \
+		"$BATS_TEST_TMPDIR"/cluster/n?.log; do
 		[ -s "$f" ] && { echo "-- $f (last 15):"; tail -15 "$f"; }
 	done
 	[ -n "${BAKERY_QUEUE:-}" ] && timeout 20 bakery-queue stats 2>&1
@@ -109,8 +110,7 @@ confirmed() {
 		BAKERY_HOME=$h bakery-order gateway test >/dev/null
 	done
 	nats_cluster_init "$BATS_TEST_TMPDIR/cluster"
-	leader=$("$TOP/tests/nats-tool.py" "127.0.0.1:${NATS_PORTS[0]}" leader BAKERY_EVENTS)
-	[[ "$leader" == n[012] ]]
+	leader=$(nats_stream_leader BAKERY_EVENTS)
 	li=${leader#n}
 
 	LOOPS=()
