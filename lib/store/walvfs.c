@@ -133,9 +133,11 @@ fresh_sync(sqlite3_file *f, int flags)
 {
 	fresh_wal *w = FRESH(f);
 	sqlite3_int64 size = -1;
-	/* The 32-byte header alone, in a WAL that never held a frame. */
-	if (w->below->xFileSize(f, &size) == SQLITE_OK && size == 32 &&
-	    made_wal(w->name, 32))
+	/* Nothing, or the 32-byte header alone, in a WAL that never held
+	 * a frame: a capture's sync before it sends a born file's first
+	 * record (capture_sync_log) finds it empty. */
+	if (w->below->xFileSize(f, &size) == SQLITE_OK && size >= 0 &&
+	    size <= 32 && made_wal(w->name, 32))
 		return SQLITE_OK;
 	return w->below->xSync(f, flags);
 }

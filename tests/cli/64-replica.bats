@@ -293,3 +293,18 @@ places() {
 	synced_first place --key k1 --customer ada --day "$DAY" cardamom-bun=1
 	assert_equal "$(unsent alarms.db)" 0
 }
+
+@test "a born file's log, still empty, is not synced when its birth's record goes: an order's log synced once a --batch place (its outbox's note)" {
+	primary
+	bakery-order gateway test >/dev/null
+	places 6 e >"$BATS_TEST_TMPDIR/in"
+	strace -f -y -e trace=fsync,fdatasync -o "$BATS_TEST_TMPDIR/trace" \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch \
+		<"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/placed"
+	assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/placed")" 6
+	assert_equal "$(grep -c '/order/ord_[0-9a-f]*\.db-wal>' "$BATS_TEST_TMPDIR/trace")" 6
+	# Every order's records in the stream: its birth, its outbox's note.
+	for id in $(jq -r .result.id "$BATS_TEST_TMPDIR/placed"); do
+		[ "$(records_of "sandboxes/default/order/$id.db")" -ge 1 ]
+	done
+}
