@@ -3,6 +3,7 @@
  * (capture.h).
  */
 #define _GNU_SOURCE
+#include "capture-internal.h"
 #include "capture.h"
 #include "ctx.h"
 #include "dberr.h"
@@ -44,43 +45,6 @@ get_capture(sqlite3 *db)
 #define SQLITE_SESSION_OBJCONFIG_ROWID 2
 #endif
 
-struct capture {
-	sqlite3 *db;
-	sqlite3_session *session;
-	struct capture_sink *sink;
-	bakery_ctx *ctx;
-	char *relpath;
-	int copy; /* a birth's copy, at no name yet */
-	/* Records published by send_async: the last one's number, and the
-	 * place in the sink's list of files to note at the settle. */
-	long long published;
-	int listed;
-	struct capture *next;
-	int tables; /* the capture's tables are in the file */
-	int late;     /* commits unsynced, the log synced before a send */
-	int unsynced; /* a commit since the log's last sync (late), or the
-		       * records another process left (capture_attach) */
-};
-
-/* A --batch group's record, held from its commit to the settle. */
-struct capture_held {
-	char *relpath;
-	long long seq;
-	int version;
-	void *data;
-	int len;
-	int unnamed; /* a birth's, its file at no name yet */
-	struct capture_held *next;
-};
-
-static void
-held_free(struct capture_held *h)
-{
-	free(h->relpath);
-	free(h->data);
-	free(h);
-}
-
 const char capture_tables_sql[] =
     "CREATE TABLE IF NOT EXISTS bakery_replica(one INTEGER PRIMARY KEY "
     "CHECK (one = 1), seq INTEGER NOT NULL, epoch TEXT NOT NULL, "
@@ -98,8 +62,8 @@ not_ours(void *arg, const char *table)
 }
 
 /* Takes c out of its sink's list of files to note. */
-static void
-unlist(struct capture *c)
+void
+capture_unlist(struct capture *c)
 {
 	if (!c->listed)
 		return;
@@ -115,7 +79,7 @@ static void
 capture_free(void *p)
 {
 	struct capture *c = p;
-	unlist(c);
+	capture_unlist(c);
 	if (c->session)
 		sqlite3session_delete(c->session);
 	free(c->relpath);
@@ -153,7 +117,7 @@ unrecorded_commit(void *arg)
 	return c->session && !sqlite3session_isempty(c->session);
 }
 
-static struct capture *
+struct capture *
 capture_of(sqlite3 *db)
 {
 	return db ? get_capture(db) : NULL;
@@ -197,7 +161,7 @@ capture_attach(bakery_ctx *ctx, sqlite3 *db, const char *path, int copy)
 	if (rc || copy)
 		return rc;
 	/* What another process left unsent may be a late file's commits,
-	 * never synced: synced before they are sent (sync_log). */
+	 * never synced: synced before they are sent (capture_sync_log). */
 	c->unsynced = 1;
 	rc = capture_send_pending(db);
 	c->unsynced = 0;
@@ -237,8 +201,8 @@ capture_sync_late(sqlite3 *db)
  * (unsynced): FULL, as a replicated home's connections are (replica.c
  * refuses BAKERY_SYNC=normal, db_relaxed leaves them), or a late one's
  * NORMAL. */
-static void
-sync_back(struct capture *c)
+void
+capture_sync_back(struct capture *c)
 {
 	sqlite3_exec(c->db, c->late ? "PRAGMA synchronous=NORMAL"
 	    : "PRAGMA synchronous=FULL", NULL, NULL, NULL);
@@ -249,8 +213,8 @@ sync_back(struct capture *c)
  * late file's (always: every commit there is, another process's too,
  * before records are sent under the file's write lock; else when it
  * committed since), or what another process left (c->unsynced). */
-static int
-sync_log(struct capture *c, int always)
+int
+capture_sync_log(struct capture *c, int always)
 {
 	if (!c->unsynced && !(c->late && always))
 		return 0;
@@ -264,51 +228,6 @@ sync_log(struct capture *c, int always)
 		    "records are sent");
 	c->unsynced = 0;
 	return 0;
-}
-
-/* A --batch group's record, kept for the settle, where the group's are
- * published together in the order of their commits. A birth's waits for
- * its file's name (capture_born); one never named, a copy made again or
- * abandoned, is freed unsent. Another's file is listed, to be noted at
- * the settle. */
-static void
-hold(struct capture *c, long long seq, int version, const void *data,
-    int len)
-{
-	struct capture_sink *sink = c->sink;
-	struct capture_held *h = bakery_xmalloc(sizeof *h);
-	*h = (struct capture_held){ .relpath = bakery_xstrdup(c->relpath),
-		.seq = seq, .version = version, .data = bakery_xmalloc(
-		(size_t)len), .len = len, .unnamed = c->copy };
-	memcpy(h->data, data, (size_t)len);
-	if (!sink->held)
-		sink->held_tail = &sink->held;
-	*sink->held_tail = h;
-	sink->held_tail = &h->next;
-	if (c->copy)
-		return;
-	c->published = seq;
-	if (!c->listed) {
-		c->next = sink->batched;
-		sink->batched = c;
-		c->listed = 1;
-	}
-}
-
-void
-capture_born(bakery_ctx *ctx, const char *path)
-{
-	struct capture_sink *sink = ctx->replica;
-	size_t hl = strlen(ctx->home);
-	if (!sink || strncmp(path, ctx->home, hl) != 0 || path[hl] != '/')
-		return;
-	/* The newest copy of the path is the one named. */
-	struct capture_held *newest = NULL;
-	for (struct capture_held *h = sink->held; h; h = h->next)
-		if (h->unnamed && strcmp(h->relpath, path + hl + 1) == 0)
-			newest = h;
-	if (newest)
-		newest->unnamed = 0;
 }
 
 int
@@ -332,25 +251,38 @@ capture_before_commit(sqlite3 *db)
 	rc = c->tables ? SQLITE_OK
 	    : sqlite3_exec(db, capture_tables_sql, NULL, NULL, NULL);
 	c->tables = rc == SQLITE_OK;
+	/* Plain statements: an INSERT ... SELECT ... RETURNING would step
+	 * through a statement journal and a table of its results, the most
+	 * costly part of a commit here. */
 	sqlite3_stmt *st = NULL;
+	long long seq = 0;
+	int version = 0;
 	if (rc == SQLITE_OK)
 		rc = sqlite3_exec(db, "UPDATE bakery_replica SET seq = seq + 1",
 		    NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db, "INSERT INTO bakery_replica_log "
-		    "SELECT seq, (SELECT user_version FROM pragma_user_version), "
-		    "?1 FROM bakery_replica RETURNING seq, version", -1, &st,
+		rc = sqlite3_prepare_v2(db, "SELECT seq, (SELECT user_version "
+		    "FROM pragma_user_version) FROM bakery_replica", -1, &st,
 		    NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		seq = sqlite3_column_int64(st, 0);
+		version = sqlite3_column_int(st, 1);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO bakery_replica_log "
+		    "VALUES (?1, ?2, ?3)", -1, &st, NULL);
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_blob(st, 1, p, n, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 1, seq);
+		sqlite3_bind_int(st, 2, version);
+		sqlite3_bind_blob(st, 3, p, n, SQLITE_STATIC);
 		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW && c->ctx->replica_batched)
-			hold(c, sqlite3_column_int64(st, 0),
-			    sqlite3_column_int(st, 1), p, n);
-		rc = rc == SQLITE_ROW ? sqlite3_step(st) : rc;
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	}
 	sqlite3_finalize(st);
+	if (rc == SQLITE_OK && c->ctx->replica_batched)
+		capture_hold(c, seq, version, p, n);
 	sqlite3_free(p);
 	if (rc != SQLITE_OK)
 		return db_fail(db, rc, "cannot keep a commit's record");
@@ -362,15 +294,15 @@ int
 capture_after_commit(sqlite3 *db)
 {
 	struct capture *c = capture_of(db);
-	/* A --batch group's record waits for the settle (hold). */
+	/* A --batch group's record waits for the settle (capture_hold). */
 	return c && !c->copy && !c->ctx->replica_batched
 	    ? capture_send_pending(db) : 0;
 }
 
 /* The log's first record in *r (its data sqlite's, valid until st is
  * stepped again): SQLITE_ROW, SQLITE_DONE, or a failure. */
-static int
-next_record(sqlite3_stmt *st, capture_record *r)
+int
+capture_next_record(sqlite3_stmt *st, capture_record *r)
 {
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -418,7 +350,7 @@ send_log(struct capture *c)
 	int sent = 0, code = 0;
 	long long last = 0;
 	capture_record r = { .relpath = c->relpath };
-	while ((rc = next_record(log, &r)) == SQLITE_ROW) {
+	while ((rc = capture_next_record(log, &r)) == SQLITE_ROW) {
 		r.expect = expect;
 		code = sink->send(sink, &r, &expect);
 		if (code)
@@ -444,42 +376,6 @@ send_log(struct capture *c)
 	return code;
 }
 
-/* In a --batch group, what a file held unsent when it was opened (its
- * own commits wait in memory for the settle, hold): published without
- * waiting, synced first (sync_log); the file listed to be noted once the
- * group settles. No lock: a record another process sends too has the
- * same Nats-Msg-Id. */
-static int
-publish_log(struct capture *c)
-{
-	int synced = sync_log(c, 1);
-	if (synced)
-		return synced;
-	sqlite3_stmt *log = NULL;
-	int rc = sqlite3_prepare_v2(c->db, "SELECT seq, version, changeset "
-	    "FROM bakery_replica_log WHERE seq > ?1 ORDER BY seq", -1, &log,
-	    NULL);
-	if (rc != SQLITE_OK)
-		return db_fail(c->db, rc, "cannot read the records to send");
-	sqlite3_bind_int64(log, 1, c->published);
-	capture_record r = { .relpath = c->relpath };
-	int code = 0;
-	while (!code && (rc = next_record(log, &r)) == SQLITE_ROW) {
-		code = c->sink->send_async(c->sink, &r);
-		if (!code)
-			c->published = r.seq;
-	}
-	sqlite3_finalize(log);
-	if (!code && rc != SQLITE_DONE)
-		code = db_fail(c->db, rc, "cannot read the records to send");
-	if (c->published && !c->listed) {
-		c->next = c->sink->batched;
-		c->sink->batched = c;
-		c->listed = 1;
-	}
-	return code;
-}
-
 int
 capture_send_pending(sqlite3 *db)
 {
@@ -487,7 +383,7 @@ capture_send_pending(sqlite3 *db)
 	if (!c || c->copy || !any_pending(db))
 		return 0;
 	if (c->ctx->replica_batched)
-		return publish_log(c);
+		return capture_publish_log(c);
 	if (!sqlite3_get_autocommit(db))
 		return bakery_fail(EX_SOFTWARE, "'%s': records sent inside a "
 		    "transaction", c->relpath);
@@ -498,10 +394,10 @@ capture_send_pending(sqlite3 *db)
 	sqlite3_exec(db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
 	int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
-		sync_back(c);
+		capture_sync_back(c);
 		return db_fail(db, rc, "cannot send the records");
 	}
-	int code = sync_log(c, 1);
+	int code = capture_sync_log(c, 1);
 	if (!code)
 		code = send_log(c);
 	/* Recorded, not yet noted as such, nor answered. */
@@ -509,11 +405,11 @@ capture_send_pending(sqlite3 *db)
 		bakery_crash_point("replica.after_send");
 	/* Committed whatever was sent, failed or not: the records the
 	 * stream took are not sent again. The connection goes back to its
-	 * synchronous (sync_back). */
+	 * synchronous (capture_sync_back). */
 	rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	sync_back(c);
+	capture_sync_back(c);
 	if (rc != SQLITE_OK && !code)
 		code = db_fail(db, rc, "cannot note the records sent");
 	return code;
@@ -532,69 +428,4 @@ capture_removal(bakery_ctx *ctx, const char *path, long long run)
 		.run = run };
 	uint64_t seq;
 	return ctx->replica->send(ctx->replica, &r, &seq);
-}
-
-/* A file whose records the stream took: its log emptied of them. The
- * stream's sequences came back to the group, not to the file: the next
- * record of the file expects none (capture_record.expect). */
-static void
-note_published(struct capture *c)
-{
-	char *sql = sqlite3_mprintf("PRAGMA synchronous=OFF; BEGIN IMMEDIATE; "
-	    "DELETE FROM bakery_replica_log WHERE seq <= %lld; UPDATE "
-	    "bakery_replica SET epoch = 'none', stream_seq = 0; COMMIT",
-	    c->published);
-	if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-	/* Else the records stay, and are sent again later. */
-	sync_back(c);
-	sqlite3_free(sql);
-}
-
-/* The group's held records freed. */
-static void
-drop_held(struct capture_sink *sink)
-{
-	while (sink->held) {
-		struct capture_held *h = sink->held;
-		sink->held = h->next;
-		held_free(h);
-	}
-}
-
-int
-capture_settle(bakery_ctx *ctx)
-{
-	struct capture_sink *sink = ctx->replica;
-	if (!sink || !ctx->replica_batched)
-		return 0;
-	/* The group's records published together: the stream's servers
-	 * take them in a few batches, not one at a time. */
-	int rc = 0;
-	for (struct capture *c = sink->batched; c && !rc; c = c->next)
-		rc = sync_log(c, 0);
-	for (struct capture_held *h = sink->held; h && !rc; h = h->next) {
-		capture_record r = { .relpath = h->relpath, .seq = h->seq,
-			.version = h->version, .data = h->data, .len = h->len };
-		if (!h->unnamed)
-			rc = sink->send_async(sink, &r);
-	}
-	drop_held(sink);
-	int waited = sink->wait_async(sink);
-	rc = rc ? rc : waited;
-	while (sink->batched) {
-		struct capture *c = sink->batched;
-		if (!rc)
-			note_published(c);
-		unlist(c);
-	}
-	return rc;
-}
-
-void
-capture_sink_gone(struct capture_sink *sink)
-{
-	while (sink->batched)
-		unlist(sink->batched);
-	drop_held(sink);
 }
