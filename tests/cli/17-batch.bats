@@ -12,6 +12,21 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
+# A test that fails shows what its batches answered and said on prove's
+# own output (a run's log keeps it), not only in bats's TAP comments.
+exec {stderr_fd}>&2
+teardown() {
+	local f
+	[ -n "${BATS_TEST_COMPLETED:-}" ] && return 0
+	for f in "$BATS_TEST_TMPDIR"/*.out "$BATS_TEST_TMPDIR"/*.err \
+		"$BATS_TEST_TMPDIR"/out "$BATS_TEST_TMPDIR"/err; do
+		[ -s "$f" ] || continue
+		echo "-- ${f##*/} (last 20):"
+		tail -20 "$f"
+	done 2>&1 | sed 's/^/# 17-batch: /' >&"$stderr_fd"
+	return 0
+}
+
 # places N [FROM] [KEY]: N place lines with keys KEY1.., one a line.
 places() {
 	local n=$1 from=${2:-1} key=${3:-k}
