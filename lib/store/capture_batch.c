@@ -33,6 +33,18 @@ held_free(struct capture_held *h)
 	free(h);
 }
 
+/* c's file in its sink's list of files to note at the settle (undone by
+ * capture_unlist). */
+static void
+list(struct capture *c)
+{
+	if (c->listed)
+		return;
+	c->next = c->sink->batched;
+	c->sink->batched = c;
+	c->listed = 1;
+}
+
 /* A --batch group's record, kept for the settle, where the group's are
  * published together in the order of their commits. A birth's waits for
  * its file's name (capture_born); one never named, a copy made again or
@@ -55,11 +67,7 @@ capture_hold(struct capture *c, long long seq, int version,
 	if (c->copy)
 		return;
 	c->published = seq;
-	if (!c->listed) {
-		c->next = sink->batched;
-		sink->batched = c;
-		c->listed = 1;
-	}
+	list(c);
 }
 
 void
@@ -79,10 +87,10 @@ capture_born(bakery_ctx *ctx, const char *path)
 }
 
 /* In a --batch group, what a file held unsent when it was opened (its
- * own commits wait in memory for the settle, hold): published without
- * waiting, synced first (capture_sync_log); the file listed to be noted once the
- * group settles. No lock: a record another process sends too has the
- * same Nats-Msg-Id. */
+ * own commits wait in memory for the settle, capture_hold): published
+ * without waiting, synced first (capture_sync_log); the file listed to
+ * be noted once the group settles. No lock: a record another process
+ * sends too has the same Nats-Msg-Id. */
 int
 capture_publish_log(struct capture *c)
 {
@@ -106,11 +114,8 @@ capture_publish_log(struct capture *c)
 	sqlite3_finalize(log);
 	if (!code && rc != SQLITE_DONE)
 		code = db_fail(c->db, rc, "cannot read the records to send");
-	if (c->published && !c->listed) {
-		c->next = c->sink->batched;
-		c->sink->batched = c;
-		c->listed = 1;
-	}
+	if (c->published)
+		list(c);
 	return code;
 }
 

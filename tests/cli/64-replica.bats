@@ -202,6 +202,18 @@ places() {
 	done
 }
 
+# traced_batch N KEY: N places (keys KEY-1..) in one --batch under
+# strace, every line answered 0; its syncs in $BATS_TEST_TMPDIR/trace,
+# its answers in $BATS_TEST_TMPDIR/placed (LeakSanitizer cannot run
+# under ptrace: SANITIZE=1).
+traced_batch() {
+	places "$1" "$2" >"$BATS_TEST_TMPDIR/in"
+	strace -f -y -e trace=fsync,fdatasync -o "$BATS_TEST_TMPDIR/trace" \
+		env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch \
+		<"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/placed"
+	assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/placed")" "$1"
+}
+
 @test "a --batch's records go together: every line answered once the stream took its group's, the standby has every file" {
 	primary
 	bakery-order gateway test >/dev/null
@@ -251,13 +263,9 @@ places() {
 	bakery-order gateway test >/dev/null
 	bakery-order place --customer bo --day "$DAY" cardamom-bun=1 >/dev/null
 	# syncs N KEY: the syncs of the index's log in a --batch of N
-	# places (LeakSanitizer cannot run under ptrace: SANITIZE=1).
+	# places (traced_batch).
 	syncs() {
-		places "$1" "$2" >"$BATS_TEST_TMPDIR/in"
-		strace -f -y -e trace=fsync,fdatasync -o "$BATS_TEST_TMPDIR/trace" \
-			env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch \
-			<"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/placed"
-		assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/placed")" "$1"
+		traced_batch "$1" "$2"
 		# A checkpoint syncs the log, the file, the log: not counted.
 		local wal db
 		wal=$(grep -c 'alarms\.db-wal>' "$BATS_TEST_TMPDIR/trace" || true)
@@ -297,11 +305,7 @@ places() {
 @test "a born file's log, still empty, is not synced when its birth's record goes: an order's log synced once a --batch place (its outbox's note)" {
 	primary
 	bakery-order gateway test >/dev/null
-	places 6 e >"$BATS_TEST_TMPDIR/in"
-	strace -f -y -e trace=fsync,fdatasync -o "$BATS_TEST_TMPDIR/trace" \
-		env ASAN_OPTIONS=detect_leaks=0 bakery-order --batch \
-		<"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/placed"
-	assert_equal "$(jq -s 'map(select(.exit == 0)) | length' "$BATS_TEST_TMPDIR/placed")" 6
+	traced_batch 6 e
 	assert_equal "$(grep -c '/order/ord_[0-9a-f]*\.db-wal>' "$BATS_TEST_TMPDIR/trace")" 6
 	# Every order's records in the stream: its birth, its outbox's note.
 	for id in $(jq -r .result.id "$BATS_TEST_TMPDIR/placed"); do
