@@ -736,6 +736,9 @@ line() { printf '%-46s %10s %s\n' "$1" "$2" "$3"; }
 } >"$SCRATCH/table"
 cat "$SCRATCH/table"
 
+# The code measured, named before the JSON (docs/costs.json) is written:
+# after it, a tree whose JSON is tracked would say -dirty.
+commit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo "no git")
 if [ -n "${BENCH_JSON:-}" ]; then
 	num() { [ "$1" = null ] && echo null || echo "$1"; }
 	jq -n --arg machine "$MACHINE" --arg date "$STARTED" \
@@ -794,7 +797,6 @@ fi
 # The table as the page's newest run: before its first "## The run of" or
 # "## The parts run" section, else at its end.
 if [ -n "${BENCH_MD:-}" ]; then
-	commit=$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo "no git")
 	awk -v date="$STARTED" -v commit="$commit" -v table="$SCRATCH/table" \
 		-v json="${BENCH_JSON:+${BENCH_JSON##*/}}" '
 		function section(  l) {
